@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: MIT
+# rocemu: a plain GNU Makefile. Objects go under build/ (build/san with SAN=1).
+#   make            library, the rocemu tool and the tests
+#   make check      every test          make demo    the main job
+#   make bench      speed figures       make fuzz    libFuzzer, bounded
+#   make install PREFIX=... DESTDIR=...
+#   SAN=1 builds with AddressSanitizer and UBSan; V=1 shows the commands.
+
+.DEFAULT_GOAL := all
+.SUFFIXES:
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+VERSION := 0.1.0
+
+ifeq ($(SAN),1)
+BUILD := build/san
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+else
+BUILD := build
+SANFLAGS :=
+endif
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# Debian packages the build, the tests and the tools need.
+DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
+	zlib1g-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev
+
+PKG_LIBS := libpcap zlib
+override CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
+	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
+	-fPIC -Iinclude -Iproto $(SANFLAGS) $(CFLAGS)
+override LDFLAGS := $(SANFLAGS) $(LDFLAGS)
+DEPFLAGS = -MMD -MP
+
+PROTO_SRC := $(wildcard proto/*.c)
+EMU_LIB_SRC := $(filter-out emu/rocemu.c emu/cmd_%.c emu/dump_%.c,$(wildcard emu/*.c))
+TOOL_SRC := emu/rocemu.c $(wildcard emu/cmd_*.c) $(wildcard emu/dump_*.c)
+CHECK_SRC := $(wildcard tests/check_*.c)
+LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(EMU_LIB_SRC))
+TOOL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
+CHECK_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CHECK_SRC))
+
+LIB := $(BUILD)/lib/librocemu.a
+ROCEMU := $(BUILD)/bin/rocemu
+CHECK_BIN := $(BUILD)/tests/check_rocemu
+MKCAP := $(BUILD)/tests/mkcap
+BENCH := $(BUILD)/tests/bench_proto
+DEPS_OK := $(BUILD)/.deps-ok
+
+.PHONY: all deps check demo bench fuzz install clean
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP)
+
+# Installs what is missing when run as root; otherwise names the command.
+deps: $(DEPS_OK)
+$(DEPS_OK):
+	$(Q)missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
+	    grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "rocemu: installing Debian packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	      apt-get install -y -qq --no-install-recommends $$missing \
+	      >/dev/null || exit 1; \
+	  else \
+	    echo "rocemu: missing Debian packages:$$missing" >&2; \
+	    echo "run:  sudo apt-get install -y$$missing" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+	$(Q)mkdir -p $(@D) && touch $@
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKG_LIBS))
+PKG_LDLIBS = $(shell pkg-config --libs $(PKG_LIBS))
+CHECK_LDLIBS = $(shell pkg-config --libs check)
+
+$(BUILD)/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(ROCEMU): $(TOOL_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
+
+$(CHECK_BIN): $(CHECK_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LDLIBS) $(PKG_LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
+
+# ---- tests --------------------------------------------------------------
+check: all
+	$(Q)CK_TAP_LOG_FILE_NAME= ROCEMU_PCAPS=pcaps $(CHECK_BIN)
+	$(Q)tests/dump_cli.sh $(BUILD)
+	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
+	  --work $(BUILD)/oracle pcaps/rxe/*.pcap
+
+# ---- the main job -------------------------------------------------------
+demo: $(ROCEMU)
+	$(ROCEMU) dump pcaps/rxe/rc_send_5000_mtu1024.pcap
+
+# ---- speed --------------------------------------------------------------
+bench: $(BENCH) $(ROCEMU) $(MKCAP)
+	$(Q)$(BENCH) --rocemu $(ROCEMU) --mkcap $(MKCAP) --work $(BUILD)/bench
+
+# ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
+FUZZ_DIR := build/fuzz
+FUZZ_FLAGS := -std=gnu11 -g -O1 -Iinclude -Iproto \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+fuzz: $(MKCAP) | $(DEPS_OK)
+	@mkdir -p $(FUZZ_DIR)/corpus
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
+	  tests/fuzz/fuzz_frame.c $(filter-out proto/pcapio.c,$(PROTO_SRC)) -lz
+	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus pcaps/rxe/*.pcap
+	$(Q)$(FUZZ_DIR)/fuzz_frame -max_total_time=$(FUZZ_SECONDS) \
+	  -print_final_stats=1 $(FUZZ_DIR)/corpus 2>&1 | tail -n 12
+
+# ---- install ------------------------------------------------------------
+install: $(LIB) $(ROCEMU)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/include/rocemu
+	install -m 755 $(ROCEMU) $(DESTDIR)$(PREFIX)/bin/rocemu
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/librocemu.a
+	install -m 644 include/rocemu/*.h $(DESTDIR)$(PREFIX)/include/rocemu/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	  include/rocemu.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rocemu.pc
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* The rocemu command-line tool: one function per subcommand. */
+#ifndef ROCEMU_EMU_CLI_H
+#define ROCEMU_EMU_CLI_H
+
+/* Exit codes every subcommand uses. */
+enum {
+	CLI_OK = 0,
+	CLI_FAIL = 1,	/* the tool ran and found a problem */
+	CLI_USAGE = 2,	/* bad arguments or a file it cannot use */
+};
+
+int cmd_dump(int argc, char **argv);
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* ICRC: zlib's CRC-32 over a masked copy of IP/UDP/BTH, then the rest as is. */
+#include <errno.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "rocemu/icrc.h"
+#include "rocemu/ibhdr.h"
+
+enum {
+	LRH_ONES = 8,		/* stands in for the IB LRH (A17.3.3) */
+	IPV4_MAX = 60,
+	IPV6_LEN = 40,
+	UDP_LEN = 8,
+	MASKED_MAX = LRH_ONES + IPV4_MAX + UDP_LEN + ROCE_BTH_LEN,
+};
+
+/* Copies the IP header at ip into out with its variant fields set to ones;
+ * returns its length or -EBADMSG. */
+static int mask_ip(const uint8_t *ip, size_t len, uint8_t *out)
+{
+	if (len < 1)
+		return -EBADMSG;
+	if (ip[0] >> 4 == 4) {
+		size_t ihl = (size_t)(ip[0] & 0xf) * 4;
+		if (ihl < 20 || len < ihl)
+			return -EBADMSG;
+		memcpy(out, ip, ihl);
+		out[1] = 0xff;			/* TOS */
+		out[8] = 0xff;			/* TTL */
+		out[10] = out[11] = 0xff;	/* header checksum */
+		return (int)ihl;
+	}
+	if (ip[0] >> 4 == 6 && len >= IPV6_LEN) {
+		memcpy(out, ip, IPV6_LEN);
+		out[0] |= 0x0f;			/* traffic class, flow label */
+		out[1] = out[2] = out[3] = 0xff;
+		out[7] = 0xff;			/* hop limit */
+		return IPV6_LEN;
+	}
+	return -EBADMSG;
+}
+
+int roce_icrc_calc(const uint8_t *ip, size_t len, uint32_t *icrc)
+{
+	uint8_t buf[MASKED_MAX];
+
+	memset(buf, 0xff, LRH_ONES);
+	int iplen = mask_ip(ip, len, buf + LRH_ONES);
+	if (iplen < 0)
+		return iplen;
+	size_t hdrs = (size_t)iplen + UDP_LEN + ROCE_BTH_LEN;
+	if (len < hdrs + ROCE_ICRC_LEN)
+		return -EBADMSG;
+	uint8_t *udp = buf + LRH_ONES + iplen;
+	memcpy(udp, ip + iplen, UDP_LEN + ROCE_BTH_LEN);
+	udp[6] = udp[7] = 0xff;		/* UDP checksum */
+	udp[UDP_LEN + 4] = 0xff;	/* BTH FECN, BECN, resv6 */
+
+	uLong crc = crc32(0L, buf, (uInt)(LRH_ONES + hdrs));
+	crc = crc32(crc, ip + hdrs, (uInt)(len - hdrs - ROCE_ICRC_LEN));
+	*icrc = __builtin_bswap32((uint32_t)crc);
+	return 0;
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* ICRC against published vectors and a bit-by-bit CRC written here from the IBTA definition. */
+#include <errno.h>
+#include <string.h>
+
+#include "check_suites.h"
+
+/* scapy's UC sample (test/contrib/roce.uts): ICRC bytes 78 f3 53 f3. */
+static const uint8_t scapy_uc[] = {
+	0x24, 0x8a, 0x07, 0xa8, 0xfa, 0x22, 0x24, 0x8a, 0x07, 0xa8, 0xfa, 0x22,
+	0x08, 0x00, 0x45, 0x01, 0x00, 0x40, 0x04, 0x78, 0x40, 0x00, 0x40, 0x11,
+	0xb4, 0xd5, 0xc0, 0xa8, 0x00, 0x07, 0xc0, 0xa8, 0x00, 0x07, 0xc0, 0x00,
+	0x12, 0xb7, 0x00, 0x2c, 0xac, 0xa2, 0x24, 0x60, 0xff, 0xff, 0x00, 0x00,
+	0x00, 0xd3, 0x00, 0xcf, 0x17, 0x10, 0x46, 0x30, 0x81, 0x8b, 0xe2, 0x89,
+	0x35, 0xd9, 0x0e, 0x9a, 0x95, 0x50, 0x54, 0x01, 0xbe, 0x88, 0x5e, 0x50,
+	0x00, 0x00, 0x78, 0xf3, 0x53, 0xf3,
+};
+
+/* A CNP captured on a ConnectX-4 Lx (same source): ICRC 82 fd 00 2a. */
+static const uint8_t cx4_cnp[] = {
+	0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32,
+	0x08, 0x00, 0x45, 0xc2, 0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11,
+	0x91, 0x61, 0x0a, 0x00, 0x11, 0x01, 0x0a, 0x00, 0x12, 0x01, 0x00, 0x00,
+	0x12, 0xb7, 0x00, 0x28, 0x00, 0x00, 0x81, 0x00, 0xff, 0xff, 0x40, 0x00,
+	0x01, 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x82, 0xfd,
+	0x00, 0x2a,
+};
+
+START_TEST(test_icrc_scapy_uc_vector)
+{
+	struct roce_frame f;
+	uint8_t b[sizeof(scapy_uc)], rebuilt[sizeof(scapy_uc)];
+	const char *why = "";
+
+	ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, scapy_uc,
+					  sizeof(scapy_uc), sizeof(scapy_uc),
+					  &f, &why), 0);
+	ck_assert_uint_eq(f.icrc_calc, 0x78f353f3);
+	ck_assert_int_eq(roce_frame_build(&f, rebuilt, sizeof(rebuilt)),
+			 (int)sizeof(scapy_uc));
+	ck_assert(!memcmp(rebuilt, scapy_uc, sizeof(scapy_uc)));
+	/* The UDP checksum is masked: other bytes there change nothing. */
+	memcpy(b, scapy_uc, sizeof(b));
+	b[40] = 0xaa;
+	b[41] = 0xbb;
+	ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, b, sizeof(b),
+					  sizeof(b), &f, &why), 0);
+	ck_assert(roce_frame_icrc_ok(&f));
+	ck_assert_uint_eq(f.ib.bth.opcode, 0x24);
+	ck_assert_uint_eq(f.ib.bth.pad, 2);
+	ck_assert(f.ib.bth.migreq);
+	ck_assert_uint_eq(f.ib.bth.dqpn, 211);
+	ck_assert_uint_eq(f.ib.bth.psn, 13571856);
+	ck_assert_uint_eq(f.ib.payload_len, 18);
+}
+END_TEST
+
+/* scapy also gives the IPv4 (0xb4d5) and UDP (0xaca2) checksums of that
+ * packet; the UDP one covers the ICRC. */
+START_TEST(test_checksums_scapy_uc_vector)
+{
+	uint8_t b[sizeof(scapy_uc)];
+
+	memcpy(b, scapy_uc, sizeof(b));
+	ck_assert_uint_eq(roce_inet_csum(b + 14, 20, 0), 0);
+	b[40] = b[41] = 0;
+	ck_assert_uint_eq(roce_udp_csum(b + 14, b + 34, 44), 0xaca2);
+}
+END_TEST
+
+START_TEST(test_icrc_connectx4_cnp_vector)
+{
+	struct roce_frame f;
+	uint8_t rebuilt[sizeof(cx4_cnp)];
+	const char *why = "";
+
+	ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, cx4_cnp,
+					  sizeof(cx4_cnp), sizeof(cx4_cnp), &f,
+					  &why), 0);
+	ck_assert_uint_eq(f.icrc_calc, 0x82fd002a);
+	ck_assert(roce_frame_icrc_ok(&f));
+	ck_assert_int_eq(roce_frame_build(&f, rebuilt, sizeof(rebuilt)),
+			 (int)sizeof(cx4_cnp));
+	ck_assert(!memcmp(rebuilt, cx4_cnp, sizeof(cx4_cnp)));
+}
+END_TEST
+
+/* CRC-32 one bit at a time (reflected polynomial 0xEDB88320), no inversion. */
+static uint32_t crc_raw(uint32_t crc, const uint8_t *p, size_t n)
+{
+	while (n--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+	}
+	return crc;
+}
+
+START_TEST(test_icrc_seed_is_crc_of_eight_ones)
+{
+	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff,
+					 0xff, 0xff, 0xff, 0xff };
+
+	/* rxe seeds crc32_le with 0xdebb20e3: the raw CRC of 8 bytes of ones
+	 * that stand in for the LRH. */
+	ck_assert_uint_eq(crc_raw(0xffffffff, ones, 8), 0xdebb20e3);
+}
+END_TEST
+
+/* Masks written out from IBTA A17.3.3, applied to a copy, then the
+ * bitwise CRC; compared with the library for every opcode, both IPs. */
+START_TEST(test_icrc_matches_bitwise_reference)
+{
+	uint64_t rng = 1000 + (uint64_t)_i;
+	uint8_t payload[300], b[ROCE_FRAME_MAX], m[ROCE_FRAME_MAX];
+	struct roce_frame f, g;
+	const char *why = "";
+	unsigned ipv = _i & 1 ? 6 : 4;
+	uint8_t op = (uint8_t)(t_rand(&rng) % 0x18);
+
+	while (!roce_opcode(op) ||
+	       (roce_opcode(op)->flags & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE)))
+		op = (uint8_t)(op + 1) % 0x18;
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)t_rand(&rng);
+	t_make_frame(&f, ipv, op, payload, t_payload_len_for(op, &rng), &rng);
+	f.udp_csum = 1; /* a real checksum, to show that it is masked */
+	int n = roce_frame_build(&f, b, sizeof(b));
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, b, (size_t)n,
+					  (size_t)n, &g, &why), 0);
+
+	size_t ip = 14, iph = ipv == 4 ? 20 : 40, udp = ip + iph;
+	memcpy(m, b, (size_t)n);
+	if (ipv == 4) {
+		m[ip + 1] = 0xff;			/* TOS */
+		m[ip + 8] = 0xff;			/* TTL */
+		m[ip + 10] = m[ip + 11] = 0xff;		/* checksum */
+	} else {
+		m[ip] |= 0x0f;				/* traffic class */
+		m[ip + 1] = m[ip + 2] = m[ip + 3] = 0xff; /* and flow */
+		m[ip + 7] = 0xff;			/* hop limit */
+	}
+	m[udp + 6] = m[udp + 7] = 0xff;			/* UDP checksum */
+	m[udp + 8 + 4] = 0xff;				/* FECN BECN resv6 */
+	uint32_t crc = ~crc_raw(0xdebb20e3, m + ip, (size_t)n - ip - 4);
+	/* Stored least significant byte first. */
+	ck_assert_uint_eq(b[n - 4], crc & 0xff);
+	ck_assert_uint_eq(b[n - 1], crc >> 24);
+	ck_assert(roce_frame_icrc_ok(&g));
+}
+END_TEST
+
+START_TEST(test_icrc_rejects_short_input)
+{
+	uint32_t v;
+
+	ck_assert_int_eq(roce_icrc_calc(cx4_cnp + 14, 20 + 8 + 12 + 3, &v),
+			 -EBADMSG);
+	ck_assert_int_eq(roce_icrc_calc(cx4_cnp + 14, 0, &v), -EBADMSG);
+	ck_assert_int_eq(roce_icrc_calc(cx4_cnp, 60, &v), -EBADMSG);
+}
+END_TEST
+
+Suite *icrc_suite(void)
+{
+	Suite *s = suite_create("icrc");
+	TCase *tc = tcase_create("vectors");
+
+	tcase_add_test(tc, test_icrc_scapy_uc_vector);
+	tcase_add_test(tc, test_checksums_scapy_uc_vector);
+	tcase_add_test(tc, test_icrc_connectx4_cnp_vector);
+	tcase_add_test(tc, test_icrc_seed_is_crc_of_eight_ones);
+	tcase_add_loop_test(tc, test_icrc_matches_bitwise_reference, 0, 200);
+	tcase_add_test(tc, test_icrc_rejects_short_input);
+	suite_add_tcase(s, tc);
+	return s;
+}

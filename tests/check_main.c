@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Runs every Check suite; exits non-zero if any test fails. */
+#include <stdlib.h>
+
+#include "check_suites.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(ibhdr_suite());
+
+	srunner_add_suite(sr, opcode_suite());
+	srunner_add_suite(sr, aeth_psn_suite());
+	srunner_add_suite(sr, icrc_suite());
+	srunner_add_suite(sr, frame_suite());
+	srunner_add_suite(sr, malformed_suite());
+	srunner_add_suite(sr, rxe_pcap_suite());
+	srunner_add_suite(sr, dissect_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

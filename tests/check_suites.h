@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* The Check suites, one per module, and helpers they share. */
+#ifndef ROCEMU_TESTS_CHECK_SUITES_H
+#define ROCEMU_TESTS_CHECK_SUITES_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rocemu/proto.h"
+
+Suite *ibhdr_suite(void);
+Suite *opcode_suite(void);
+Suite *aeth_psn_suite(void);
+Suite *icrc_suite(void);
+Suite *frame_suite(void);
+Suite *malformed_suite(void);
+Suite *rxe_pcap_suite(void);
+Suite *dissect_suite(void);
+
+/* A deterministic generator, so that failures repeat. */
+uint64_t t_rand(uint64_t *state);
+
+/*
+ * Fills f with a valid packet of the given opcode, addresses 10.0.0.1 to
+ * 10.0.0.2 (or fd00::1 to fd00::2), random header fields drawn from *rng,
+ * and a payload of plen bytes from payload (which must hold plen bytes).
+ */
+void t_make_frame(struct roce_frame *f, unsigned ip_ver, uint8_t opcode,
+		  const uint8_t *payload, uint32_t plen, uint64_t *rng);
+
+/* A valid payload length for an opcode: a path MTU for FIRST/MIDDLE. */
+uint32_t t_payload_len_for(uint8_t opcode, uint64_t *rng);
+
+/* Field-by-field equality (the structs have padding, memcmp would not do). */
+int t_bth_eq(const struct roce_bth *a, const struct roce_bth *b);
+
+/* Directory of the bundled captures ($ROCEMU_PCAPS, default "pcaps"). */
+const char *t_pcap_dir(void);
+
+#endif
