@@ -8,6 +8,7 @@
 
 .DEFAULT_GOAL := all
 .SUFFIXES:
+.SECONDARY:
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -38,8 +39,8 @@ DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 PKG_LIBS := libpcap zlib
 override CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
-	-fPIC -Iinclude -Iproto $(SANFLAGS) $(CFLAGS)
-override LDFLAGS := $(SANFLAGS) $(LDFLAGS)
+	-fPIC -pthread -Iinclude -Iproto $(SANFLAGS) $(CFLAGS)
+override LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
 
 PROTO_SRC := $(wildcard proto/*.c)
@@ -58,7 +59,7 @@ BENCH := $(BUILD)/tests/bench_proto
 DEPS_OK := $(BUILD)/.deps-ok
 
 .PHONY: all deps check demo bench fuzz install clean
-all: $(ROCEMU) $(CHECK_BIN) $(MKCAP)
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH)
 
 # Installs what is missing when run as root; otherwise names the command.
 deps: $(DEPS_OK)
@@ -112,7 +113,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
 
 # ---- tests --------------------------------------------------------------
 check: all
-	$(Q)CK_TAP_LOG_FILE_NAME= ROCEMU_PCAPS=pcaps $(CHECK_BIN)
+	$(Q)ROCEMU_PCAPS=pcaps $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
 	  --work $(BUILD)/oracle pcaps/rxe/*.pcap
@@ -135,7 +136,10 @@ fuzz: $(MKCAP) | $(DEPS_OK)
 	  tests/fuzz/fuzz_frame.c $(filter-out proto/pcapio.c,$(PROTO_SRC)) -lz
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus pcaps/rxe/*.pcap
 	$(Q)$(FUZZ_DIR)/fuzz_frame -max_total_time=$(FUZZ_SECONDS) \
-	  -print_final_stats=1 $(FUZZ_DIR)/corpus 2>&1 | tail -n 12
+	  -print_final_stats=1 $(FUZZ_DIR)/corpus >$(FUZZ_DIR)/log 2>&1; \
+	  rc=$$?; tail -n 8 $(FUZZ_DIR)/log; \
+	  if [ $$rc != 0 ]; then echo "fuzz: FAILED, see $(FUZZ_DIR)/log"; \
+	    exit 1; fi; echo "fuzz: 1 passed, 0 failed"
 
 # ---- install ------------------------------------------------------------
 install: $(LIB) $(ROCEMU)

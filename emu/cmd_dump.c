@@ -7,22 +7,13 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dump_stats.h"
-#include "rocemu/dissect.h"
+#include "dump_batch.h"
 #include "rocemu/pcapio.h"
-
-enum style { STYLE_LINE, STYLE_TREE, STYLE_JSON };
 
 struct dump_opts {
 	const char *path;
-	enum style style;
+	enum dump_style style;
 	uint64_t max;		/* RoCE packets to show; 0: all */
-};
-
-enum {
-	OUT_CAP = 1 << 18,
-	/* Room one rendering may need; the buffer is flushed below it. */
-	OUT_SLACK = 8192,
 };
 
 static const char usage_text[] =
@@ -35,6 +26,22 @@ static const char usage_text[] =
 	"Exit status: 0 if every RoCEv2 packet decodes and its ICRC\n"
 	"verifies, 1 otherwise, 2 for a usage or file error.\n";
 
+static int parse_count(const char *arg, uint64_t *max)
+{
+	char *end;
+
+	errno = 0;
+	*max = strtoull(arg, &end, 10);
+	if (errno || *end || !*arg || arg[0] == '-' || *max == 0) {
+		fprintf(stderr,
+			"rocemu dump: -c wants a count of 1 or more, not '%s'\n",
+			arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Returns 0 to run, 1 after --help, -EINVAL after a usage message. */
 static int parse_args(int argc, char **argv, struct dump_opts *o)
 {
 	static const struct option longopts[] = {
@@ -43,22 +50,14 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	char *end;
 
 	while ((c = getopt_long(argc, argv, "vc:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'v': o->style = STYLE_TREE; break;
 		case 'j': o->style = STYLE_JSON; break;
 		case 'c':
-			errno = 0;
-			o->max = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || optarg[0] == '-' ||
-			    o->max == 0) {
-				fprintf(stderr, "rocemu dump: -c wants a "
-						"count of 1 or more, not '%s'\n",
-					optarg);
+			if (parse_count(optarg, &o->max))
 				return -EINVAL;
-			}
 			break;
 		case 'h': fputs(usage_text, stdout); return 1;
 		default: fputs(usage_text, stderr); return -EINVAL;
@@ -75,60 +74,64 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 	return 0;
 }
 
-static void render(struct roce_sb *sb, const struct dump_opts *o,
-		   const struct roce_dissect_in *in,
-		   const struct roce_frame *f)
+/* One frame at a time, for -c: stops on the N-th RoCEv2 packet. Returns
+ * 1 when done. */
+static int dump_one(unsigned link, const struct roce_pcap_rec *rec,
+		    uint64_t rel_ns, const struct dump_opts *o,
+		    struct dump_stats *st)
 {
-	switch (o->style) {
-	case STYLE_LINE: roce_fmt_line(sb, in, f); break;
-	case STYLE_TREE: roce_fmt_tree(sb, in, f); break;
-	case STYLE_JSON: roce_fmt_json(sb, in, f); break;
-	}
-}
-
-static void flush(struct roce_sb *sb)
-{
-	fwrite(sb->buf, 1, sb->len, stdout);
-	sb->len = 0;
-}
-
-/* Reads every frame; returns 0, or -EIO after printing why. */
-static int dump_loop(struct roce_pcap_reader *r, const struct dump_opts *o,
-		     struct dump_stats *st, char *out)
-{
-	struct roce_pcap_rec rec;
+	static char text[16384];
 	struct roce_frame f;
 	struct roce_sb sb;
+	const char *why = "";
+	int rc = roce_frame_parse(link, rec->data, rec->caplen, rec->wire_len,
+				  &f, &why);
+
+	dump_stats_add(st, rc, why, &f);
+	if (rc == -ENOMSG)
+		return 0;
+	struct roce_dissect_in in = { st->frames, rel_ns, rec->caplen, rc,
+				      why };
+	roce_sb_init(&sb, text, sizeof(text));
+	dump_render(&sb, o->style, &in, &f);
+	fwrite(text, 1, sb.len, stdout);
+	return st->roce >= o->max;
+}
+
+/* Reads every frame; returns 0, or -EIO/-ENOMEM after printing why. */
+static int dump_loop(struct roce_pcap_reader *r, const struct dump_opts *o,
+		     struct dump_stats *st, struct batch *b)
+{
+	struct roce_pcap_rec rec;
 	char err[ROCE_PCAP_ERRLEN];
-	uint64_t t0 = 0;
+	uint64_t t0 = 0, n = 0;
 	int rc;
 
-	roce_sb_init(&sb, out, OUT_CAP);
 	while ((rc = roce_pcap_next(r, &rec, err)) == 1) {
-		const char *why = "";
-		if (st->frames == 0)
+		if (n++ == 0)
 			t0 = rec.ts_ns;
-		int prc = roce_frame_parse(roce_pcap_link(r), rec.data,
-					   rec.caplen, rec.wire_len, &f, &why);
-		dump_stats_add(st, prc, why, &f);
-		if (prc == -ENOMSG)
+		if (o->max) {
+			if (dump_one(roce_pcap_link(r), &rec, rec.ts_ns - t0,
+				     o, st))
+				break;
 			continue;
-		struct roce_dissect_in in = {
-			.frame_no = st->frames, .rel_ns = rec.ts_ns - t0,
-			.caplen = rec.caplen, .status = prc, .why = why,
-		};
-		if (sb.cap - sb.len < OUT_SLACK)
-			flush(&sb);
-		render(&sb, o, &in, &f);
-		if (o->max && st->roce >= o->max)
-			break;
+		}
+		if (batch_full(b) && batch_process(b, stdout, st))
+			goto nomem;
+		if (batch_add(b, rec.data, rec.caplen, rec.wire_len, n,
+			      rec.ts_ns - t0))
+			goto nomem;
 	}
-	flush(&sb);
+	if (batch_process(b, stdout, st))
+		goto nomem;
 	if (rc < 0) {
 		fprintf(stderr, "rocemu dump: %s: %s\n", o->path, err);
 		return -EIO;
 	}
 	return 0;
+nomem:
+	fprintf(stderr, "rocemu dump: out of memory\n");
+	return -ENOMEM;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -145,13 +148,13 @@ int cmd_dump(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	struct dump_stats *st = calloc(1, sizeof(*st));
-	char *out = malloc(OUT_CAP);
-	if (!st || !out) {
+	struct batch *b = batch_new(roce_pcap_link(r), o.style);
+	if (!st || !b) {
 		fprintf(stderr, "rocemu dump: out of memory\n");
 		rc = CLI_USAGE;
 		goto done;
 	}
-	rc = dump_loop(r, &o, st, out);
+	rc = dump_loop(r, &o, st, b);
 	if (o.style == STYLE_JSON)
 		dump_stats_print_json(stdout, st);
 	else
@@ -162,7 +165,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	rc = rc ? CLI_USAGE : dump_stats_clean(st) ? CLI_OK : CLI_FAIL;
 done:
-	free(out);
+	batch_free(b);
 	free(st);
 	roce_pcap_close(r);
 	return rc;

@@ -5,7 +5,8 @@
 #include "dump_stats.h"
 #include "rocemu/dissect.h"
 
-static void count_reason(struct reason_count *r, const char *why)
+static void count_reasons(struct reason_count *r, const char *why,
+			  uint64_t n)
 {
 	int i = 0;
 
@@ -14,7 +15,30 @@ static void count_reason(struct reason_count *r, const char *why)
 	/* The last slot collects anything beyond the table. */
 	if (!r[i].why)
 		r[i].why = why;
-	r[i].n++;
+	r[i].n += n;
+}
+
+static void count_reason(struct reason_count *r, const char *why)
+{
+	count_reasons(r, why, 1);
+}
+
+void dump_stats_merge(struct dump_stats *d, const struct dump_stats *s)
+{
+	d->frames += s->frames;
+	d->roce += s->roce;
+	d->skipped += s->skipped;
+	d->icrc_ok += s->icrc_ok;
+	d->icrc_bad += s->icrc_bad;
+	d->malformed += s->malformed;
+	d->truncated += s->truncated;
+	for (int i = 0; i < 256; i++)
+		d->per_opcode[i] += s->per_opcode[i];
+	for (int i = 0; i < DUMP_MAX_REASONS && s->bad_why[i].why; i++)
+		count_reasons(d->bad_why, s->bad_why[i].why, s->bad_why[i].n);
+	for (int i = 0; i < DUMP_MAX_REASONS && s->skip_why[i].why; i++)
+		count_reasons(d->skip_why, s->skip_why[i].why,
+			      s->skip_why[i].n);
 }
 
 void dump_stats_add(struct dump_stats *s, int rc, const char *why,

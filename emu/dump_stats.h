@@ -29,6 +29,9 @@ struct dump_stats {
 void dump_stats_add(struct dump_stats *s, int rc, const char *why,
 		    const struct roce_frame *f);
 
+/* Adds the counts of src to dst. */
+void dump_stats_merge(struct dump_stats *dst, const struct dump_stats *src);
+
 /* True when every RoCE packet decoded and passed its ICRC. */
 bool dump_stats_clean(const struct dump_stats *s);
 

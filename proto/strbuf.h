@@ -12,15 +12,32 @@
  * The dump tool formats millions of packets a second; snprintf per field
  * costs several times these loops, so numbers are written by hand.
  */
-static inline void sb_putn(struct roce_sb *sb, const char *s, size_t n)
+/* Room for n more bytes and the NUL, or NULL (and overflow set). */
+static inline char *sb_room(struct roce_sb *sb, size_t n)
 {
 	if (sb->len + n >= sb->cap) {
 		sb->overflow = true;
-		return;
+		return NULL;
 	}
-	memcpy(sb->buf + sb->len, s, n);
+	return sb->buf + sb->len;
+}
+
+static inline void sb_commit(struct roce_sb *sb, size_t n)
+{
 	sb->len += n;
 	sb->buf[sb->len] = '\0';
+}
+
+static inline void sb_putn(struct roce_sb *sb, const char *s, size_t n)
+{
+	char *d = sb_room(sb, n);
+
+	if (!d)
+		return;
+	/* Most pieces are a few bytes: a call to memcpy costs more. */
+	for (size_t i = 0; i < n; i++)
+		d[i] = s[i];
+	sb_commit(sb, n);
 }
 
 static inline void sb_puts(struct roce_sb *sb, const char *s)
@@ -30,18 +47,25 @@ static inline void sb_puts(struct roce_sb *sb, const char *s)
 
 static inline void sb_putc(struct roce_sb *sb, char c)
 {
-	sb_putn(sb, &c, 1);
+	char *d = sb_room(sb, 1);
+
+	if (d) {
+		*d = c;
+		sb_commit(sb, 1);
+	}
 }
 
 /* Exactly digits hex digits, no prefix. */
 static inline void sb_hexn(struct roce_sb *sb, uint64_t v, unsigned digits)
 {
 	static const char hex[] = "0123456789abcdef";
-	char t[16];
+	char *d = sb_room(sb, digits);
 
+	if (!d)
+		return;
 	for (unsigned i = digits; i-- > 0; v >>= 4)
-		t[i] = hex[v & 0xf];
-	sb_putn(sb, t, digits);
+		d[i] = hex[v & 0xf];
+	sb_commit(sb, digits);
 }
 
 /* "0x" then exactly digits hex digits. */
@@ -53,14 +77,16 @@ static inline void sb_hex(struct roce_sb *sb, uint64_t v, unsigned digits)
 
 static inline void sb_u64(struct roce_sb *sb, uint64_t v)
 {
-	char t[20];
-	unsigned i = sizeof(t);
+	unsigned n = 1;
 
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	sb_putn(sb, t + i, sizeof(t) - i);
+	for (uint64_t t = v; t >= 10; t /= 10)
+		n++;
+	char *d = sb_room(sb, n);
+	if (!d)
+		return;
+	for (unsigned i = n; i-- > 0; v /= 10)
+		d[i] = (char)('0' + v % 10);
+	sb_commit(sb, n);
 }
 
 /* A name, a space, and "0x" hex of the given width. */

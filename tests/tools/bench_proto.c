@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* make bench for the codec: ICRC vs zlib crc32 vs memcpy, and rocemu dump vs tshark, in one run. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "rocemu/proto.h"
+
+enum { PAYLOAD = 4096, PACKETS = 1000000 };
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Keeps the compiler from dropping a result. */
+static volatile uint32_t sink;
+
+/* A 4 KiB RC SEND_ONLY frame over IPv4; returns its length. */
+static int make_frame(uint8_t *buf, size_t cap)
+{
+	static uint8_t payload[PAYLOAD];
+	static const uint8_t a[4] = { 10, 0, 0, 1 }, b[4] = { 10, 0, 0, 2 };
+	struct roce_frame f;
+
+	for (int i = 0; i < PAYLOAD; i++)
+		payload[i] = (uint8_t)(i * 7);
+	roce_frame_init(&f, 4);
+	roce_gid_from_ipv4(f.src_gid, a);
+	roce_gid_from_ipv4(f.dst_gid, b);
+	f.sport = 0xc000;
+	f.ib.bth.opcode = 0x04;
+	f.ib.payload = payload;
+	f.ib.payload_len = PAYLOAD;
+	return roce_frame_build(&f, buf, cap);
+}
+
+/* Runs fn over the frame for about a second; returns GB/s of bytes. */
+static double rate(int which, const uint8_t *ip, size_t len, uint8_t *dst)
+{
+	long iters = 0;
+	double t0 = now(), t;
+
+	do {
+		for (int k = 0; k < 1000; k++) {
+			uint32_t v = 0;
+			if (which == 0)
+				roce_icrc_calc(ip, len, &v);
+			else if (which == 1)
+				v = (uint32_t)crc32(0L, ip, (uInt)len);
+			else
+				memcpy(dst, ip, len), v = dst[k % len];
+			sink ^= v;
+		}
+		iters += 1000;
+		t = now() - t0;
+	} while (t < 1.0);
+	return (double)iters * (double)len / t / 1e9;
+}
+
+/* Runs argv with stdout and stderr to /dev/null; returns seconds, or -1. */
+static double run_timed(char *const argv[])
+{
+	double t0 = now();
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout) ||
+		    !freopen("/dev/null", "w", stderr))
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) == 127)
+		return -1;
+	return now() - t0;
+}
+
+static const char *verdict(double v, double target)
+{
+	return v >= target ? "met" : "MISSED";
+}
+
+int main(int argc, char **argv)
+{
+	const char *rocemu = "build/bin/rocemu", *mkcap = "build/tests/mkcap";
+	const char *work = "build/bench";
+	static const struct option lo[] = {
+		{ "rocemu", required_argument, NULL, 'r' },
+		{ "mkcap", required_argument, NULL, 'm' },
+		{ "work", required_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static uint8_t frame[ROCE_FRAME_MAX], dst[ROCE_FRAME_MAX];
+	char cap[4096], count[32];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1)
+		switch (c) {
+		case 'r': rocemu = optarg; break;
+		case 'm': mkcap = optarg; break;
+		case 'w': work = optarg; break;
+		default: return 2;
+		}
+	mkdir(work, 0755);
+
+	int n = make_frame(frame, sizeof(frame));
+	const uint8_t *ip = frame + ROCE_ETH_HLEN;
+	size_t iplen = (size_t)n - ROCE_ETH_HLEN;
+	double icrc = rate(0, ip, iplen, dst), crc = rate(1, ip, iplen, dst);
+	double mcpy = rate(2, ip, iplen, dst);
+
+	snprintf(cap, sizeof(cap), "%s/bench.pcap", work);
+	snprintf(count, sizeof(count), "%d", PACKETS);
+	char *gen[] = { (char *)mkcap, "--bench", cap, count, NULL };
+	char *dump[] = { (char *)rocemu, "dump", cap, NULL };
+	char *tsh[] = { "tshark", "-n", "-r", cap, NULL };
+	if (run_timed(gen) < 0) {
+		fprintf(stderr, "bench: %s could not write %s\n", mkcap, cap);
+		return 1;
+	}
+	double td = run_timed(dump), tt = run_timed(tsh);
+	double dump_pps = td > 0 ? PACKETS / td : 0;
+	double tsh_pps = tt > 0 ? PACKETS / tt : 0;
+
+	printf("%-34s %14s %14s %8s %10s\n", "figure", "value",
+	       "reference", "ratio", "target");
+	printf("%-34s %9.2f GB/s %9.2f GB/s %8.3f %6s %s\n",
+	       "ICRC vs zlib crc32, 4 KiB payload", icrc, crc, icrc / crc,
+	       ">=0.90", verdict(icrc / crc, 0.90));
+	printf("%-34s %9.2f GB/s %14s %8.3f\n", "memcpy, same bytes", mcpy,
+	       "", icrc / mcpy);
+	printf("%-34s %7.2f Mpkt/s %14s %8s %6s %s\n",
+	       "rocemu dump, 1M packets", dump_pps / 1e6, "", "",
+	       ">=2M/s", verdict(dump_pps, 2e6));
+	if (tsh_pps > 0)
+		printf("%-34s %7.3f Mpkt/s %7.3f Mpkt/s %8.1f %6s %s\n",
+		       "rocemu dump vs tshark, same file", dump_pps / 1e6,
+		       tsh_pps / 1e6, dump_pps / tsh_pps, ">=20x",
+		       verdict(dump_pps / tsh_pps, 20));
+	else
+		printf("tshark could not be run: install the tshark package\n");
+	unlink(cap);
+	return 0;
+}
