@@ -42,10 +42,14 @@ static const struct ext_desc descs[] = {
 	DESC(ROCE_EXT_IETH, "ieth", ieth_f),
 };
 
-const struct ext_desc *roce_ext_descs(unsigned *n)
+const struct ext_desc *roce_ext_next(const struct roce_ib *ib, unsigned *pos)
 {
-	*n = sizeof(descs) / sizeof(descs[0]);
-	return descs;
+	while (*pos < sizeof(descs) / sizeof(descs[0])) {
+		const struct ext_desc *d = &descs[(*pos)++];
+		if (ib->exts & d->ext)
+			return d;
+	}
+	return NULL;
 }
 
 uint64_t roce_ext_field_value(const struct roce_ib *ib,
@@ -139,20 +143,17 @@ static void line_addr(struct roce_sb *sb, const struct roce_frame *f,
 
 static void line_exts(struct roce_sb *sb, const struct roce_ib *ib)
 {
-	unsigned n;
-	const struct ext_desc *d = roce_ext_descs(&n);
+	const struct ext_desc *d;
 
-	for (unsigned i = 0; i < n; i++) {
-		if (!(ib->exts & d[i].ext))
-			continue;
+	for (unsigned pos = 0; (d = roce_ext_next(ib, &pos));) {
 		sb_putc(sb, ' ');
-		sb_puts(sb, d[i].key);
-		if (d[i].ext == ROCE_EXT_AETH) {
+		sb_puts(sb, d->key);
+		if (d->ext == ROCE_EXT_AETH) {
 			sb_putc(sb, ' ');
 			roce_fmt_aeth(sb, ib->aeth.syndrome);
 		}
-		for (unsigned j = 0; j < d[i].nfields; j++) {
-			const struct ext_field *fl = &d[i].fields[j];
+		for (unsigned j = 0; j < d->nfields; j++) {
+			const struct ext_field *fl = &d->fields[j];
 			uint64_t v = roce_ext_field_value(ib, fl);
 			sb_putc(sb, ' ');
 			sb_puts(sb, fl->key);

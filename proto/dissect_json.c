@@ -125,23 +125,20 @@ static void json_bth(struct roce_sb *sb, const struct roce_bth *b)
 
 static void json_exts(struct roce_sb *sb, const struct roce_ib *ib)
 {
-	unsigned n;
-	const struct ext_desc *d = roce_ext_descs(&n);
+	const struct ext_desc *d;
 
-	for (unsigned i = 0; i < n; i++) {
-		if (!(ib->exts & d[i].ext))
-			continue;
-		key(sb, d[i].key);
+	for (unsigned pos = 0; (d = roce_ext_next(ib, &pos));) {
+		key(sb, d->key);
 		sb_putc(sb, '{');
-		for (unsigned j = 0; j < d[i].nfields; j++) {
-			const struct ext_field *fl = &d[i].fields[j];
+		for (unsigned j = 0; j < d->nfields; j++) {
+			const struct ext_field *fl = &d->fields[j];
 			uint64_t v = roce_ext_field_value(ib, fl);
 			if (fl->hex == 16)
 				hexstr(sb, fl->key, v, 16);
 			else
 				num(sb, fl->key, v);
 		}
-		if (d[i].ext == ROCE_EXT_AETH) {
+		if (d->ext == ROCE_EXT_AETH) {
 			uint8_t s = ib->aeth.syndrome;
 			str(sb, "type", roce_aeth_type_name(roce_aeth_type(s)));
 			num(sb, "value", roce_aeth_value(s));

@@ -23,8 +23,11 @@ struct ext_desc {
 	unsigned nfields;
 };
 
-/* The descriptions, in wire order; n receives their count. */
-const struct ext_desc *roce_ext_descs(unsigned *n);
+/*
+ * Walks the extension headers present in ib, in wire order: start with
+ * *pos = 0; returns the next description, or NULL after the last.
+ */
+const struct ext_desc *roce_ext_next(const struct roce_ib *ib, unsigned *pos);
 
 uint64_t roce_ext_field_value(const struct roce_ib *ib,
 			      const struct ext_field *fl);

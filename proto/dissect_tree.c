@@ -81,22 +81,19 @@ static void tree_bth(struct roce_sb *sb, const struct roce_bth *b)
 
 static void tree_exts(struct roce_sb *sb, const struct roce_ib *ib)
 {
-	unsigned n;
-	const struct ext_desc *d = roce_ext_descs(&n);
+	const struct ext_desc *d;
 
-	for (unsigned i = 0; i < n; i++) {
-		if (!(ib->exts & d[i].ext))
-			continue;
+	for (unsigned pos = 0; (d = roce_ext_next(ib, &pos));) {
 		sb_puts(sb, "  ");
-		sb_puts(sb, roce_ext_name(d[i].ext));
+		sb_puts(sb, roce_ext_name(d->ext));
 		sb_puts(sb, ":");
-		if (d[i].ext == ROCE_EXT_AETH) {
+		if (d->ext == ROCE_EXT_AETH) {
 			sb_putc(sb, ' ');
 			roce_fmt_aeth(sb, ib->aeth.syndrome);
 		}
 		sb_puts(sb, "\n   ");
-		for (unsigned j = 0; j < d[i].nfields; j++) {
-			const struct ext_field *fl = &d[i].fields[j];
+		for (unsigned j = 0; j < d->nfields; j++) {
+			const struct ext_field *fl = &d->fields[j];
 			kv(sb, fl->key, roce_ext_field_value(ib, fl), fl->hex);
 		}
 		sb_putc(sb, '\n');

@@ -29,6 +29,10 @@ uint64_t t_rand(uint64_t *state);
 void t_make_frame(struct roce_frame *f, unsigned ip_ver, uint8_t opcode,
 		  const uint8_t *payload, uint32_t plen, uint64_t *rng);
 
+/* The IBTA defines t_opcode_count() opcodes; t_opcode(i) is the i-th. */
+unsigned t_opcode_count(void);
+uint8_t t_opcode(unsigned i);
+
 /* A valid payload length for an opcode: a path MTU for FIRST/MIDDLE. */
 uint32_t t_payload_len_for(uint8_t opcode, uint64_t *rng);
 

@@ -103,3 +103,20 @@ int t_bth_eq(const struct roce_bth *a, const struct roce_bth *b)
 	       a->ackreq == b->ackreq && a->resv7 == b->resv7 &&
 	       a->psn == b->psn;
 }
+
+unsigned t_opcode_count(void)
+{
+	unsigned n = 0;
+
+	for (unsigned op = 0; op < 256; op++)
+		n += roce_opcode((uint8_t)op) != NULL;
+	return n;
+}
+
+uint8_t t_opcode(unsigned i)
+{
+	for (unsigned op = 0; op < 256; op++)
+		if (roce_opcode((uint8_t)op) && i-- == 0)
+			return (uint8_t)op;
+	return 0;
+}
