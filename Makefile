@@ -37,7 +37,7 @@ DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 	zlib1g-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev
 
 PKG_LIBS := libpcap zlib
-override CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
+override CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
 	-fPIC -pthread -Iinclude -Iproto $(SANFLAGS) $(CFLAGS)
 override LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
@@ -115,12 +115,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
 check: all
 	$(Q)ROCEMU_PCAPS=pcaps $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
+	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
-	  --work $(BUILD)/oracle pcaps/rxe/*.pcap
+	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap
 
 # ---- the main job -------------------------------------------------------
 demo: $(ROCEMU)
-	$(ROCEMU) dump pcaps/rxe/rc_send_5000_mtu1024.pcap
+	$(ROCEMU) demo $(BUILD)/demo.pcap
+	$(ROCEMU) dump $(BUILD)/demo.pcap
 
 # ---- speed --------------------------------------------------------------
 bench: $(BENCH) $(ROCEMU) $(MKCAP)

@@ -11,5 +11,6 @@ enum {
 };
 
 int cmd_dump(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
+	{ "demo", cmd_demo, "two emulated devices, traced, written to a pcap" },
 	{ "dump", cmd_dump, "decode a capture and verify every ICRC" },
 };
 

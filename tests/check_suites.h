@@ -17,6 +17,7 @@ Suite *frame_suite(void);
 Suite *malformed_suite(void);
 Suite *rxe_pcap_suite(void);
 Suite *dissect_suite(void);
+Suite *rc_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);

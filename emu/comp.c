@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/* RC completer: ACKs, NAKs, READ responses and atomic ACKs into completions; retries. */
+#include <string.h>
+
+#include "local.h"
+#include "names.h"
+
+static bool is_send_write(const struct swqe *wqe)
+{
+	return wqe->opcode != IBV_WR_RDMA_READ &&
+	       wqe->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+	       wqe->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Something sent is not yet acknowledged. */
+static bool outstanding(struct rocemu_qp *qp)
+{
+	return roce_psn_diff(qp->req.max_psn, qp->comp.psn) != 0;
+}
+
+static void restart_timer(struct rocemu_qp *qp)
+{
+	timer_cancel(qp, TIMER_RETRY);
+	if (outstanding(qp) && qp->attr.timeout)
+		timer_arm(qp, TIMER_RETRY, 4096ull << qp->attr.timeout);
+}
+
+void comp_retire(struct rocemu_qp *qp)
+{
+	struct swqe *wqe;
+
+	while ((wqe = ring_cons_slot(&qp->sq)) && wqe->state == WQE_DONE) {
+		/* Unsignaled WQEs complete silently unless they failed. */
+		if ((wqe->flags & IBV_SEND_SIGNALED) || wqe->status) {
+			struct ibv_wc wc = {
+				.wr_id = wqe->wr_id, .status = wqe->status,
+				.opcode = wc_opcode_of(wqe->opcode),
+				.qp_num = qp->qpn,
+				.byte_len = wqe->length,
+			};
+			cq_push(qp->scq, &wc, false);
+		}
+		ring_consume(&qp->sq);
+	}
+	/* The requester never points at a retired slot. */
+	if ((int32_t)(qp->req.idx - ring_head(&qp->sq)) < 0)
+		qp->req.idx = ring_head(&qp->sq);
+	if (qp->state == IBV_QPS_SQD && qp->attr.en_sqd_async_notify &&
+	    ring_head(&qp->sq) == qp->req.idx) {
+		qp->attr.en_sqd_async_notify = 0; /* once per drain */
+		dev_async_event(qp->dev, IBV_EVENT_SQ_DRAINED, qp, NULL);
+	}
+}
+
+/* The not-yet-done WQE holding psn, scanning the sent ones in order. */
+static struct swqe *wqe_at(struct rocemu_qp *qp, uint32_t psn)
+{
+	for (uint32_t i = ring_head(&qp->sq); i != ring_tail(&qp->sq); i++) {
+		struct swqe *wqe = ring_slot(&qp->sq, i);
+		if (wqe->state == WQE_POSTED)
+			return NULL;
+		if (wqe->state == WQE_DONE)
+			continue;
+		if (roce_psn_cmp(psn, wqe->first_psn) >= 0 &&
+		    roce_psn_cmp(psn, wqe->last_psn) <= 0)
+			return wqe;
+		return NULL; /* only the oldest may be answered */
+	}
+	return NULL;
+}
+
+static void finish(struct rocemu_qp *qp, struct swqe *wqe,
+		   enum ibv_wc_status status)
+{
+	wqe->state = WQE_DONE;
+	wqe->status = status;
+	if (!is_send_write(wqe))
+		qp->req.rd_atomic--;
+}
+
+/*
+ * Every request up to and including psn is acknowledged (a coalesced ACK,
+ * IBTA 9.7.5.1.2). SENDs and WRITEs it covers complete. A READ or atomic
+ * it reaches without its response means that response was lost: go back
+ * to it (an implied NAK, 9.7.5.2.8). Returns false if it went back.
+ */
+static bool ack_upto(struct rocemu_qp *qp, uint32_t psn)
+{
+	for (uint32_t i = ring_head(&qp->sq); i != ring_tail(&qp->sq); i++) {
+		struct swqe *wqe = ring_slot(&qp->sq, i);
+		if (wqe->state == WQE_POSTED)
+			break;
+		if (wqe->state == WQE_DONE)
+			continue;
+		if (roce_psn_cmp(psn, wqe->first_psn) < 0)
+			break;
+		if (!is_send_write(wqe)) {
+			req_retry(qp);
+			return false;
+		}
+		if (roce_psn_cmp(psn, wqe->last_psn) < 0) {
+			qp->comp.psn = roce_psn_add(psn, 1);
+			return true; /* part of a message */
+		}
+		finish(qp, wqe, IBV_WC_SUCCESS);
+		qp->comp.psn = roce_psn_add(wqe->last_psn, 1);
+	}
+	return true;
+}
+
+static void progress(struct rocemu_qp *qp)
+{
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_left = qp->attr.rnr_retry;
+	comp_retire(qp);
+	restart_timer(qp);
+	qp_make_ready(qp);
+}
+
+static enum ibv_wc_status nak_status(unsigned code)
+{
+	switch (code) {
+	case ROCE_NAK_INV_REQ: return IBV_WC_REM_INV_REQ_ERR;
+	case ROCE_NAK_REM_ACCESS: return IBV_WC_REM_ACCESS_ERR;
+	case ROCE_NAK_INV_RD_REQ: return IBV_WC_REM_INV_RD_REQ_ERR;
+	default: return IBV_WC_REM_OP_ERR; /* REM_OP and reserved codes */
+	}
+}
+
+/* Fails the WQE holding psn and moves the QP to ERROR. */
+static void fail(struct rocemu_qp *qp, struct swqe *wqe,
+		 enum ibv_wc_status status)
+{
+	if (wqe)
+		finish(qp, wqe, status);
+	comp_retire(qp);
+	qp_error(qp, IBV_EVENT_QP_FATAL);
+}
+
+static void on_nak(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t psn = ib->bth.psn;
+	unsigned type = roce_aeth_type(ib->aeth.syndrome);
+	unsigned val = roce_aeth_value(ib->aeth.syndrome);
+
+	if (roce_psn_cmp(psn, qp->comp.psn) < 0 ||
+	    roce_psn_cmp(psn, qp->req.max_psn) >= 0) {
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
+		return; /* stale: about something already settled */
+	}
+	/* A NAK acknowledges everything before its PSN (C9-116). */
+	if (roce_psn_cmp(psn, qp->comp.psn) > 0 &&
+	    !ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK)))
+		return;
+	comp_retire(qp);
+	if (type == ROCE_AETH_RNR_NAK) {
+		dev_count(qp->dev, ROCEMU_CNT_NAK_RCVD_RNR);
+		/* rnr_retry 7 means retry for ever (IBTA 9.7.5.2.8). */
+		if (qp->attr.rnr_retry != 7 && qp->comp.rnr_left-- == 0) {
+			fail(qp, wqe_at(qp, psn), IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		qp->req.rnr_wait = true;
+		timer_cancel(qp, TIMER_RETRY);
+		timer_arm(qp, TIMER_RNR, 1000ull * roce_rnr_timer_usec(val));
+		return;
+	}
+	if (val == ROCE_NAK_PSN_SEQ) {
+		dev_count(qp->dev, ROCEMU_CNT_NAK_RCVD_SEQ);
+		req_retry(qp);
+		restart_timer(qp);
+		return;
+	}
+	dev_count(qp->dev, ROCEMU_CNT_NAK_RCVD_ERROR);
+	struct swqe *wqe = wqe_at(qp, psn);
+	if (wqe)
+		fail(qp, wqe, nak_status(val));
+}
+
+static void on_read_response(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t psn = ib->bth.psn, mtu = qp_mtu(qp);
+	struct swqe *wqe = wqe_at(qp, psn);
+
+	/* Only the next expected response is taken; others wait for the
+	 * retry (an early one means something before it was lost). */
+	if (!wqe || wqe->opcode != IBV_WR_RDMA_READ || psn != qp->comp.psn) {
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
+		return;
+	}
+	uint64_t off = (uint64_t)roce_psn_diff(psn, wqe->first_psn) * mtu;
+	unsigned fl = ib->op->flags;
+	bool ends = fl & (ROCE_OPF_LAST | ROCE_OPF_ONLY);
+	uint64_t want = wqe->length - off;
+	if (want > mtu)
+		want = mtu;
+	if (ib->payload_len != want || ends != (off + want == wqe->length)) {
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
+		return;
+	}
+	if (sge_copy_to(qp->pd, wqe->sg, wqe->num_sge, off, ib->payload,
+			ib->payload_len, IBV_ACCESS_LOCAL_WRITE)) {
+		fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	qp->comp.psn = roce_psn_add(psn, 1);
+	if (ends)
+		finish(qp, wqe, IBV_WC_SUCCESS);
+	progress(qp);
+}
+
+static void on_atomic_ack(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t psn = ib->bth.psn;
+	struct swqe *wqe = wqe_at(qp, psn);
+
+	if (!wqe || is_send_write(wqe) || wqe->opcode == IBV_WR_RDMA_READ ||
+	    psn != qp->comp.psn) {
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
+		return;
+	}
+	/* The original value lands in host byte order, as verbs expects. */
+	uint64_t orig = ib->atmack;
+	if (sge_copy_to(qp->pd, wqe->sg, 1, 0, &orig, 8,
+			IBV_ACCESS_LOCAL_WRITE)) {
+		fail(qp, wqe, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	qp->comp.psn = roce_psn_add(psn, 1);
+	finish(qp, wqe, IBV_WC_SUCCESS);
+	progress(qp);
+}
+
+/*
+ * A READ response or atomic ACK at a PSN beyond comp.psn acknowledges the
+ * requests before it, but only if it starts its message; a later packet
+ * of a READ means an earlier response was lost, and waits for the retry.
+ */
+static bool catch_up(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t psn = ib->bth.psn;
+
+	if (psn == qp->comp.psn)
+		return true;
+	if (!(ib->op->flags & (ROCE_OPF_FIRST | ROCE_OPF_ONLY)))
+		return false;
+	bool ok = ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK));
+	comp_retire(qp);
+	return ok && psn == qp->comp.psn;
+}
+
+void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
+{
+	const struct roce_ib *ib = &f->ib;
+	uint32_t psn = ib->bth.psn;
+
+	if (ib->exts & ROCE_EXT_AETH &&
+	    roce_aeth_type(ib->aeth.syndrome) != ROCE_AETH_ACK) {
+		on_nak(qp, ib);
+		return;
+	}
+	/* Only PSNs between the oldest unacknowledged and the newest sent. */
+	if (roce_psn_cmp(psn, qp->comp.psn) < 0 ||
+	    roce_psn_cmp(psn, qp->req.max_psn) >= 0) {
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
+		return;
+	}
+	bool read = ib->op->flags & ROCE_OPF_READ;
+	if (read || ib->bth.opcode == 0x12) {
+		if (!catch_up(qp, ib)) {
+			dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
+			return;
+		}
+		if (read)
+			on_read_response(qp, ib);
+		else
+			on_atomic_ack(qp, ib);
+		return;
+	}
+	if (ack_upto(qp, psn))
+		progress(qp);
+	else
+		comp_retire(qp);
+}
+
+void comp_timer(struct rocemu_qp *qp, enum timer_kind kind)
+{
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return;
+	if (kind == TIMER_RNR) {
+		qp->req.rnr_wait = false;
+		req_retry(qp);
+		restart_timer(qp);
+		return;
+	}
+	if (!outstanding(qp))
+		return;
+	dev_count(qp->dev, ROCEMU_CNT_TIMEOUTS);
+	/* IBTA 9.7.6.1.3: retry_cnt is a count; unlike rxe, 7 is not
+	 * "for ever" (that holds only for rnr_retry). */
+	if (qp->comp.retry_left-- == 0) {
+		fail(qp, wqe_at(qp, qp->comp.psn), IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	req_retry(qp);
+	restart_timer(qp);
+}

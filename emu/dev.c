@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/* Devices: identity, counters, asynchronous events, and the receive dispatch. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "local.h"
+#include "names.h"
+
+static const char *const counter_names[ROCEMU_CNT_COUNTER_MAX] = {
+	[ROCEMU_CNT_TX_PACKETS] = "tx_packets",
+	[ROCEMU_CNT_RX_PACKETS] = "rx_packets",
+	[ROCEMU_CNT_RX_DROP_MALFORMED] = "rx_drop_malformed",
+	[ROCEMU_CNT_RX_DROP_ICRC] = "rx_drop_icrc",
+	[ROCEMU_CNT_RX_DROP_NOT_ROCE] = "rx_drop_not_roce",
+	[ROCEMU_CNT_RX_DROP_UNKNOWN_QP] = "rx_drop_unknown_qp",
+	[ROCEMU_CNT_RX_DROP_BAD_STATE] = "rx_drop_bad_state",
+	[ROCEMU_CNT_RX_DROP_PKEY] = "rx_drop_pkey",
+	[ROCEMU_CNT_RX_DROP_SEQ] = "rx_drop_out_of_sequence",
+	[ROCEMU_CNT_RETRANSMITS] = "retransmits",
+	[ROCEMU_CNT_TIMEOUTS] = "timeouts",
+	[ROCEMU_CNT_NAK_SENT_SEQ] = "nak_sent_psn_seq",
+	[ROCEMU_CNT_NAK_SENT_RNR] = "nak_sent_rnr",
+	[ROCEMU_CNT_NAK_SENT_INV_REQ] = "nak_sent_inv_req",
+	[ROCEMU_CNT_NAK_SENT_REM_ACCESS] = "nak_sent_rem_access",
+	[ROCEMU_CNT_NAK_SENT_REM_OP] = "nak_sent_rem_op",
+	[ROCEMU_CNT_NAK_RCVD_SEQ] = "nak_rcvd_psn_seq",
+	[ROCEMU_CNT_NAK_RCVD_RNR] = "nak_rcvd_rnr",
+	[ROCEMU_CNT_NAK_RCVD_ERROR] = "nak_rcvd_error",
+	[ROCEMU_CNT_ACKS_SENT] = "acks_sent",
+	[ROCEMU_CNT_DUP_REQUESTS] = "duplicate_requests",
+	[ROCEMU_CNT_CQ_OVERRUNS] = "cq_overruns",
+};
+
+const char *rocemu_counter_name(enum rocemu_counter c)
+{
+	return c < ROCEMU_CNT_COUNTER_MAX ? counter_names[c] : "?";
+}
+
+uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c)
+{
+	return c < ROCEMU_CNT_COUNTER_MAX ? d->cnt[c] : 0;
+}
+
+struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
+				  const struct rocemu_dev_cfg *cfg)
+{
+	if (cfg->mtu < IBV_MTU_256 || cfg->mtu > IBV_MTU_4096)
+		return NULL;
+	for (struct rocemu_dev *o = w->devs; o; o = o->next)
+		if (!memcmp(o->gid, cfg->gid, 16))
+			return NULL; /* one device per address */
+	struct rocemu_dev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	if (pipe2(d->async_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		free(d);
+		return NULL;
+	}
+	d->w = w;
+	snprintf(d->name, sizeof(d->name), "%s", cfg->name ? cfg->name : "rocemu");
+	memcpy(d->gid, cfg->gid, 16);
+	d->mac[0] = 0x02;
+	memcpy(d->mac + 2, cfg->gid + 12, 4);
+	d->mtu = cfg->mtu;
+	d->next_qpn = 0x11; /* as rxe: QP0 and QP1 are special */
+	d->next_mr_index = 1;
+	d->next = w->devs;
+	w->devs = d;
+	return d;
+}
+
+void rocemu_dev_free(struct rocemu_dev *d)
+{
+	if (!d)
+		return;
+	for (struct rocemu_dev **p = &d->w->devs; *p; p = &(*p)->next)
+		if (*p == d) {
+			*p = d->next;
+			break;
+		}
+	close(d->async_pipe[0]);
+	close(d->async_pipe[1]);
+	free(d->async_q);
+	free(d);
+}
+
+void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "0.1.0");
+	memcpy(&a->node_guid, d->mac, 6);
+	a->max_mr_size = MAX_MR_SIZE;
+	a->page_size_cap = 4096;
+	a->max_qp = 0xffff;
+	a->max_qp_wr = MAX_QP_WR;
+	a->max_sge = MAX_SGE;
+	a->max_cq = 0xffff;
+	a->max_cqe = MAX_CQE;
+	a->max_mr = 0xffffff;
+	a->max_pd = 0xffff;
+	a->max_qp_rd_atom = MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = MAX_RD_ATOMIC;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_pkeys = 1;
+	a->phys_port_cnt = 1;
+}
+
+void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
+		     struct rocemu_qp *qp, struct rocemu_cq *cq)
+{
+	if (d->async_n == d->async_cap) {
+		unsigned cap = d->async_cap ? 2 * d->async_cap : 16;
+		void *q = realloc(d->async_q, cap * sizeof(*d->async_q));
+		if (!q)
+			return;
+		d->async_q = q;
+		d->async_cap = cap;
+	}
+	struct ibv_async_event *ev = &d->async_q[d->async_n++];
+	memset(ev, 0, sizeof(*ev));
+	ev->event_type = type;
+	/* The device's own handles stand in for the verbs objects. */
+	if (qp)
+		ev->element.qp = (struct ibv_qp *)(void *)qp;
+	else if (cq)
+		ev->element.cq = (struct ibv_cq *)(void *)cq;
+	ssize_t wr = write(d->async_pipe[1], "e", 1);
+	(void)wr; /* a full pipe still signals readability */
+	world_trace(d->w, "%s async event %s", d->name,
+		    event_name(type));
+}
+
+int rocemu_dev_async_fd(const struct rocemu_dev *d)
+{
+	return d->async_pipe[0];
+}
+
+int rocemu_dev_get_async_event(struct rocemu_dev *d, struct ibv_async_event *ev)
+{
+	char c;
+
+	if (!d->async_n)
+		return -EAGAIN;
+	*ev = d->async_q[0];
+	memmove(d->async_q, d->async_q + 1,
+		--d->async_n * sizeof(*d->async_q));
+	ssize_t rd = read(d->async_pipe[0], &c, 1);
+	(void)rd;
+	return 0;
+}
+
+/* ---- receive ------------------------------------------------------ */
+
+static bool pkey_ok(uint16_t pkey)
+{
+	/* The port's only P_Key is the default 0xffff: a packet matches if
+	 * its low 15 bits are all ones (IBTA 10.9.3, either membership). */
+	return (pkey & 0x7fff) == 0x7fff;
+}
+
+/* Why an RC packet may not reach qp; NULL if it may. */
+static const char *qp_refuses(const struct rocemu_qp *qp,
+			      const struct roce_frame *f)
+{
+	if (f->ib.op->transport != ROCE_TR_RC)
+		return "transport";
+	if (memcmp(f->src_gid, qp->attr.ah_attr.grh.dgid.raw, 16))
+		return "source address";
+	if (f->ib.op->flags & ROCE_OPF_RESP)
+		return qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD
+			       ? NULL : "state";
+	return qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
+			       qp->state == IBV_QPS_SQD
+		       ? NULL : "state";
+}
+
+void dev_receive(struct rocemu_dev *d, const uint8_t *frame, size_t len)
+{
+	struct roce_frame f;
+	const char *why = "";
+	int rc = roce_frame_parse(ROCE_LINK_ETH, frame, len, len, &f, &why);
+
+	if (rc == -ENOMSG || (rc == 0 && f.truncated)) {
+		dev_count(d, ROCEMU_CNT_RX_DROP_NOT_ROCE);
+		return;
+	}
+	if (rc) {
+		dev_count(d, ROCEMU_CNT_RX_DROP_MALFORMED);
+		world_trace(d->w, "%s drop malformed: %s", d->name, why);
+		return;
+	}
+	if (!roce_frame_icrc_ok(&f)) {
+		dev_count(d, ROCEMU_CNT_RX_DROP_ICRC);
+		world_trace(d->w, "%s drop: bad ICRC", d->name);
+		return;
+	}
+	if (!pkey_ok(f.ib.bth.pkey)) {
+		dev_count(d, ROCEMU_CNT_RX_DROP_PKEY);
+		return;
+	}
+	struct rocemu_qp *qp;
+	uint32_t qpn = f.ib.bth.dqpn;
+	HASH_FIND(hh, d->qps, &qpn, sizeof(qpn), qp);
+	if (!qp) {
+		dev_count(d, ROCEMU_CNT_RX_DROP_UNKNOWN_QP);
+		return;
+	}
+	if ((why = qp_refuses(qp, &f))) {
+		dev_count(d, ROCEMU_CNT_RX_DROP_BAD_STATE);
+		world_trace(d->w, "%s qp 0x%06x drop: %s", d->name, qpn, why);
+		return;
+	}
+	dev_count(d, ROCEMU_CNT_RX_PACKETS);
+	if (f.ib.op->flags & ROCE_OPF_RESP)
+		comp_receive(qp, &f);
+	else
+		resp_receive(qp, &f);
+}

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* The device's internal objects and the prototypes its files share. */
+#ifndef ROCEMU_EMU_LOCAL_H
+#define ROCEMU_EMU_LOCAL_H
+
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uthash.h>
+
+#include "ring.h"
+#include "rocemu/device.h"
+#include "rocemu/proto.h"
+
+enum {
+	MAX_SGE = 8,
+	MAX_INLINE = 256,
+	MAX_RD_ATOMIC = 16,	/* per QP, both directions */
+	MAX_QP_WR = 16384,
+	MAX_CQE = 1 << 20,
+	MAX_MR_SIZE = 1u << 31,	/* RETH lengths above 2^31 are invalid */
+	WINDOW_PKTS = 128,	/* requests outstanding before waiting */
+	ACKREQ_EVERY = 64,	/* AckReq inside long messages, as rxe */
+	DEFAULT_LATENCY_NS = 1000,
+};
+
+/* ---- the world --------------------------------------------------- */
+
+struct inflight {
+	uint64_t when;
+	uint64_t seq;		/* keeps equal times in send order */
+	uint32_t len;
+	uint8_t *data;
+};
+
+enum timer_kind { TIMER_RETRY, TIMER_RNR };
+
+struct timer_ev {
+	uint64_t when;
+	uint64_t seq;
+	struct rocemu_qp *qp;
+	uint32_t gen;
+	uint8_t kind;
+};
+
+/* A binary heap ordered by (when, seq); elements of elem_size bytes
+ * that start with those two fields. */
+struct heap {
+	uint8_t *v;
+	size_t n, cap, elem_size;
+};
+
+struct rocemu_world {
+	uint64_t now;
+	uint64_t rng;
+	uint64_t seq;
+	struct rocemu_faults faults;
+	struct heap frames;	/* struct inflight */
+	struct heap timers;	/* struct timer_ev */
+	struct rocemu_dev *devs;	/* linked through dev->next */
+	struct rocemu_qp *ready;	/* QPs with requester work */
+	struct rocemu_qp *acks;		/* QPs with a coalesced ACK owed */
+	struct roce_pcap_writer *pcap;
+	rocemu_trace_fn trace;
+	void *trace_arg;
+	uint64_t wire_dropped, wire_duplicated, wire_reordered, wire_corrupted;
+};
+
+uint64_t world_rand(struct rocemu_world *w);
+bool world_chance(struct rocemu_world *w, double p);
+void world_trace(struct rocemu_world *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline bool world_tracing(const struct rocemu_world *w)
+{
+	return w->trace != NULL;
+}
+
+int heap_push(struct heap *h, const void *elem);
+void heap_pop(struct heap *h, void *out);
+static inline const void *heap_top(const struct heap *h)
+{
+	return h->n ? h->v : NULL;
+}
+
+/* Puts a frame on the wire (copying it), with the world's faults. */
+void wire_send(struct rocemu_world *w, const uint8_t *frame, size_t len);
+/* Delivers every frame due by now; returns how many. */
+unsigned wire_deliver_due(struct rocemu_world *w);
+
+void timer_arm(struct rocemu_qp *qp, enum timer_kind kind, uint64_t ns);
+void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind);
+
+/* ---- devices and memory ------------------------------------------ */
+
+struct rocemu_dev {
+	struct rocemu_world *w;
+	struct rocemu_dev *next;
+	char name[32];
+	uint8_t gid[16];
+	uint8_t mac[6];
+	enum ibv_mtu mtu;
+	uint64_t cnt[ROCEMU_CNT_COUNTER_MAX];
+	struct rocemu_qp *qps;		/* hash by qpn */
+	struct rocemu_mr *mrs;		/* hash by key */
+	uint32_t next_qpn;
+	uint32_t next_mr_index;
+	int async_pipe[2];
+	struct ibv_async_event *async_q;
+	unsigned async_n, async_cap;
+};
+
+static inline void dev_count(struct rocemu_dev *d, enum rocemu_counter c)
+{
+	d->cnt[c]++;
+}
+
+void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
+		     struct rocemu_qp *qp, struct rocemu_cq *cq);
+
+/* Receives one frame that the wire routed to d. */
+void dev_receive(struct rocemu_dev *d, const uint8_t *frame, size_t len);
+
+struct rocemu_pd {
+	struct rocemu_dev *dev;
+	unsigned users;
+};
+
+struct rocemu_mr {
+	UT_hash_handle hh;
+	struct rocemu_pd *pd;
+	uint8_t *addr;
+	uint64_t len;
+	int access;
+	uint32_t key;		/* lkey and rkey */
+	bool valid;		/* false after a remote invalidate */
+};
+
+/*
+ * Finds the MR with this key in pd covering [va, va+len) with all of the
+ * access bits; NULL if any check fails. len 0 checks the key alone.
+ */
+struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
+			   uint64_t len, int access);
+
+/* Copies between an SGE list (local keys, checked with access) and a flat
+ * buffer; offset is into the SGE list. 0, or -EFAULT on a key failure. */
+int sge_copy_to(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
+		uint64_t offset, const void *src, uint64_t len, int access);
+int sge_copy_from(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
+		  uint64_t offset, void *dst, uint64_t len);
+
+/* ---- completion queues ------------------------------------------- */
+
+struct rocemu_channel {
+	struct rocemu_dev *dev;
+	int pipe[2];
+	unsigned users;
+};
+
+struct rocemu_cq {
+	struct rocemu_dev *dev;
+	struct rocemu_channel *ch;
+	struct ring ring;	/* struct ibv_wc */
+	bool armed, armed_solicited, overrun;
+	unsigned users;
+	unsigned events, acked;
+};
+
+/* Adds a completion; an overrun raises IBV_EVENT_CQ_ERR and loses it. */
+void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited);
+
+/* ---- queue pairs ------------------------------------------------- */
+
+enum swqe_state { WQE_POSTED, WQE_SENDING, WQE_SENT, WQE_DONE };
+
+struct swqe {
+	uint64_t wr_id;
+	enum ibv_wr_opcode opcode;
+	unsigned flags;
+	uint32_t imm;		/* immediate data or rkey to invalidate */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add, swap;
+	uint32_t num_sge;
+	uint32_t length;
+	struct ibv_sge sg[MAX_SGE];
+	uint8_t inline_data[MAX_INLINE];
+	bool is_inline;
+	/* requester and completer progress */
+	uint8_t state;
+	uint32_t first_psn, last_psn;
+	uint32_t sent;		/* bytes sent so far */
+	enum ibv_wc_status status;
+};
+
+struct rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;
+	struct ibv_sge sg[MAX_SGE];
+};
+
+/* What a READ or atomic asked for, kept to answer a duplicate of it. */
+struct rd_res {
+	bool valid;
+	bool atomic;
+	uint32_t first_psn, last_psn;
+	uint64_t va;
+	uint32_t rkey, len;
+	uint64_t orig;		/* atomic result */
+};
+
+struct rocemu_qp {
+	UT_hash_handle hh;
+	struct rocemu_dev *dev;
+	struct rocemu_pd *pd;
+	uint32_t qpn;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;	/* current attributes */
+	enum ibv_qp_state state;
+	struct rocemu_cq *scq, *rcq;
+	struct ring sq;		/* struct swqe; head = oldest not retired */
+	struct ring rq;		/* struct rwqe */
+	uint16_t sport;
+	struct roce_frame tmpl;	/* addresses and ports of every frame */
+	struct rocemu_qp *ready_next, *ack_next;
+	bool in_ready, in_acks;
+	uint32_t timer_gen[2];
+	bool timer_armed[2];
+
+	struct {
+		uint32_t psn;		/* next PSN to send */
+		uint32_t max_psn;	/* one past the highest PSN sent */
+		uint32_t idx;		/* next SQ slot to send from */
+		unsigned noack;		/* packets since the last AckReq */
+		unsigned rd_atomic;	/* READ/atomics outstanding */
+		bool rnr_wait;		/* paused by an RNR NAK */
+	} req;
+	struct {
+		uint32_t psn;		/* oldest PSN not yet acknowledged */
+		unsigned retry_left, rnr_left;
+	} comp;
+	struct {
+		uint32_t psn;		/* next PSN expected */
+		uint32_t msn;
+		bool nak_sent;		/* one NAK-seq per gap (C9-110) */
+		bool in_msg;		/* inside a multi-packet message */
+		uint16_t msg_op;	/* ROCE_OPF_SEND or _WRITE */
+		struct rwqe wqe;	/* receive WQE being filled */
+		bool have_wqe;
+		uint32_t recvd;		/* bytes placed in it */
+		uint64_t va;		/* RDMA WRITE position */
+		uint32_t rkey, resid;
+		uint32_t write_len;	/* RETH length of this WRITE */
+		struct rocemu_mr *mr;
+		uint32_t ack_psn;	/* coalesced ACK owed */
+		bool ack_owed;
+		struct rd_res res[MAX_RD_ATOMIC];
+		unsigned res_next;
+	} resp;
+};
+
+static inline uint32_t qp_mtu(const struct rocemu_qp *qp)
+{
+	return 128u << qp->attr.path_mtu;
+}
+
+void qp_make_ready(struct rocemu_qp *qp);
+/* Moves qp to ERROR, raises the async event, flushes both queues. */
+void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev);
+void qp_flush(struct rocemu_qp *qp);
+
+/* Builds and sends a frame from qp's template and the given ib fields. */
+void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib);
+
+void req_run(struct rocemu_qp *qp);
+void req_retry(struct rocemu_qp *qp);
+void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+void comp_timer(struct rocemu_qp *qp, enum timer_kind kind);
+/* Retires finished WQEs from the head of the SQ, in order. */
+void comp_retire(struct rocemu_qp *qp);
+void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+void resp_flush_ack(struct rocemu_qp *qp);
+
+#endif

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* Protection domains, memory regions, key checks and scatter/gather copies. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "local.h"
+
+struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d)
+{
+	struct rocemu_pd *pd = calloc(1, sizeof(*pd));
+
+	if (pd)
+		pd->dev = d;
+	return pd;
+}
+
+int rocemu_pd_free(struct rocemu_pd *pd)
+{
+	if (pd->users)
+		return -EBUSY;
+	free(pd);
+	return 0;
+}
+
+enum {
+	ACCESS_KNOWN = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	NEEDS_LOCAL_WRITE = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+};
+
+struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
+				int access)
+{
+	/* ibv_reg_mr(3): remote write or atomic needs local write. */
+	if ((access & ~ACCESS_KNOWN) || len > MAX_MR_SIZE ||
+	    (!addr && len) ||
+	    ((access & NEEDS_LOCAL_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rocemu_mr *mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct rocemu_dev *d = pd->dev;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->len = len;
+	mr->access = access;
+	/* index in the top 24 bits, a varying key byte below, as rxe does */
+	mr->key = (d->next_mr_index++ << 8) | (uint32_t)(world_rand(d->w) & 0xff);
+	mr->valid = true;
+	HASH_ADD(hh, d->mrs, key, sizeof(mr->key), mr);
+	pd->users++;
+	return mr;
+}
+
+int rocemu_mr_dereg(struct rocemu_mr *mr)
+{
+	HASH_DELETE(hh, mr->pd->dev->mrs, mr);
+	mr->pd->users--;
+	free(mr);
+	return 0;
+}
+
+uint32_t rocemu_mr_lkey(const struct rocemu_mr *mr)
+{
+	return mr->key;
+}
+
+uint32_t rocemu_mr_rkey(const struct rocemu_mr *mr)
+{
+	return mr->key;
+}
+
+struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
+			   uint64_t len, int access)
+{
+	struct rocemu_mr *mr;
+	uint64_t base;
+
+	HASH_FIND(hh, pd->dev->mrs, &key, sizeof(key), mr);
+	if (!mr || mr->pd != pd || !mr->valid ||
+	    (mr->access & access) != access)
+		return NULL;
+	base = (uint64_t)(uintptr_t)mr->addr;
+	/* written so that no sum can wrap */
+	if (va < base || va - base > mr->len || len > mr->len - (va - base))
+		return NULL;
+	return mr;
+}
+
+/* Walks the SGE list from offset, calling fn on each piece. */
+static int sge_walk(struct rocemu_pd *pd, const struct ibv_sge *sg,
+		    unsigned n, uint64_t offset, uint64_t len, int access,
+		    void (*fn)(uint8_t *mem, uint8_t *buf, uint64_t k),
+		    uint8_t *buf)
+{
+	for (unsigned i = 0; i < n && len; i++) {
+		if (offset >= sg[i].length) {
+			offset -= sg[i].length;
+			continue;
+		}
+		uint64_t k = sg[i].length - offset;
+		if (k > len)
+			k = len;
+		if (!mr_check(pd, sg[i].lkey, sg[i].addr + offset, k, access))
+			return -EFAULT;
+		fn((uint8_t *)(uintptr_t)(sg[i].addr + offset), buf, k);
+		buf += k;
+		len -= k;
+		offset = 0;
+	}
+	return len ? -EFAULT : 0;
+}
+
+static void into_mem(uint8_t *mem, uint8_t *buf, uint64_t k)
+{
+	memcpy(mem, buf, k);
+}
+
+static void from_mem(uint8_t *mem, uint8_t *buf, uint64_t k)
+{
+	memcpy(buf, mem, k);
+}
+
+int sge_copy_to(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
+		uint64_t offset, const void *src, uint64_t len, int access)
+{
+	return sge_walk(pd, sg, n, offset, len, access, into_mem,
+			(uint8_t *)(uintptr_t)src);
+}
+
+int sge_copy_from(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
+		  uint64_t offset, void *dst, uint64_t len)
+{
+	return sge_walk(pd, sg, n, offset, len, 0, from_mem, dst);
+}

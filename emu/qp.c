@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/* Queue pairs: creation, posting work requests, errors and flushing. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "local.h"
+#include "names.h"
+
+static bool caps_ok(const struct ibv_qp_cap *c)
+{
+	return c->max_send_wr >= 1 && c->max_send_wr <= MAX_QP_WR &&
+	       c->max_recv_wr >= 1 && c->max_recv_wr <= MAX_QP_WR &&
+	       c->max_send_sge <= MAX_SGE && c->max_recv_sge <= MAX_SGE &&
+	       c->max_inline_data <= MAX_INLINE;
+}
+
+struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
+				struct ibv_qp_init_attr *attr)
+{
+	struct rocemu_dev *d = pd->dev;
+
+	if (attr->qp_type != IBV_QPT_RC || attr->srq || !attr->send_cq ||
+	    !attr->recv_cq || !caps_ok(&attr->cap)) {
+		errno = attr->qp_type != IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	struct rocemu_qp *qp = calloc(1, sizeof(*qp));
+	if (!qp || ring_init(&qp->sq, attr->cap.max_send_wr, sizeof(struct swqe)) ||
+	    ring_init(&qp->rq, attr->cap.max_recv_wr, sizeof(struct rwqe))) {
+		if (qp)
+			ring_fini(&qp->sq);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Report what was really given, as ibv_create_qp(3) does. */
+	attr->cap.max_send_wr = ring_size(&qp->sq);
+	attr->cap.max_recv_wr = ring_size(&qp->rq);
+	qp->dev = d;
+	qp->pd = pd;
+	qp->init = *attr;
+	qp->scq = (struct rocemu_cq *)(void *)attr->send_cq;
+	qp->rcq = (struct rocemu_cq *)(void *)attr->recv_cq;
+	qp->state = IBV_QPS_RESET;
+	qp->qpn = d->next_qpn++ & ROCE_PSN_MASK;
+	HASH_ADD(hh, d->qps, qpn, sizeof(qp->qpn), qp);
+	pd->users++;
+	qp->scq->users++;
+	qp->rcq->users++;
+	return qp;
+}
+
+/* Removes qp from the world's lists and timer heap before it is freed. */
+static void unlink_world(struct rocemu_qp *qp)
+{
+	struct rocemu_world *w = qp->dev->w;
+	struct rocemu_qp **p;
+
+	for (p = &w->ready; *p; p = &(*p)->ready_next)
+		if (*p == qp) {
+			*p = qp->ready_next;
+			break;
+		}
+	for (p = &w->acks; *p; p = &(*p)->ack_next)
+		if (*p == qp) {
+			*p = qp->ack_next;
+			break;
+		}
+	struct heap keep = { .elem_size = w->timers.elem_size };
+	struct timer_ev ev;
+	while (w->timers.n) {
+		heap_pop(&w->timers, &ev);
+		if (ev.qp != qp)
+			heap_push(&keep, &ev);
+	}
+	free(w->timers.v);
+	w->timers = keep;
+}
+
+int rocemu_qp_free(struct rocemu_qp *qp)
+{
+	unlink_world(qp);
+	HASH_DELETE(hh, qp->dev->qps, qp);
+	qp->pd->users--;
+	qp->scq->users--;
+	qp->rcq->users--;
+	ring_fini(&qp->sq);
+	ring_fini(&qp->rq);
+	free(qp);
+	return 0;
+}
+
+uint32_t rocemu_qp_num(const struct rocemu_qp *qp)
+{
+	return qp->qpn;
+}
+
+void qp_make_ready(struct rocemu_qp *qp)
+{
+	struct rocemu_world *w = qp->dev->w;
+
+	if (qp->in_ready)
+		return;
+	qp->in_ready = true;
+	qp->ready_next = w->ready;
+	w->ready = qp;
+}
+
+static void flush_sq(struct rocemu_qp *qp)
+{
+	struct swqe *wqe;
+
+	while ((wqe = ring_cons_slot(&qp->sq))) {
+		struct ibv_wc wc = {
+			.wr_id = wqe->wr_id, .qp_num = qp->qpn,
+			.status = wqe->status ? wqe->status
+					      : IBV_WC_WR_FLUSH_ERR,
+			.opcode = wc_opcode_of(wqe->opcode),
+		};
+		cq_push(qp->scq, &wc, false);
+		ring_consume(&qp->sq);
+	}
+	qp->req.idx = ring_head(&qp->sq);
+}
+
+static void flush_rq(struct rocemu_qp *qp)
+{
+	struct rwqe *wqe;
+	struct ibv_wc wc = { .qp_num = qp->qpn, .status = IBV_WC_WR_FLUSH_ERR,
+			     .opcode = IBV_WC_RECV };
+
+	if (qp->resp.have_wqe) {
+		wc.wr_id = qp->resp.wqe.wr_id;
+		cq_push(qp->rcq, &wc, false);
+		qp->resp.have_wqe = false;
+	}
+	while ((wqe = ring_cons_slot(&qp->rq))) {
+		wc.wr_id = wqe->wr_id;
+		cq_push(qp->rcq, &wc, false);
+		ring_consume(&qp->rq);
+	}
+}
+
+void qp_flush(struct rocemu_qp *qp)
+{
+	timer_cancel(qp, TIMER_RETRY);
+	timer_cancel(qp, TIMER_RNR);
+	flush_sq(qp);
+	flush_rq(qp);
+}
+
+void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
+{
+	if (qp->state == IBV_QPS_ERR)
+		return;
+	qp->state = qp->attr.qp_state = IBV_QPS_ERR;
+	dev_async_event(qp->dev, ev, qp, NULL);
+	qp_flush(qp);
+}
+
+void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
+{
+	uint8_t buf[ROCE_FRAME_MAX];
+	struct roce_frame f = qp->tmpl;
+	struct rocemu_dev *d = qp->dev;
+
+	f.ip_id = (uint16_t)d->cnt[ROCEMU_CNT_TX_PACKETS];
+	f.ib = *ib;
+	f.ib.bth.pkey = 0xffff;
+	f.ib.bth.dqpn = qp->attr.dest_qp_num;
+	f.ib.bth.pad = (uint8_t)roce_pad_len(ib->payload_len);
+	int n = roce_frame_build(&f, buf, sizeof(buf));
+	if (n < 0)
+		return; /* the engines only build valid packets */
+	dev_count(d, ROCEMU_CNT_TX_PACKETS);
+	if (world_tracing(d->w))
+		trace_packet(d, buf, (size_t)n);
+	wire_send(d->w, buf, (size_t)n);
+}
+
+/* ---- posting ---------------------------------------------------- */
+
+static bool opcode_ok(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
+		     struct swqe *wqe)
+{
+	uint64_t len = 0;
+	bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		      wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+	if (!opcode_ok(wr->opcode) || wr->num_sge < 0 ||
+	    (unsigned)wr->num_sge > qp->init.cap.max_send_sge)
+		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	bool inl = (wr->send_flags & IBV_SEND_INLINE) && !atomic &&
+		   wr->opcode != IBV_WR_RDMA_READ;
+	if (len > MAX_MR_SIZE || (inl && len > qp->init.cap.max_inline_data))
+		return -EINVAL;
+	/* An atomic's operand is one 8-byte, 8-byte aligned value. */
+	if (atomic && (wr->num_sge != 1 || len != 8 ||
+		       (wr->wr.atomic.remote_addr & 7)))
+		return -EINVAL;
+	memset(wqe, 0, offsetof(struct swqe, inline_data));
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->flags = wr->send_flags;
+	if (qp->init.sq_sig_all)
+		wqe->flags |= IBV_SEND_SIGNALED;
+	wqe->imm = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey
+						       : be32toh(wr->imm_data);
+	if (atomic) {
+		wqe->remote_addr = wr->wr.atomic.remote_addr;
+		wqe->rkey = wr->wr.atomic.rkey;
+		wqe->compare_add = wr->wr.atomic.compare_add;
+		wqe->swap = wr->wr.atomic.swap;
+	} else {
+		wqe->remote_addr = wr->wr.rdma.remote_addr;
+		wqe->rkey = wr->wr.rdma.rkey;
+	}
+	wqe->length = (uint32_t)len;
+	wqe->is_inline = inl;
+	if (inl) {
+		/* Inline data is copied now: the buffer may be reused. */
+		uint32_t off = 0;
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(wqe->inline_data + off,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			off += wr->sg_list[i].length;
+		}
+	} else {
+		wqe->num_sge = (uint32_t)wr->num_sge;
+		memcpy(wqe->sg, wr->sg_list, sizeof(*wqe->sg) * wqe->num_sge);
+	}
+	return 0;
+}
+
+int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad)
+{
+	int rc = 0;
+
+	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
+	    qp->state == IBV_QPS_RTR)
+		rc = -EINVAL;
+	for (; wr && !rc; wr = wr->next) {
+		struct swqe *wqe = ring_prod_slot(&qp->sq);
+		if (!wqe) {
+			rc = -ENOMEM;
+			break;
+		}
+		if ((rc = fill_swqe(qp, wr, wqe)))
+			break;
+		world_trace(qp->dev->w, "%s WQE [%u] %s wr_id %llu len %u",
+			    qp->dev->name, ring_tail(&qp->sq) & qp->sq.mask,
+			    wr_opcode_name(wqe->opcode),
+			    (unsigned long long)wqe->wr_id, wqe->length);
+		ring_produce(&qp->sq);
+	}
+	if (rc && bad)
+		*bad = wr;
+	if (qp->state == IBV_QPS_ERR)
+		flush_sq(qp);
+	else
+		qp_make_ready(qp);
+	return rc;
+}
+
+int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad)
+{
+	int rc = qp->state == IBV_QPS_RESET ? -EINVAL : 0;
+
+	for (; wr && !rc; wr = wr->next) {
+		struct rwqe *wqe = ring_prod_slot(&qp->rq);
+		uint64_t len = 0;
+		if (!wqe) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 ||
+		    (unsigned)wr->num_sge > qp->init.cap.max_recv_sge) {
+			rc = -EINVAL;
+			break;
+		}
+		for (int i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = (uint32_t)wr->num_sge;
+		wqe->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+		memcpy(wqe->sg, wr->sg_list, sizeof(*wqe->sg) * wqe->num_sge);
+		ring_produce(&qp->rq);
+	}
+	if (rc && bad)
+		*bad = wr;
+	if (qp->state == IBV_QPS_ERR)
+		flush_rq(qp);
+	return rc;
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/* ibv_modify_qp for RC: the IBTA transition table, attribute checks, and their effects. */
+#include <errno.h>
+#include <string.h>
+
+#include "local.h"
+
+enum {
+	M_PRIV = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+	M_RTR = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+	M_RTS = IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
+	M_RTS_OPT = IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS |
+		    IBV_QP_MIN_RNR_TIMER | IBV_QP_ALT_PATH |
+		    IBV_QP_PATH_MIG_STATE,
+	M_SQD_OPT = IBV_QP_PKEY_INDEX | IBV_QP_AV | IBV_QP_ALT_PATH |
+		    IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
+		    IBV_QP_PATH_MIG_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC |
+		    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_PORT,
+};
+
+/* IBTA 10.3.1 and the ibv_modify_qp(3) table, RC rows: what each
+ * transition requires and what it also accepts. */
+static const struct {
+	uint8_t from, to;
+	int req, opt;
+} table[] = {
+	{ IBV_QPS_RESET, IBV_QPS_INIT, M_PRIV, 0 },
+	{ IBV_QPS_INIT, IBV_QPS_INIT, 0, M_PRIV },
+	{ IBV_QPS_INIT, IBV_QPS_RTR, M_RTR,
+	  IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX },
+	{ IBV_QPS_RTR, IBV_QPS_RTS, M_RTS, M_RTS_OPT },
+	{ IBV_QPS_RTS, IBV_QPS_RTS, 0, M_RTS_OPT },
+	{ IBV_QPS_RTS, IBV_QPS_SQD, 0, IBV_QP_EN_SQD_ASYNC_NOTIFY },
+	{ IBV_QPS_SQD, IBV_QPS_RTS, 0, M_RTS_OPT },
+	{ IBV_QPS_SQD, IBV_QPS_SQD, 0, M_SQD_OPT },
+};
+
+/* Returns the optional mask for from -> to, or -1 if not allowed; *req
+ * gets the required one. Any state may go to RESET or ERR. */
+static int transition(int from, int to, int *req)
+{
+	*req = 0;
+	if (to == IBV_QPS_RESET || to == IBV_QPS_ERR)
+		return IBV_QP_CUR_STATE;
+	if (from == IBV_QPS_RESET && to == IBV_QPS_RESET)
+		return 0;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (table[i].from == from && table[i].to == to) {
+			*req = table[i].req;
+			return table[i].opt;
+		}
+	return -1;
+}
+
+static bool ah_ok(const struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
+{
+	(void)qp;
+	/* RoCEv2 needs the GRH: the GID carries the IP address. */
+	return ah->is_global && ah->port_num == 1 && ah->grh.sgid_index == 0;
+}
+
+static bool values_ok(const struct rocemu_qp *qp, const struct ibv_qp_attr *a,
+		      int mask)
+{
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->state)
+		return false;
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return false;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return false;
+	if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access))
+		return false;
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > qp->dev->mtu))
+		return false;
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > ROCE_PSN_MASK)
+		return false;
+	if ((mask & IBV_QP_RQ_PSN) && a->rq_psn > ROCE_PSN_MASK)
+		return false;
+	if ((mask & IBV_QP_SQ_PSN) && a->sq_psn > ROCE_PSN_MASK)
+		return false;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > MAX_RD_ATOMIC)
+		return false;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > MAX_RD_ATOMIC)
+		return false;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return false;
+	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
+		return false;
+	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return false;
+	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return false;
+	if ((mask & IBV_QP_AV) && !ah_ok(qp, &a->ah_attr))
+		return false;
+	return true;
+}
+
+/*
+ * The UDP source port as Linux rxe sets it when the address vector
+ * arrives (rdma_get_udp_sport with a flow label made from both QPNs), so
+ * that rocemu's frames match rxe's byte for byte.
+ */
+static uint16_t udp_sport(uint32_t lqpn, uint32_t rqpn)
+{
+	uint64_t v = (uint64_t)lqpn * rqpn;
+
+	v ^= v >> 20;
+	v ^= v >> 40;
+	uint32_t fl = (uint32_t)v & 0xfffff;
+	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
+}
+
+static void build_template(struct rocemu_qp *qp)
+{
+	struct roce_frame *f = &qp->tmpl;
+	const uint8_t *dgid = qp->attr.ah_attr.grh.dgid.raw;
+
+	roce_frame_init(f, roce_gid_is_ipv4(dgid) ? 4 : 6);
+	memcpy(f->eth_src, qp->dev->mac, 6);
+	f->eth_dst[0] = 0x02; /* the peer's MAC, made the same way */
+	memcpy(f->eth_dst + 2, dgid + 12, 4);
+	memcpy(f->src_gid, qp->dev->gid, 16);
+	memcpy(f->dst_gid, dgid, 16);
+	f->tos = qp->attr.ah_attr.grh.traffic_class;
+	f->ttl = qp->attr.ah_attr.grh.hop_limit ? qp->attr.ah_attr.grh.hop_limit
+						: 64;
+	f->sport = udp_sport(qp->qpn, qp->attr.dest_qp_num);
+	f->ib.bth.dqpn = qp->attr.dest_qp_num;
+}
+
+static void copy_attrs(struct ibv_qp_attr *cur, const struct ibv_qp_attr *a,
+		       int mask)
+{
+#define TAKE(m, f)            \
+	if (mask & (m))       \
+		cur->f = a->f
+	TAKE(IBV_QP_ACCESS_FLAGS, qp_access_flags);
+	TAKE(IBV_QP_PKEY_INDEX, pkey_index);
+	TAKE(IBV_QP_PORT, port_num);
+	TAKE(IBV_QP_AV, ah_attr);
+	TAKE(IBV_QP_ALT_PATH, alt_ah_attr);
+	TAKE(IBV_QP_PATH_MTU, path_mtu);
+	TAKE(IBV_QP_DEST_QPN, dest_qp_num);
+	TAKE(IBV_QP_RQ_PSN, rq_psn);
+	TAKE(IBV_QP_SQ_PSN, sq_psn);
+	TAKE(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
+	TAKE(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
+	TAKE(IBV_QP_MIN_RNR_TIMER, min_rnr_timer);
+	TAKE(IBV_QP_TIMEOUT, timeout);
+	TAKE(IBV_QP_RETRY_CNT, retry_cnt);
+	TAKE(IBV_QP_RNR_RETRY, rnr_retry);
+	TAKE(IBV_QP_PATH_MIG_STATE, path_mig_state);
+	TAKE(IBV_QP_EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
+#undef TAKE
+}
+
+/* Empties both queues without completions, as a move to RESET does. */
+static void qp_reset(struct rocemu_qp *qp)
+{
+	atomic_store(&qp->sq.head, 0);
+	atomic_store(&qp->sq.tail, 0);
+	atomic_store(&qp->rq.head, 0);
+	atomic_store(&qp->rq.tail, 0);
+	timer_cancel(qp, TIMER_RETRY);
+	timer_cancel(qp, TIMER_RNR);
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	memset(&qp->resp, 0, sizeof(qp->resp));
+}
+
+static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
+{
+	enum ibv_qp_state from = qp->state;
+
+	qp->state = to;
+	if (to == IBV_QPS_RESET) {
+		qp_reset(qp);
+	} else if (to == IBV_QPS_ERR && from != IBV_QPS_ERR) {
+		qp_flush(qp);
+	} else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT) {
+		qp->resp.psn = qp->attr.rq_psn;
+		build_template(qp);
+	} else if (to == IBV_QPS_RTS && from == IBV_QPS_RTR) {
+		qp->req.psn = qp->comp.psn = qp->attr.sq_psn;
+		qp->req.max_psn = qp->attr.sq_psn;
+		qp->req.idx = ring_head(&qp->sq);
+		qp->comp.retry_left = qp->attr.retry_cnt;
+		qp->comp.rnr_left = qp->attr.rnr_retry;
+	}
+	if (mask & IBV_QP_AV)
+		build_template(qp);
+	if (to == IBV_QPS_RTS)
+		qp_make_ready(qp);
+}
+
+int rocemu_qp_modify(struct rocemu_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	int to = (mask & IBV_QP_STATE) ? (int)attr->qp_state : (int)qp->state;
+	int req;
+	int opt = transition(qp->state, to, &req);
+
+	if (opt < 0 || (mask & req) != req ||
+	    (mask & ~(req | opt | IBV_QP_STATE)) || !values_ok(qp, attr, mask))
+		return -EINVAL;
+	copy_attrs(&qp->attr, attr, mask);
+	qp->attr.qp_state = (enum ibv_qp_state)to;
+	enter(qp, (enum ibv_qp_state)to, mask);
+	return 0;
+}
+
+int rocemu_qp_query(struct rocemu_qp *qp, struct ibv_qp_attr *attr,
+		    struct ibv_qp_init_attr *init)
+{
+	*attr = qp->attr;
+	attr->qp_state = attr->cur_qp_state = qp->state;
+	attr->cap = qp->init.cap;
+	if (qp->state >= IBV_QPS_RTR && qp->state != IBV_QPS_ERR)
+		attr->rq_psn = qp->resp.psn;
+	if (qp->state >= IBV_QPS_RTS && qp->state != IBV_QPS_ERR)
+		attr->sq_psn = qp->req.psn;
+	attr->sq_draining = qp->state == IBV_QPS_SQD &&
+			    ring_head(&qp->sq) != qp->req.idx;
+	if (init)
+		*init = qp->init;
+	return 0;
+}

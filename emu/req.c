@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/* RC requester: send-queue WQEs into request packets, segmented by path MTU. */
+#include <string.h>
+
+#include "local.h"
+
+static bool is_rd_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Packets a message of len bytes takes: a zero-length one still takes 1. */
+static uint32_t npkts(uint32_t len, uint32_t mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+/* RC opcodes for SEND and WRITE by position in the message (IBTA 9.4). */
+static uint8_t seg_opcode(const struct swqe *wqe, bool first, bool last)
+{
+	bool imm = wqe->opcode == IBV_WR_SEND_WITH_IMM ||
+		   wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = wqe->opcode == IBV_WR_SEND_WITH_INV;
+
+	if (wqe->opcode == IBV_WR_RDMA_WRITE ||
+	    wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+		if (first && last)
+			return imm ? 0x0b : 0x0a;
+		if (first)
+			return 0x06;
+		return last ? (imm ? 0x09 : 0x08) : 0x07;
+	}
+	if (first && last)
+		return imm ? 0x05 : inv ? 0x17 : 0x04;
+	if (first)
+		return 0x00;
+	return last ? (imm ? 0x03 : inv ? 0x16 : 0x02) : 0x01;
+}
+
+/* May the WQE start now (fence, max_rd_atomic, SQ drain)? */
+static bool can_start(const struct rocemu_qp *qp, const struct swqe *wqe)
+{
+	if (qp->state == IBV_QPS_SQD)
+		return false;
+	/* IBTA 10.8.3.3: a fenced WQE waits for earlier READs and atomics. */
+	if ((wqe->flags & IBV_SEND_FENCE) && qp->req.rd_atomic)
+		return false;
+	if (is_rd_atomic(wqe->opcode)) {
+		unsigned max = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+		if (qp->req.rd_atomic >= max)
+			return false;
+	}
+	return true;
+}
+
+static void start(struct rocemu_qp *qp, struct swqe *wqe)
+{
+	wqe->state = WQE_SENDING;
+	wqe->first_psn = qp->req.psn;
+	wqe->last_psn = roce_psn_add(wqe->first_psn,
+				     npkts(wqe->length, qp_mtu(qp)) - 1);
+	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		wqe->last_psn = wqe->first_psn;
+	wqe->sent = 0;
+	if (is_rd_atomic(wqe->opcode))
+		qp->req.rd_atomic++;
+}
+
+static void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
+		       enum ibv_wc_status status)
+{
+	wqe->status = status;
+	qp_error(qp, IBV_EVENT_QP_FATAL);
+}
+
+/* Sends the READ request for what is still missing of wqe. */
+static void send_read(struct rocemu_qp *qp, struct swqe *wqe)
+{
+	struct roce_ib ib = { 0 };
+
+	ib.bth.opcode = 0x0c;
+	ib.bth.psn = qp->req.psn;
+	ib.bth.ackreq = true;
+	ib.reth.va = wqe->remote_addr + wqe->sent;
+	ib.reth.rkey = wqe->rkey;
+	ib.reth.len = wqe->length - wqe->sent;
+	qp_send_packet(qp, &ib);
+	qp->req.psn = roce_psn_add(qp->req.psn, npkts(ib.reth.len, qp_mtu(qp)));
+	wqe->sent = wqe->length;
+}
+
+static void send_atomic(struct rocemu_qp *qp, struct swqe *wqe)
+{
+	struct roce_ib ib = { 0 };
+
+	ib.bth.opcode = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? 0x13 : 0x14;
+	ib.bth.psn = qp->req.psn;
+	ib.bth.ackreq = true;
+	ib.atmeth.va = wqe->remote_addr;
+	ib.atmeth.rkey = wqe->rkey;
+	ib.atmeth.swap_add = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP
+				     ? wqe->swap : wqe->compare_add;
+	ib.atmeth.compare = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP
+				    ? wqe->compare_add : 0;
+	qp_send_packet(qp, &ib);
+	qp->req.psn = roce_psn_add(qp->req.psn, 1);
+	wqe->sent = 8;
+}
+
+/* Sends the next SEND or WRITE packet of wqe; false after a local error. */
+static bool send_segment(struct rocemu_qp *qp, struct swqe *wqe)
+{
+	static uint8_t payload[4096];
+	uint32_t mtu = qp_mtu(qp), n = wqe->length - wqe->sent;
+	struct roce_ib ib = { 0 };
+
+	if (n > mtu)
+		n = mtu;
+	bool first = wqe->sent == 0, last = wqe->sent + n == wqe->length;
+	if (wqe->is_inline)
+		memcpy(payload, wqe->inline_data + wqe->sent, n);
+	else if (sge_copy_from(qp->pd, wqe->sg, wqe->num_sge, wqe->sent,
+			       payload, n)) {
+		fail_local(qp, wqe, IBV_WC_LOC_PROT_ERR);
+		return false;
+	}
+	ib.bth.opcode = seg_opcode(wqe, first, last);
+	ib.bth.psn = qp->req.psn;
+	/* AckReq on every last packet, and inside long messages every
+	 * ACKREQ_EVERY packets so the window keeps moving (as rxe). */
+	ib.bth.ackreq = last || ++qp->req.noack > ACKREQ_EVERY;
+	if (ib.bth.ackreq)
+		qp->req.noack = 0;
+	ib.bth.se = last && (wqe->flags & IBV_SEND_SOLICITED);
+	ib.reth.va = wqe->remote_addr;
+	ib.reth.rkey = wqe->rkey;
+	ib.reth.len = wqe->length;
+	ib.imm = wqe->imm;
+	ib.ieth = wqe->imm;
+	ib.payload = payload;
+	ib.payload_len = n;
+	qp_send_packet(qp, &ib);
+	qp->req.psn = roce_psn_add(qp->req.psn, 1);
+	wqe->sent += n;
+	return true;
+}
+
+static bool window_full(const struct rocemu_qp *qp)
+{
+	return roce_psn_diff(qp->req.psn, qp->comp.psn) >= WINDOW_PKTS;
+}
+
+/* Sends the next packet of wqe; false after a local error. */
+static bool send_next(struct rocemu_qp *qp, struct swqe *wqe)
+{
+	if (wqe->opcode == IBV_WR_RDMA_READ)
+		send_read(qp, wqe);
+	else if (is_rd_atomic(wqe->opcode))
+		send_atomic(qp, wqe);
+	else if (!send_segment(qp, wqe))
+		return false;
+	if (roce_psn_cmp(qp->req.psn, qp->req.max_psn) > 0)
+		qp->req.max_psn = qp->req.psn;
+	return true;
+}
+
+void req_run(struct rocemu_qp *qp)
+{
+	bool sent = false;
+
+	while (!qp->req.rnr_wait && (qp->state == IBV_QPS_RTS ||
+				     qp->state == IBV_QPS_SQD)) {
+		if (qp->req.idx == ring_tail(&qp->sq) || window_full(qp))
+			break;
+		struct swqe *wqe = ring_slot(&qp->sq, qp->req.idx);
+		if (wqe->state == WQE_DONE || wqe->state == WQE_SENT) {
+			/* acknowledged while being sent again: skip it */
+			uint32_t next = roce_psn_add(wqe->last_psn, 1);
+			if (roce_psn_cmp(qp->req.psn, next) < 0)
+				qp->req.psn = next;
+			qp->req.idx++;
+			continue;
+		}
+		if (wqe->state == WQE_POSTED) {
+			if (!can_start(qp, wqe))
+				break;
+			start(qp, wqe);
+		}
+		if (!send_next(qp, wqe))
+			return;
+		sent = true;
+		if (wqe->sent == wqe->length || is_rd_atomic(wqe->opcode)) {
+			wqe->state = WQE_SENT;
+			qp->req.idx++;
+		}
+	}
+	if (sent && !qp->timer_armed[TIMER_RETRY] && qp->attr.timeout)
+		timer_arm(qp, TIMER_RETRY, 4096ull << qp->attr.timeout);
+}
+
+/*
+ * Go back N (IBTA 9.7.5.2.8): send again from comp.psn, the oldest PSN
+ * not acknowledged. The WQE holding it resumes mid-message (a READ asks
+ * for what is still missing); the started WQEs after it are sent again
+ * whole. A WQE's PSNs are fixed when it first starts, so a late ACK for
+ * a packet sent before the retry still completes the right WQE.
+ */
+void req_retry(struct rocemu_qp *qp)
+{
+	uint32_t idx = ring_head(&qp->sq), tail = ring_tail(&qp->sq);
+	bool found = false;
+
+	for (; idx != tail; idx++) {
+		struct swqe *wqe = ring_slot(&qp->sq, idx);
+		if (wqe->state == WQE_POSTED)
+			break; /* nothing after it has started either */
+		if (wqe->state == WQE_DONE)
+			continue;
+		wqe->state = WQE_SENDING;
+		wqe->sent = 0;
+		if (found)
+			continue;
+		found = true;
+		qp->req.idx = idx;
+		if (wqe->opcode == IBV_WR_RDMA_READ ||
+		    !is_rd_atomic(wqe->opcode)) {
+			uint64_t off = (uint64_t)roce_psn_diff(qp->comp.psn,
+							       wqe->first_psn) *
+				       qp_mtu(qp);
+			wqe->sent = off < wqe->length ? (uint32_t)off : 0;
+		}
+	}
+	if (!found)
+		return;
+	dev_count(qp->dev, ROCEMU_CNT_RETRANSMITS);
+	qp->req.psn = qp->comp.psn;
+	qp->req.noack = 0;
+	qp_make_ready(qp);
+}

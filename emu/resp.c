@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/* RC responder: request packets into memory effects, ACKs, NAKs, READ responses, atomic ACKs. */
+#include <string.h>
+
+#include "local.h"
+
+static void send_aeth(struct rocemu_qp *qp, uint8_t opcode, uint32_t psn,
+		      uint8_t syndrome)
+{
+	struct roce_ib ib = { 0 };
+
+	ib.bth.opcode = opcode;
+	ib.bth.psn = psn;
+	ib.aeth.syndrome = syndrome;
+	ib.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
+	qp_send_packet(qp, &ib);
+}
+
+void resp_flush_ack(struct rocemu_qp *qp)
+{
+	if (!qp->resp.ack_owed || qp->state == IBV_QPS_RESET)
+		return;
+	qp->resp.ack_owed = false;
+	dev_count(qp->dev, ROCEMU_CNT_ACKS_SENT);
+	send_aeth(qp, 0x11, qp->resp.ack_psn, 0x1f);
+}
+
+/*
+ * ACKs are coalesced: every packet that asks for one moves the PSN owed,
+ * and one ACK goes out when the frames due now have all been taken in
+ * (or before any other response, to keep the order).
+ */
+static void owe_ack(struct rocemu_qp *qp, uint32_t psn)
+{
+	struct rocemu_world *w = qp->dev->w;
+
+	if (!qp->resp.ack_owed || roce_psn_cmp(psn, qp->resp.ack_psn) > 0)
+		qp->resp.ack_psn = psn;
+	qp->resp.ack_owed = true;
+	if (!qp->in_acks) {
+		qp->in_acks = true;
+		qp->ack_next = w->acks;
+		w->acks = qp;
+	}
+}
+
+static const enum rocemu_counter nak_counter[] = {
+	[ROCE_NAK_PSN_SEQ] = ROCEMU_CNT_NAK_SENT_SEQ,
+	[ROCE_NAK_INV_REQ] = ROCEMU_CNT_NAK_SENT_INV_REQ,
+	[ROCE_NAK_REM_ACCESS] = ROCEMU_CNT_NAK_SENT_REM_ACCESS,
+	[ROCE_NAK_REM_OP] = ROCEMU_CNT_NAK_SENT_REM_OP,
+};
+
+static void send_nak(struct rocemu_qp *qp, unsigned code, uint32_t psn)
+{
+	resp_flush_ack(qp);
+	dev_count(qp->dev, nak_counter[code]);
+	send_aeth(qp, 0x11, psn, roce_aeth_syndrome(ROCE_AETH_NAK, code));
+}
+
+/* A fatal NAK: the responder QP goes to ERROR after sending it (C9-129). */
+static void nak_fatal(struct rocemu_qp *qp, unsigned code, uint32_t psn,
+		      enum ibv_wc_status recv_status)
+{
+	send_nak(qp, code, psn);
+	if (qp->resp.have_wqe && recv_status != IBV_WC_WR_FLUSH_ERR) {
+		struct ibv_wc wc = { .wr_id = qp->resp.wqe.wr_id,
+				     .status = recv_status,
+				     .opcode = IBV_WC_RECV, .qp_num = qp->qpn };
+		cq_push(qp->rcq, &wc, false);
+		qp->resp.have_wqe = false;
+	}
+	qp_error(qp, code == ROCE_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
+			: code == ROCE_NAK_INV_REQ ? IBV_EVENT_QP_REQ_ERR
+						   : IBV_EVENT_QP_FATAL);
+}
+
+static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
+{
+	resp_flush_ack(qp);
+	dev_count(qp->dev, ROCEMU_CNT_NAK_SENT_RNR);
+	send_aeth(qp, 0x11, psn,
+		  roce_aeth_syndrome(ROCE_AETH_RNR_NAK, qp->attr.min_rnr_timer));
+}
+
+/* Takes the next receive WQE; false (an RNR NAK is due) if none. */
+static bool take_rwqe(struct rocemu_qp *qp)
+{
+	struct rwqe *wqe;
+
+	if (qp->resp.have_wqe)
+		return true;
+	if (!(wqe = ring_cons_slot(&qp->rq)))
+		return false;
+	qp->resp.wqe = *wqe;
+	ring_consume(&qp->rq);
+	qp->resp.have_wqe = true;
+	qp->resp.recvd = 0;
+	return true;
+}
+
+static void complete_recv(struct rocemu_qp *qp, const struct roce_ib *ib,
+			  enum ibv_wc_opcode opcode, uint32_t len)
+{
+	struct ibv_wc wc = { .wr_id = qp->resp.wqe.wr_id,
+			     .status = IBV_WC_SUCCESS, .opcode = opcode,
+			     .byte_len = len, .qp_num = qp->qpn,
+			     .src_qp = qp->attr.dest_qp_num };
+
+	if (ib->exts & ROCE_EXT_IMMDT) {
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = htobe32(ib->imm);
+	}
+	if (ib->exts & ROCE_EXT_IETH) {
+		wc.wc_flags |= IBV_WC_WITH_INV;
+		wc.invalidated_rkey = ib->ieth;
+	}
+	qp->resp.have_wqe = false;
+	cq_push(qp->rcq, &wc, ib->bth.se);
+}
+
+/* Payload size rules that need the path MTU (IBTA 9.7.5.1.x). */
+static bool length_ok(const struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t n = ib->payload_len, mtu = qp_mtu(qp);
+	unsigned fl = ib->op->flags;
+
+	if (fl & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE))
+		return n == mtu;
+	return n <= mtu;
+}
+
+/* In a multi-packet message only its MIDDLE or LAST may come next. */
+static bool sequence_ok(const struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	unsigned fl = ib->op->flags;
+	unsigned kind = fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE);
+	bool cont = fl & (ROCE_OPF_MIDDLE | ROCE_OPF_LAST);
+
+	if (qp->resp.in_msg)
+		return cont && kind == qp->resp.msg_op;
+	return !cont;
+}
+
+/* Each handler returns true when the packet was accepted, so that the
+ * expected PSN moves on; an RNR NAK or an error leaves it. */
+static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	unsigned fl = ib->op->flags;
+	uint32_t psn = ib->bth.psn;
+
+	if (!take_rwqe(qp)) {
+		send_rnr(qp, psn);
+		return false;
+	}
+	if ((uint64_t)qp->resp.recvd + ib->payload_len > qp->resp.wqe.length) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_LOC_LEN_ERR);
+		return false;
+	}
+	if (sge_copy_to(qp->pd, qp->resp.wqe.sg, qp->resp.wqe.num_sge,
+			qp->resp.recvd, ib->payload, ib->payload_len,
+			IBV_ACCESS_LOCAL_WRITE)) {
+		nak_fatal(qp, ROCE_NAK_REM_OP, psn, IBV_WC_LOC_PROT_ERR);
+		return false;
+	}
+	qp->resp.recvd += ib->payload_len;
+	qp->resp.in_msg = !(fl & (ROCE_OPF_LAST | ROCE_OPF_ONLY));
+	qp->resp.msg_op = ROCE_OPF_SEND;
+	if (qp->resp.in_msg)
+		return true;
+	if (ib->exts & ROCE_EXT_IETH) {
+		struct rocemu_mr *mr;
+		HASH_FIND(hh, qp->dev->mrs, &ib->ieth, sizeof(ib->ieth), mr);
+		if (!mr || mr->pd != qp->pd) {
+			nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_LOC_QP_OP_ERR);
+			return false;
+		}
+		mr->valid = false;
+	}
+	qp->resp.msn++;
+	complete_recv(qp, ib, IBV_WC_RECV, qp->resp.recvd);
+	return true;
+}
+
+static bool qp_allows(const struct rocemu_qp *qp, int access)
+{
+	return (qp->attr.qp_access_flags & access) == (unsigned)access;
+}
+
+static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	unsigned fl = ib->op->flags;
+	uint32_t psn = ib->bth.psn;
+	bool starts = fl & (ROCE_OPF_FIRST | ROCE_OPF_ONLY);
+	bool ends = fl & (ROCE_OPF_LAST | ROCE_OPF_ONLY);
+
+	/* rxe answers a QP without remote write with Invalid Request. */
+	if (!qp_allows(qp, IBV_ACCESS_REMOTE_WRITE)) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		return false;
+	}
+	/* WRITE with immediate consumes a receive WQE: check before writing. */
+	if ((ib->exts & ROCE_EXT_IMMDT) && !take_rwqe(qp)) {
+		send_rnr(qp, psn);
+		return false;
+	}
+	if (starts) {
+		qp->resp.va = ib->reth.va;
+		qp->resp.rkey = ib->reth.rkey;
+		qp->resp.resid = qp->resp.write_len = ib->reth.len;
+		qp->resp.mr = NULL;
+		if (ib->reth.len > MAX_MR_SIZE) {
+			nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+			return false;
+		}
+		if (ib->reth.len &&
+		    !(qp->resp.mr = mr_check(qp->pd, ib->reth.rkey, ib->reth.va,
+					     ib->reth.len,
+					     IBV_ACCESS_REMOTE_WRITE))) {
+			nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn,
+				  IBV_WC_WR_FLUSH_ERR);
+			return false;
+		}
+	}
+	/* The packets must add up to the RETH length exactly. */
+	if (ib->payload_len > qp->resp.resid ||
+	    (ends && ib->payload_len != qp->resp.resid)) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		return false;
+	}
+	/* The MR may have been invalidated between packets. */
+	if (ib->payload_len && (!qp->resp.mr || !qp->resp.mr->valid)) {
+		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
+		return false;
+	}
+	memcpy((void *)(uintptr_t)qp->resp.va, ib->payload, ib->payload_len);
+	qp->resp.va += ib->payload_len;
+	qp->resp.resid -= ib->payload_len;
+	qp->resp.in_msg = !ends;
+	qp->resp.msg_op = ROCE_OPF_WRITE;
+	if (!ends)
+		return true;
+	qp->resp.msn++;
+	if (ib->exts & ROCE_EXT_IMMDT)
+		complete_recv(qp, ib, IBV_WC_RECV_RDMA_WITH_IMM,
+			      qp->resp.write_len);
+	return true;
+}
+
+/* READ response packets for len bytes at va, PSNs from psn. A replay
+ * that starts inside the original READ begins with MIDDLE, as rxe does. */
+static void send_read_data(struct rocemu_qp *qp, uint32_t psn, uint64_t va,
+			   uint32_t len, bool from_start)
+{
+	uint32_t mtu = qp_mtu(qp), left = len;
+
+	resp_flush_ack(qp);
+	do {
+		struct roce_ib ib = { 0 };
+		uint32_t n = left < mtu ? left : mtu;
+		bool first = left == len && from_start, last = n == left;
+		ib.bth.opcode = first ? (last ? 0x10 : 0x0d) : (last ? 0x0f : 0x0e);
+		ib.bth.psn = psn;
+		ib.aeth.syndrome = 0x1f;
+		ib.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
+		ib.payload = (const uint8_t *)(uintptr_t)va;
+		ib.payload_len = n;
+		qp_send_packet(qp, &ib);
+		psn = roce_psn_add(psn, 1);
+		va += n;
+		left -= n;
+	} while (left);
+}
+
+static struct rd_res *new_res(struct rocemu_qp *qp)
+{
+	unsigned max = qp->attr.max_dest_rd_atomic;
+	struct rd_res *r = &qp->resp.res[qp->resp.res_next % max];
+
+	qp->resp.res_next++;
+	return r;
+}
+
+static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t psn = ib->bth.psn, len = ib->reth.len, mtu = qp_mtu(qp);
+
+	if (!qp_allows(qp, IBV_ACCESS_REMOTE_READ) ||
+	    !qp->attr.max_dest_rd_atomic || len > MAX_MR_SIZE) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		return;
+	}
+	/* A zero-length READ skips the key check (IBTA 9.4.3). */
+	if (len && !mr_check(qp->pd, ib->reth.rkey, ib->reth.va, len,
+			     IBV_ACCESS_REMOTE_READ)) {
+		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
+		return;
+	}
+	uint32_t n = len ? (len + mtu - 1) / mtu : 1;
+	struct rd_res *r = new_res(qp);
+	*r = (struct rd_res){ true, false, psn, roce_psn_add(psn, n - 1),
+			      ib->reth.va, ib->reth.rkey, len, 0 };
+	qp->resp.msn++; /* C9-148: a READ counts when it executes */
+	send_read_data(qp, psn, ib->reth.va, len, true);
+	qp->resp.psn = roce_psn_add(psn, n);
+}
+
+static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t psn = ib->bth.psn;
+	const struct roce_atmeth *a = &ib->atmeth;
+	uint64_t orig, v;
+
+	if (!qp_allows(qp, IBV_ACCESS_REMOTE_ATOMIC) ||
+	    !qp->attr.max_dest_rd_atomic || (a->va & 7)) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		return;
+	}
+	if (!mr_check(qp->pd, a->rkey, a->va, 8, IBV_ACCESS_REMOTE_ATOMIC)) {
+		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
+		return;
+	}
+	/* The operand is a host-order 64-bit value, as on rxe. */
+	memcpy(&orig, (void *)(uintptr_t)a->va, 8);
+	if (ib->bth.opcode == 0x13)
+		v = orig == a->compare ? a->swap_add : orig;
+	else
+		v = orig + a->swap_add;
+	memcpy((void *)(uintptr_t)a->va, &v, 8);
+	struct rd_res *r = new_res(qp);
+	*r = (struct rd_res){ true, true, psn, psn, a->va, a->rkey, 8, orig };
+	qp->resp.msn++;
+	resp_flush_ack(qp);
+	struct roce_ib ack = { 0 };
+	ack.bth.opcode = 0x12;
+	ack.bth.psn = psn;
+	ack.aeth.syndrome = 0x1f;
+	ack.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
+	ack.atmack = orig;
+	qp_send_packet(qp, &ack);
+	qp->resp.psn = roce_psn_add(psn, 1);
+}
+
+/* IBTA 9.7.5.1.1: a duplicate SEND or WRITE is acknowledged again, a
+ * duplicate READ executed again, a duplicate atomic answered from its
+ * saved result and not applied twice. */
+static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t psn = ib->bth.psn;
+	unsigned fl = ib->op->flags;
+
+	dev_count(qp->dev, ROCEMU_CNT_DUP_REQUESTS);
+	if (fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE)) {
+		owe_ack(qp, roce_psn_add(qp->resp.psn, ROCE_PSN_MASK));
+		return;
+	}
+	for (unsigned i = 0; i < MAX_RD_ATOMIC; i++) {
+		struct rd_res *r = &qp->resp.res[i];
+		if (!r->valid || roce_psn_cmp(psn, r->first_psn) < 0 ||
+		    roce_psn_cmp(psn, r->last_psn) > 0)
+			continue;
+		if (r->atomic && (fl & ROCE_OPF_ATOMIC) && psn == r->first_psn) {
+			struct roce_ib ack = { 0 };
+			resp_flush_ack(qp);
+			ack.bth.opcode = 0x12;
+			ack.bth.psn = psn;
+			ack.aeth.syndrome = 0x1f;
+			ack.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
+			ack.atmack = r->orig;
+			qp_send_packet(qp, &ack);
+			return;
+		}
+		uint64_t off = (uint64_t)roce_psn_diff(psn, r->first_psn) *
+			       qp_mtu(qp);
+		if (!r->atomic && (fl & ROCE_OPF_READ) &&
+		    ib->reth.rkey == r->rkey && ib->reth.va == r->va + off &&
+		    (uint64_t)ib->reth.len + off == r->len &&
+		    (!ib->reth.len ||
+		     mr_check(qp->pd, r->rkey, ib->reth.va, ib->reth.len,
+			      IBV_ACCESS_REMOTE_READ))) {
+			send_read_data(qp, psn, ib->reth.va, ib->reth.len,
+				       psn == r->first_psn);
+			return;
+		}
+	}
+	dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ); /* nothing to answer */
+}
+
+void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
+{
+	const struct roce_ib *ib = &f->ib;
+	uint32_t psn = ib->bth.psn;
+	int32_t d = roce_psn_cmp(psn, qp->resp.psn);
+	unsigned fl = ib->op->flags;
+
+	if (d > 0) {
+		/* C9-110: one NAK per gap, then silence until it closes. */
+		if (!qp->resp.nak_sent) {
+			qp->resp.nak_sent = true;
+			send_nak(qp, ROCE_NAK_PSN_SEQ, qp->resp.psn);
+		}
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
+		return;
+	}
+	if (d < 0) {
+		duplicate(qp, ib);
+		return;
+	}
+	qp->resp.nak_sent = false;
+	if (!sequence_ok(qp, ib) || !length_ok(qp, ib)) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		return;
+	}
+	if (fl & ROCE_OPF_READ) {
+		do_read(qp, ib);
+		return;
+	}
+	if (fl & ROCE_OPF_ATOMIC) {
+		do_atomic(qp, ib);
+		return;
+	}
+	if (!((fl & ROCE_OPF_SEND) ? do_send(qp, ib) : do_write(qp, ib)))
+		return;
+	qp->resp.psn = roce_psn_add(psn, 1);
+	if (ib->bth.ackreq)
+		owe_ack(qp, psn);
+}

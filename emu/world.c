@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/* The world: virtual clock, seeded generator, event heaps and the step loop. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "local.h"
+
+struct rocemu_world *rocemu_world_new(uint64_t seed)
+{
+	struct rocemu_world *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->rng = seed;
+	w->faults.latency_ns = DEFAULT_LATENCY_NS;
+	w->frames.elem_size = sizeof(struct inflight);
+	w->timers.elem_size = sizeof(struct timer_ev);
+	return w;
+}
+
+void rocemu_world_free(struct rocemu_world *w)
+{
+	struct inflight f;
+
+	if (!w)
+		return;
+	while (w->frames.n) {
+		heap_pop(&w->frames, &f);
+		free(f.data);
+	}
+	free(w->frames.v);
+	free(w->timers.v);
+	roce_pcap_finish(w->pcap);
+	free(w);
+}
+
+uint64_t rocemu_world_now(const struct rocemu_world *w)
+{
+	return w->now;
+}
+
+void rocemu_world_set_faults(struct rocemu_world *w,
+			     const struct rocemu_faults *f)
+{
+	w->faults = *f;
+	if (!w->faults.latency_ns)
+		w->faults.latency_ns = DEFAULT_LATENCY_NS;
+}
+
+int rocemu_world_record(struct rocemu_world *w, const char *path)
+{
+	char err[ROCE_PCAP_ERRLEN];
+
+	if (w->pcap && roce_pcap_finish(w->pcap))
+		return -EIO;
+	w->pcap = NULL;
+	return path ? roce_pcap_create(path, &w->pcap, err) : 0;
+}
+
+void rocemu_world_trace(struct rocemu_world *w, rocemu_trace_fn fn, void *arg)
+{
+	w->trace = fn;
+	w->trace_arg = arg;
+}
+
+void world_trace(struct rocemu_world *w, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!w->trace)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	w->trace(w->trace_arg, line);
+}
+
+uint64_t world_rand(struct rocemu_world *w)
+{
+	/* splitmix64: one state word, reproducible from the seed */
+	uint64_t z = (w->rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+bool world_chance(struct rocemu_world *w, double p)
+{
+	return p > 0 && (double)(world_rand(w) >> 11) * 0x1.0p-53 < p;
+}
+
+/* ---- heaps ------------------------------------------------------- */
+
+struct key {
+	uint64_t when, seq;
+};
+
+static bool before(const struct heap *h, size_t a, size_t b)
+{
+	const struct key *x = (const void *)(h->v + a * h->elem_size);
+	const struct key *y = (const void *)(h->v + b * h->elem_size);
+
+	return x->when < y->when || (x->when == y->when && x->seq < y->seq);
+}
+
+static void swap(struct heap *h, size_t a, size_t b)
+{
+	uint8_t t[64];
+	size_t s = h->elem_size;
+
+	memcpy(t, h->v + a * s, s);
+	memcpy(h->v + a * s, h->v + b * s, s);
+	memcpy(h->v + b * s, t, s);
+}
+
+int heap_push(struct heap *h, const void *elem)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 64;
+		uint8_t *v = realloc(h->v, cap * h->elem_size);
+		if (!v)
+			return -ENOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	size_t i = h->n++;
+	memcpy(h->v + i * h->elem_size, elem, h->elem_size);
+	while (i && before(h, i, (i - 1) / 2)) {
+		swap(h, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+void heap_pop(struct heap *h, void *out)
+{
+	memcpy(out, h->v, h->elem_size);
+	if (--h->n == 0)
+		return;
+	memcpy(h->v, h->v + h->n * h->elem_size, h->elem_size);
+	for (size_t i = 0;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < h->n && before(h, l, m))
+			m = l;
+		if (r < h->n && before(h, r, m))
+			m = r;
+		if (m == i)
+			break;
+		swap(h, i, m);
+		i = m;
+	}
+}
+
+/* ---- timers ------------------------------------------------------ */
+
+void timer_arm(struct rocemu_qp *qp, enum timer_kind kind, uint64_t ns)
+{
+	struct rocemu_world *w = qp->dev->w;
+	struct timer_ev ev = { w->now + ns, w->seq++, qp,
+			       ++qp->timer_gen[kind], (uint8_t)kind };
+
+	qp->timer_armed[kind] = heap_push(&w->timers, &ev) == 0;
+}
+
+void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind)
+{
+	qp->timer_gen[kind]++; /* the heap entry goes stale */
+	qp->timer_armed[kind] = false;
+}
+
+/* Drops cancelled timers from the top; true if a live one is due. */
+static bool timer_due(struct rocemu_world *w, uint64_t *when)
+{
+	const struct timer_ev *t;
+
+	while ((t = heap_top(&w->timers)) &&
+	       t->gen != t->qp->timer_gen[t->kind]) {
+		struct timer_ev dead;
+		heap_pop(&w->timers, &dead);
+	}
+	if (!t)
+		return false;
+	*when = t->when;
+	return true;
+}
+
+static unsigned fire_timers(struct rocemu_world *w)
+{
+	uint64_t when;
+	unsigned n = 0;
+
+	while (timer_due(w, &when) && when <= w->now) {
+		struct timer_ev ev;
+		heap_pop(&w->timers, &ev);
+		ev.qp->timer_armed[ev.kind] = false;
+		comp_timer(ev.qp, (enum timer_kind)ev.kind);
+		n++;
+	}
+	return n;
+}
+
+/* ---- stepping ---------------------------------------------------- */
+
+static unsigned run_ready(struct rocemu_world *w)
+{
+	unsigned n = 0;
+
+	while (w->ready) {
+		struct rocemu_qp *qp = w->ready;
+		w->ready = qp->ready_next;
+		qp->in_ready = false;
+		req_run(qp);
+		n++;
+	}
+	return n;
+}
+
+static void flush_acks(struct rocemu_world *w)
+{
+	while (w->acks) {
+		struct rocemu_qp *qp = w->acks;
+		w->acks = qp->ack_next;
+		qp->in_acks = false;
+		resp_flush_ack(qp);
+	}
+}
+
+unsigned long rocemu_world_run(struct rocemu_world *w)
+{
+	unsigned long steps = 0;
+	unsigned n;
+
+	do {
+		n = run_ready(w);
+		n += wire_deliver_due(w);
+		flush_acks(w);
+		n += fire_timers(w);
+		steps += n;
+	} while (n);
+	return steps;
+}
+
+/* The time of the next frame or live timer; false if none. */
+static bool next_event(struct rocemu_world *w, uint64_t *when)
+{
+	bool any = timer_due(w, when);
+	const struct inflight *f = heap_top(&w->frames);
+
+	if (f && (!any || f->when < *when)) {
+		*when = f->when;
+		any = true;
+	}
+	return any;
+}
+
+void rocemu_world_advance(struct rocemu_world *w, uint64_t ns)
+{
+	uint64_t end = w->now + ns, when;
+
+	rocemu_world_run(w);
+	while (next_event(w, &when) && when <= end) {
+		if (when > w->now)
+			w->now = when;
+		rocemu_world_run(w);
+	}
+	w->now = end;
+	rocemu_world_run(w);
+}
+
+bool rocemu_world_settle(struct rocemu_world *w, uint64_t max_ns)
+{
+	uint64_t end = w->now + max_ns, when;
+
+	rocemu_world_run(w);
+	while (next_event(w, &when)) {
+		if (when > end)
+			return false;
+		if (when > w->now)
+			w->now = when;
+		rocemu_world_run(w);
+	}
+	return true;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* The emulated RDMA device: worlds, devices, verbs objects and the RC transport. */
+#ifndef ROCEMU_DEVICE_H
+#define ROCEMU_DEVICE_H
+
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The verbs objects take and return rdma-core's own types (ibv_send_wr,
+ * ibv_wc, ibv_qp_attr, the attribute masks and statuses), so the verbs
+ * front end maps onto them one to one. Functions return 0 or a negative
+ * errno and change nothing on failure, unless they say otherwise.
+ */
+
+struct rocemu_world;
+struct rocemu_dev;
+struct rocemu_pd;
+struct rocemu_mr;
+struct rocemu_cq;
+struct rocemu_qp;
+struct rocemu_channel;
+
+/* ---- the world: clock, seed, the deterministic wire ---------------- */
+
+/* Faults the loopback wire applies to each frame, as probabilities. */
+struct rocemu_faults {
+	double drop;
+	double duplicate;
+	double reorder;		/* held back by reorder_ns */
+	double corrupt;		/* one bit flipped in the IP datagram */
+	uint64_t latency_ns;	/* every frame; default 1000 */
+	uint64_t reorder_ns;	/* extra delay of a reordered frame */
+};
+
+/* Creates a world with a virtual clock at 0 and a seeded generator. */
+struct rocemu_world *rocemu_world_new(uint64_t seed);
+void rocemu_world_free(struct rocemu_world *w);
+
+uint64_t rocemu_world_now(const struct rocemu_world *w);
+void rocemu_world_set_faults(struct rocemu_world *w,
+			     const struct rocemu_faults *f);
+
+/* Records every frame the wire carries, as sent, to an Ethernet pcap. */
+int rocemu_world_record(struct rocemu_world *w, const char *path);
+
+/* Does all work that is due now, without moving the clock. Returns the
+ * number of steps taken. */
+unsigned long rocemu_world_run(struct rocemu_world *w);
+
+/* Moves the clock forward by ns, doing each piece of work at its time. */
+void rocemu_world_advance(struct rocemu_world *w, uint64_t ns);
+
+/*
+ * Runs and moves the clock to each next event until nothing is pending
+ * (no frame in flight, no timer armed) or max_ns have passed. Returns
+ * true if it went idle.
+ */
+bool rocemu_world_settle(struct rocemu_world *w, uint64_t max_ns);
+
+/* A line of trace per WQE, packet, ACK and CQE, or NULL for none. */
+typedef void (*rocemu_trace_fn)(void *arg, const char *line);
+void rocemu_world_trace(struct rocemu_world *w, rocemu_trace_fn fn,
+			void *arg);
+
+/* ---- devices ----------------------------------------------------- */
+
+struct rocemu_dev_cfg {
+	const char *name;
+	uint8_t gid[16];	/* ::ffff:a.b.c.d for IPv4 */
+	enum ibv_mtu mtu;	/* port MTU, IBV_MTU_256 .. IBV_MTU_4096 */
+};
+
+struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
+				  const struct rocemu_dev_cfg *cfg);
+void rocemu_dev_free(struct rocemu_dev *d);
+
+/* Counters, per device. */
+enum rocemu_counter {
+	ROCEMU_CNT_TX_PACKETS,
+	ROCEMU_CNT_RX_PACKETS,
+	ROCEMU_CNT_RX_DROP_MALFORMED,
+	ROCEMU_CNT_RX_DROP_ICRC,
+	ROCEMU_CNT_RX_DROP_NOT_ROCE,
+	ROCEMU_CNT_RX_DROP_UNKNOWN_QP,
+	ROCEMU_CNT_RX_DROP_BAD_STATE,	/* QP not ready, wrong transport or source */
+	ROCEMU_CNT_RX_DROP_PKEY,
+	ROCEMU_CNT_RX_DROP_SEQ,		/* out of sequence, silently dropped */
+	ROCEMU_CNT_RETRANSMITS,		/* packets sent again */
+	ROCEMU_CNT_TIMEOUTS,
+	ROCEMU_CNT_NAK_SENT_SEQ,
+	ROCEMU_CNT_NAK_SENT_RNR,
+	ROCEMU_CNT_NAK_SENT_INV_REQ,
+	ROCEMU_CNT_NAK_SENT_REM_ACCESS,
+	ROCEMU_CNT_NAK_SENT_REM_OP,
+	ROCEMU_CNT_NAK_RCVD_SEQ,
+	ROCEMU_CNT_NAK_RCVD_RNR,
+	ROCEMU_CNT_NAK_RCVD_ERROR,
+	ROCEMU_CNT_ACKS_SENT,
+	ROCEMU_CNT_DUP_REQUESTS,
+	ROCEMU_CNT_CQ_OVERRUNS,
+	ROCEMU_CNT_COUNTER_MAX,
+};
+uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c);
+const char *rocemu_counter_name(enum rocemu_counter c);
+
+/* Limits this device honours (what ibv_query_device reports). */
+void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a);
+
+/* Asynchronous events: a file descriptor readable when one is queued,
+ * and the queue itself (-EAGAIN when empty). */
+int rocemu_dev_async_fd(const struct rocemu_dev *d);
+int rocemu_dev_get_async_event(struct rocemu_dev *d,
+			       struct ibv_async_event *ev);
+
+/* ---- protection domains and memory regions ------------------------- */
+
+struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d);
+int rocemu_pd_free(struct rocemu_pd *pd);	/* -EBUSY while in use */
+
+/* Registers [addr, addr+len) with IBV_ACCESS_* flags; NULL and errno set
+ * (EINVAL) for bad flags, e.g. remote write without local write. */
+struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
+				int access);
+int rocemu_mr_dereg(struct rocemu_mr *mr);
+uint32_t rocemu_mr_lkey(const struct rocemu_mr *mr);
+uint32_t rocemu_mr_rkey(const struct rocemu_mr *mr);
+
+/* ---- completion queues and channels -------------------------------- */
+
+/* A channel's fd is readable when a CQ attached to it has an event. */
+struct rocemu_channel *rocemu_channel_new(struct rocemu_dev *d);
+int rocemu_channel_free(struct rocemu_channel *ch);
+int rocemu_channel_fd(const struct rocemu_channel *ch);
+/* Blocks (unless the fd is non-blocking) until an event; returns the CQ. */
+int rocemu_channel_get_event(struct rocemu_channel *ch, struct rocemu_cq **cq);
+
+/* At least cqe entries (rounded up to a power of two). */
+struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
+				struct rocemu_channel *ch);
+int rocemu_cq_free(struct rocemu_cq *cq);
+int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc);
+int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only);
+/* Events delivered but not yet acknowledged, as ibv_ack_cq_events counts. */
+void rocemu_cq_ack_events(struct rocemu_cq *cq, unsigned n);
+
+/* ---- queue pairs ---------------------------------------------------- */
+
+/* RC only for now: attr->qp_type must be IBV_QPT_RC. */
+struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
+				struct ibv_qp_init_attr *attr);
+int rocemu_qp_free(struct rocemu_qp *qp);
+uint32_t rocemu_qp_num(const struct rocemu_qp *qp);
+
+/* ibv_modify_qp: -EINVAL for a transition, mask or value the IBTA does
+ * not allow, leaving the QP as it was. */
+int rocemu_qp_modify(struct rocemu_qp *qp, struct ibv_qp_attr *attr,
+		     int mask);
+int rocemu_qp_query(struct rocemu_qp *qp, struct ibv_qp_attr *attr,
+		    struct ibv_qp_init_attr *init);
+
+/* Everything an RC QP needs to go from RESET to RTS towards a peer. */
+struct rocemu_rc_params {
+	uint8_t peer_gid[16];
+	uint32_t peer_qpn;
+	uint32_t sq_psn, rq_psn;
+	enum ibv_mtu mtu;
+	int access;		/* IBV_ACCESS_REMOTE_* the QP allows */
+	uint8_t timeout;	/* 4.096 us * 2^timeout; 0: never */
+	uint8_t retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic;	/* both directions */
+};
+
+/* The three ibv_modify_qp calls of a connection, with these values. */
+int rocemu_qp_connect(struct rocemu_qp *qp, const struct rocemu_rc_params *p);
+
+/* ibv_post_send / ibv_post_recv: -ENOMEM when the queue is full, -EINVAL
+ * for a bad work request; *bad names the first one not posted. */
+int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad);
+int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad);
+
+#endif
