@@ -42,9 +42,7 @@ void comp_retire(struct rocemu_qp *qp)
 		}
 		ring_consume(&qp->sq);
 	}
-	/* The requester never points at a retired slot. */
-	if ((int32_t)(qp->req.idx - ring_head(&qp->sq)) < 0)
-		qp->req.idx = ring_head(&qp->sq);
+	req_skip_retired(qp);
 	if (qp->state == IBV_QPS_SQD && qp->attr.en_sqd_async_notify &&
 	    ring_head(&qp->sq) == qp->req.idx) {
 		qp->attr.en_sqd_async_notify = 0; /* once per drain */
@@ -108,10 +106,16 @@ static bool ack_upto(struct rocemu_qp *qp, uint32_t psn)
 	return true;
 }
 
-static void progress(struct rocemu_qp *qp)
+/* A valid response shows the path works: the retry counts start over. */
+static void counters_reset(struct rocemu_qp *qp)
 {
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
+}
+
+static void progress(struct rocemu_qp *qp)
+{
+	counters_reset(qp);
 	comp_retire(qp);
 	restart_timer(qp);
 	qp_make_ready(qp);
@@ -167,6 +171,7 @@ static void on_nak(struct rocemu_qp *qp, const struct roce_ib *ib)
 	}
 	if (val == ROCE_NAK_PSN_SEQ) {
 		dev_count(qp->dev, ROCEMU_CNT_NAK_RCVD_SEQ);
+		qp->comp.retry_left = qp->attr.retry_cnt;
 		req_retry(qp);
 		restart_timer(qp);
 		return;

@@ -239,3 +239,23 @@ void req_retry(struct rocemu_qp *qp)
 	qp->req.noack = 0;
 	qp_make_ready(qp);
 }
+
+/*
+ * Late ACKs may retire WQEs that a go-back pass was about to send again.
+ * The send position, slot and PSN together, then moves to the oldest WQE
+ * left: where it stands if it has started, else to the next new PSN.
+ */
+void req_skip_retired(struct rocemu_qp *qp)
+{
+	uint32_t head = ring_head(&qp->sq);
+
+	if ((int32_t)(qp->req.idx - head) >= 0)
+		return;
+	qp->req.idx = head;
+	struct swqe *wqe = ring_slot(&qp->sq, head);
+	if (head == ring_tail(&qp->sq) || wqe->state == WQE_POSTED)
+		qp->req.psn = qp->req.max_psn;
+	else
+		qp->req.psn = roce_psn_add(wqe->first_psn,
+					   wqe->sent / qp_mtu(qp));
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The two-device fixture the device suites share. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,10 +56,11 @@ int qp_connect(struct rocemu_qp *qp, uint32_t peer_qpn, const uint8_t *peer_gid,
 				       : IBV_ACCESS_REMOTE_WRITE |
 						 IBV_ACCESS_REMOTE_READ |
 						 IBV_ACCESS_REMOTE_ATOMIC,
-		.timeout = o->timeout ? o->timeout : 14,
-		.retry_cnt = o->retry_cnt ? o->retry_cnt : 7,
-		.rnr_retry = o->rnr_retry ? o->rnr_retry : 7,
-		.min_rnr_timer = o->min_rnr_timer ? o->min_rnr_timer : 1,
+		.timeout = o->exact || o->timeout ? o->timeout : 14,
+		.retry_cnt = o->exact || o->retry_cnt ? o->retry_cnt : 7,
+		.rnr_retry = o->exact || o->rnr_retry ? o->rnr_retry : 7,
+		.min_rnr_timer = o->exact || o->min_rnr_timer ? o->min_rnr_timer
+							      : 1,
 		.max_rd_atomic = o->rd_atomic ? o->rd_atomic : 16,
 	};
 
@@ -75,12 +77,21 @@ static const uint8_t *gid_of(uint8_t last, uint8_t *g)
 	return g;
 }
 
+static void trace_stderr(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "%s\n", line);
+}
+
 void pair_up(struct pair *p, const struct pair_opts *o)
 {
 	uint8_t g[16];
 
 	memset(p, 0, sizeof(*p));
 	p->w = rocemu_world_new(o->seed);
+	/* ROCEMU_TEST_TRACE=1 shows every WQE, packet and CQE of a test. */
+	if (getenv("ROCEMU_TEST_TRACE"))
+		rocemu_world_trace(p->w, trace_stderr, NULL);
 	side_up(p, &p->a, 1, o);
 	side_up(p, &p->b, 2, o);
 	ck_assert_int_eq(qp_connect(p->a.qp, rocemu_qp_num(p->b.qp),

@@ -3,6 +3,7 @@
 #ifndef ROCEMU_TESTS_CHECK_PAIR_H
 #define ROCEMU_TESTS_CHECK_PAIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,7 @@ struct pair_opts {
 	uint32_t psn_a, psn_b;	/* first PSNs */
 	int cq_size;		/* default 4096 */
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	bool exact;		/* use the four above as given, 0 included */
 	uint8_t rd_atomic;	/* default 16 */
 	int max_wr;		/* default 1024 */
 };

@@ -18,6 +18,7 @@ Suite *malformed_suite(void);
 Suite *rxe_pcap_suite(void);
 Suite *dissect_suite(void);
 Suite *rc_suite(void);
+Suite *rc_errors_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);
