@@ -84,7 +84,7 @@ $(DEPS_OK):
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKG_LIBS))
 PKG_LDLIBS = $(shell pkg-config --libs $(PKG_LIBS))
-CHECK_LDLIBS = $(shell pkg-config --libs check)
+CHECK_LDLIBS = $(shell pkg-config --libs check) -lm
 
 $(BUILD)/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)

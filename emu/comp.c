@@ -42,7 +42,7 @@ void comp_retire(struct rocemu_qp *qp)
 		}
 		ring_consume(&qp->sq);
 	}
-	req_skip_retired(qp);
+	req_follow_acks(qp);
 	if (qp->state == IBV_QPS_SQD && qp->attr.en_sqd_async_notify &&
 	    ring_head(&qp->sq) == qp->req.idx) {
 		qp->attr.en_sqd_async_notify = 0; /* once per drain */

@@ -275,8 +275,8 @@ void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib);
 
 void req_run(struct rocemu_qp *qp);
 void req_retry(struct rocemu_qp *qp);
-/* Moves the send position off WQEs that were just retired. */
-void req_skip_retired(struct rocemu_qp *qp);
+/* Moves the send position past what ACKs have just covered. */
+void req_follow_acks(struct rocemu_qp *qp);
 void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
 void comp_timer(struct rocemu_qp *qp, enum timer_kind kind);
 /* Retires finished WQEs from the head of the SQ, in order. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Queue pairs: creation, posting work requests, errors and flushing. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,7 +219,11 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	if (atomic && (wr->num_sge != 1 || len != 8 ||
 		       (wr->wr.atomic.remote_addr & 7)))
 		return -EINVAL;
+	/* The slot held an older WQE: clear all but the inline buffer. */
 	memset(wqe, 0, offsetof(struct swqe, inline_data));
+	wqe->state = WQE_POSTED;
+	wqe->first_psn = wqe->last_psn = wqe->sent = 0;
+	wqe->status = IBV_WC_SUCCESS;
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = wr->opcode;
 	wqe->flags = wr->send_flags;
@@ -314,4 +319,20 @@ int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 	if (qp->state == IBV_QPS_ERR)
 		flush_rq(qp);
 	return rc;
+}
+
+void rocemu_qp_describe(const struct rocemu_qp *qp, char *buf, size_t len)
+{
+	struct ring *sq = (struct ring *)&qp->sq;
+
+	snprintf(buf, len,
+		 "qp 0x%06x state %d sq head %u tail %u next %u | req psn "
+		 "0x%06x max 0x%06x rd_atomic %u rnr_wait %d | comp psn "
+		 "0x%06x retries left %u rnr %u timer %d | resp psn 0x%06x "
+		 "msn %u nak_sent %d in_msg %d",
+		 qp->qpn, qp->state, ring_head(sq), ring_tail(sq), qp->req.idx,
+		 qp->req.psn, qp->req.max_psn, qp->req.rd_atomic,
+		 qp->req.rnr_wait, qp->comp.psn, qp->comp.retry_left,
+		 qp->comp.rnr_left, qp->timer_armed[TIMER_RETRY], qp->resp.psn,
+		 qp->resp.msn, qp->resp.nak_sent, qp->resp.in_msg);
 }

@@ -149,7 +149,8 @@ static bool send_segment(struct rocemu_qp *qp, struct swqe *wqe)
 
 static bool window_full(const struct rocemu_qp *qp)
 {
-	return roce_psn_diff(qp->req.psn, qp->comp.psn) >= WINDOW_PKTS;
+	return roce_psn_cmp(qp->req.psn, qp->comp.psn) > 0 &&
+	       roce_psn_diff(qp->req.psn, qp->comp.psn) >= WINDOW_PKTS;
 }
 
 /* Sends the next packet of wqe; false after a local error. */
@@ -241,21 +242,33 @@ void req_retry(struct rocemu_qp *qp)
 }
 
 /*
- * Late ACKs may retire WQEs that a go-back pass was about to send again.
- * The send position, slot and PSN together, then moves to the oldest WQE
- * left: where it stands if it has started, else to the next new PSN.
+ * ACKs for packets sent before a go-back may overtake the send position:
+ * retire the WQE it stands on, or acknowledge part of it. The position,
+ * slot, offset and PSN together, then moves to the oldest PSN still owed,
+ * so nothing acknowledged is sent again and no PSN is skipped.
  */
-void req_skip_retired(struct rocemu_qp *qp)
+void req_follow_acks(struct rocemu_qp *qp)
 {
-	uint32_t head = ring_head(&qp->sq);
+	uint32_t head = ring_head(&qp->sq), tail = ring_tail(&qp->sq);
+	uint32_t idx = head;
 
-	if ((int32_t)(qp->req.idx - head) >= 0)
+	if ((int32_t)(qp->req.idx - head) >= 0 &&
+	    roce_psn_cmp(qp->req.psn, qp->comp.psn) >= 0)
 		return;
-	qp->req.idx = head;
-	struct swqe *wqe = ring_slot(&qp->sq, head);
-	if (head == ring_tail(&qp->sq) || wqe->state == WQE_POSTED)
+	while (idx != tail &&
+	       ((struct swqe *)ring_slot(&qp->sq, idx))->state == WQE_DONE)
+		idx++;
+	qp->req.idx = idx;
+	struct swqe *wqe = ring_slot(&qp->sq, idx);
+	if (idx == tail || wqe->state == WQE_POSTED) {
 		qp->req.psn = qp->req.max_psn;
-	else
-		qp->req.psn = roce_psn_add(wqe->first_psn,
-					   wqe->sent / qp_mtu(qp));
+		return;
+	}
+	uint32_t at = roce_psn_cmp(qp->comp.psn, wqe->first_psn) > 0
+			      ? qp->comp.psn : wqe->first_psn;
+	uint64_t off = (uint64_t)roce_psn_diff(at, wqe->first_psn) * qp_mtu(qp);
+	wqe->state = WQE_SENDING;
+	wqe->sent = is_rd_atomic(wqe->opcode) && wqe->opcode != IBV_WR_RDMA_READ
+			    ? 0 : (uint32_t)(off < wqe->length ? off : wqe->length);
+	qp->req.psn = at;
 }

@@ -173,6 +173,9 @@ struct rocemu_rc_params {
 	uint8_t max_rd_atomic;	/* both directions */
 };
 
+/* One line on the QP's engines: send position, PSNs, counts in flight. */
+void rocemu_qp_describe(const struct rocemu_qp *qp, char *buf, size_t len);
+
 /* The three ibv_modify_qp calls of a connection, with these values. */
 int rocemu_qp_connect(struct rocemu_qp *qp, const struct rocemu_rc_params *p);
 
