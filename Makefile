@@ -129,19 +129,31 @@ bench: $(BENCH) $(ROCEMU) $(MKCAP)
 	$(Q)$(BENCH) --rocemu $(ROCEMU) --mkcap $(MKCAP) --work $(BUILD)/bench
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
+# Two targets: the frame decoder, and an RC responder in RTS that must never
+# touch memory outside its MR. Each runs for FUZZ_SECONDS.
 FUZZ_DIR := build/fuzz
-FUZZ_FLAGS := -std=gnu11 -g -O1 -Iinclude -Iproto \
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-fuzz: $(MKCAP) | $(DEPS_OK)
-	@mkdir -p $(FUZZ_DIR)/corpus
+FUZZ_TARGETS := fuzz_frame fuzz_responder
+fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
+	@mkdir -p $(FUZZ_DIR)/corpus_frame $(FUZZ_DIR)/corpus_responder
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
 	  tests/fuzz/fuzz_frame.c $(filter-out proto/pcapio.c,$(PROTO_SRC)) -lz
-	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus pcaps/rxe/*.pcap
-	$(Q)$(FUZZ_DIR)/fuzz_frame -max_total_time=$(FUZZ_SECONDS) \
-	  -print_final_stats=1 $(FUZZ_DIR)/corpus >$(FUZZ_DIR)/log 2>&1; \
-	  rc=$$?; tail -n 8 $(FUZZ_DIR)/log; \
-	  if [ $$rc != 0 ]; then echo "fuzz: FAILED, see $(FUZZ_DIR)/log"; \
-	    exit 1; fi; echo "fuzz: 1 passed, 0 failed"
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_responder \
+	  tests/fuzz/fuzz_responder.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lpcap
+	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap >/dev/null
+	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
+	$(Q)$(MKCAP) --transport-seeds $(FUZZ_DIR)/corpus_responder \
+	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
+	$(Q)for t in frame responder; do \
+	  $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -print_final_stats=1 $(FUZZ_DIR)/corpus_$$t \
+	    >$(FUZZ_DIR)/log_$$t 2>&1; rc=$$?; \
+	  echo "fuzz_$$t: $$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' \
+	    $(FUZZ_DIR)/log_$$t)"; \
+	  if [ $$rc != 0 ]; then tail -n 30 $(FUZZ_DIR)/log_$$t; \
+	    echo "fuzz: FAILED, see $(FUZZ_DIR)/log_$$t"; exit 1; fi; \
+	done; echo "fuzz: 2 passed, 0 failed"
 
 # ---- install ------------------------------------------------------------
 install: $(LIB) $(ROCEMU)

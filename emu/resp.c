@@ -233,7 +233,9 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
-	memcpy((void *)(uintptr_t)qp->resp.va, ib->payload, ib->payload_len);
+	if (ib->payload_len) /* a zero-length WRITE may name address 0 */
+		memcpy((void *)(uintptr_t)qp->resp.va, ib->payload,
+		       ib->payload_len);
 	qp->resp.va += ib->payload_len;
 	qp->resp.resid -= ib->payload_len;
 	qp->resp.in_msg = !ends;

@@ -96,3 +96,9 @@ unsigned wire_deliver_due(struct rocemu_world *w)
 	}
 	return n;
 }
+
+void rocemu_world_inject(struct rocemu_world *w, const uint8_t *frame,
+			 size_t len)
+{
+	wire_send(w, frame, len);
+}

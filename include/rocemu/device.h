@@ -46,6 +46,12 @@ void rocemu_world_set_faults(struct rocemu_world *w,
 /* Records every frame the wire carries, as sent, to an Ethernet pcap. */
 int rocemu_world_record(struct rocemu_world *w, const char *path);
 
+/* Puts a frame on the wire as if another host had sent it: it reaches the
+ * device that owns its destination address (replaying a capture against
+ * an emulated responder). The wire's faults apply. */
+void rocemu_world_inject(struct rocemu_world *w, const uint8_t *frame,
+			 size_t len);
+
 /* Does all work that is due now, without moving the clock. Returns the
  * number of steps taken. */
 unsigned long rocemu_world_run(struct rocemu_world *w);

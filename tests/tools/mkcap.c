@@ -183,9 +183,10 @@ static void gen_bench(unsigned long count)
 	}
 }
 
-/* Writes each frame of the captures to DIR/seed-N for the fuzzer, with a
- * leading byte that the fuzz target reads as the link type. */
-static int gen_seeds(const char *dir, int argc, char **argv)
+/* Writes each frame of the captures to DIR/seed-N for the fuzzers. With
+ * transport set, only the RoCE transport packet, after a flag byte of 1
+ * (aim at the QP); else the whole frame after a link-type byte. */
+static int gen_seeds(const char *dir, int argc, char **argv, int transport)
 {
 	char err[ROCE_PCAP_ERRLEN], path[4096];
 	unsigned n = 0;
@@ -204,8 +205,19 @@ static int gen_seeds(const char *dir, int argc, char **argv)
 				perror(path);
 				return 1;
 			}
-			fputc((int)roce_pcap_link(r), fp);
-			fwrite(rec.data, 1, rec.caplen, fp);
+			struct roce_frame f;
+			const char *why;
+			if (!transport) {
+				fputc((int)roce_pcap_link(r), fp);
+				fwrite(rec.data, 1, rec.caplen, fp);
+			} else if (!roce_frame_parse(roce_pcap_link(r), rec.data,
+						     rec.caplen, rec.wire_len,
+						     &f, &why) &&
+				   !f.truncated) {
+				size_t tl = f.udp_len - ROCE_UDP_HLEN;
+				fputc(1, fp);
+				fwrite(f.ib.payload - f.ib.op->hdr_len, 1, tl, fp);
+			}
 			fclose(fp);
 		}
 		roce_pcap_close(r);
@@ -218,12 +230,15 @@ int main(int argc, char **argv)
 	char err[ROCE_PCAP_ERRLEN];
 
 	if (argc >= 3 && !strcmp(argv[1], "--seeds"))
-		return gen_seeds(argv[2], argc - 3, argv + 3);
+		return gen_seeds(argv[2], argc - 3, argv + 3, 0);
+	if (argc >= 3 && !strcmp(argv[1], "--transport-seeds"))
+		return gen_seeds(argv[2], argc - 3, argv + 3, 1);
 	if (argc < 3 || (strcmp(argv[1], "--all") && strcmp(argv[1], "--malformed") &&
 			 strcmp(argv[1], "--bench"))) {
 		fprintf(stderr, "usage: mkcap --all|--malformed OUT.pcap\n"
 				"       mkcap --bench OUT.pcap COUNT\n"
-				"       mkcap --seeds DIR CAPTURE...\n");
+				"       mkcap --seeds DIR CAPTURE...\n"
+				"       mkcap --transport-seeds DIR CAPTURE...\n");
 		return 2;
 	}
 	if (roce_pcap_create(argv[2], &out, err)) {
