@@ -56,10 +56,11 @@ ROCEMU := $(BUILD)/bin/rocemu
 CHECK_BIN := $(BUILD)/tests/check_rocemu
 MKCAP := $(BUILD)/tests/mkcap
 BENCH := $(BUILD)/tests/bench_proto
+BENCH_DEV := $(BUILD)/tests/bench_device
 DEPS_OK := $(BUILD)/.deps-ok
 
 .PHONY: all deps check demo bench fuzz install clean
-all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH)
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV)
 
 # Installs what is missing when run as root; otherwise names the command.
 deps: $(DEPS_OK)
@@ -125,8 +126,9 @@ demo: $(ROCEMU)
 	$(ROCEMU) dump $(BUILD)/demo.pcap
 
 # ---- speed --------------------------------------------------------------
-bench: $(BENCH) $(ROCEMU) $(MKCAP)
+bench: $(BENCH) $(BENCH_DEV) $(ROCEMU) $(MKCAP)
 	$(Q)$(BENCH) --rocemu $(ROCEMU) --mkcap $(MKCAP) --work $(BUILD)/bench
+	$(Q)$(BENCH_DEV)
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
 # Two targets: the frame decoder, and an RC responder in RTS that must never

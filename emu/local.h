@@ -84,6 +84,8 @@ static inline const void *heap_top(const struct heap *h)
 
 /* Puts a frame on the wire (copying it), with the world's faults. */
 void wire_send(struct rocemu_world *w, const uint8_t *frame, size_t len);
+/* The same for a malloc'd frame, which the wire then owns. */
+void wire_send_owned(struct rocemu_world *w, uint8_t *frame, size_t len);
 /* Delivers every frame due by now; returns how many. */
 unsigned wire_deliver_due(struct rocemu_world *w);
 
@@ -148,6 +150,11 @@ int sge_copy_to(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 		uint64_t offset, const void *src, uint64_t len, int access);
 int sge_copy_from(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 		  uint64_t offset, void *dst, uint64_t len);
+/* Points *p at [offset, offset+len) of the SGE list when one SGE holds it
+ * all (and its key allows reading): 0; -EAGAIN if it spans SGEs; -EFAULT
+ * on a key failure. */
+int sge_map(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
+	    uint64_t offset, uint64_t len, const uint8_t **p);
 
 /* ---- completion queues ------------------------------------------- */
 

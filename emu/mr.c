@@ -138,3 +138,21 @@ int sge_copy_from(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 {
 	return sge_walk(pd, sg, n, offset, len, 0, from_mem, dst);
 }
+
+int sge_map(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
+	    uint64_t offset, uint64_t len, const uint8_t **p)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (offset >= sg[i].length && !(len == 0 && offset == 0)) {
+			offset -= sg[i].length;
+			continue;
+		}
+		if (len > sg[i].length - offset)
+			return -EAGAIN;
+		if (!mr_check(pd, sg[i].lkey, sg[i].addr + offset, len, 0))
+			return -EFAULT;
+		*p = (const uint8_t *)(uintptr_t)(sg[i].addr + offset);
+		return 0;
+	}
+	return len ? -EFAULT : -EAGAIN;
+}

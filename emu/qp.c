@@ -162,22 +162,34 @@ void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
 
 void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
 {
-	uint8_t buf[ROCE_FRAME_MAX];
-	struct roce_frame f = qp->tmpl;
+	struct roce_frame *f = &qp->tmpl;
 	struct rocemu_dev *d = qp->dev;
+	const struct roce_opcode_info *op = roce_opcode(ib->bth.opcode);
+	unsigned pad = roce_pad_len(ib->payload_len);
+	size_t cap = ROCE_ETH_HLEN + (f->ip_ver == 4 ? ROCE_IPV4_HLEN
+						    : ROCE_IPV6_HLEN) +
+		     ROCE_UDP_HLEN + op->hdr_len + ib->payload_len + pad +
+		     ROCE_ICRC_LEN;
+	uint8_t *buf = malloc(cap);
 
-	f.ip_id = (uint16_t)d->cnt[ROCEMU_CNT_TX_PACKETS];
-	f.ib = *ib;
-	f.ib.bth.pkey = 0xffff;
-	f.ib.bth.dqpn = qp->attr.dest_qp_num;
-	f.ib.bth.pad = (uint8_t)roce_pad_len(ib->payload_len);
-	int n = roce_frame_build(&f, buf, sizeof(buf));
-	if (n < 0)
-		return; /* the engines only build valid packets */
+	if (!buf)
+		return; /* lost, as on a wire; the retry timer covers it */
+	/* Built straight into the buffer the wire keeps: one copy of the
+	 * payload, from memory into the frame. */
+	f->ip_id = (uint16_t)d->cnt[ROCEMU_CNT_TX_PACKETS];
+	f->ib = *ib;
+	f->ib.bth.pkey = 0xffff;
+	f->ib.bth.dqpn = qp->attr.dest_qp_num;
+	f->ib.bth.pad = (uint8_t)pad;
+	int n = roce_frame_build(f, buf, cap);
+	if (n < 0) {
+		free(buf); /* the engines only build valid packets */
+		return;
+	}
 	dev_count(d, ROCEMU_CNT_TX_PACKETS);
 	if (world_tracing(d->w))
 		trace_packet(d, buf, (size_t)n);
-	wire_send(d->w, buf, (size_t)n);
+	wire_send_owned(d->w, buf, (size_t)n);
 }
 
 /* ---- posting ---------------------------------------------------- */

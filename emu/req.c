@@ -116,13 +116,21 @@ static bool send_segment(struct rocemu_qp *qp, struct swqe *wqe)
 	uint32_t mtu = qp_mtu(qp), n = wqe->length - wqe->sent;
 	struct roce_ib ib = { 0 };
 
+	const uint8_t *data = payload;
+	int rc = 0;
+
 	if (n > mtu)
 		n = mtu;
 	bool first = wqe->sent == 0, last = wqe->sent + n == wqe->length;
+	/* Taken straight from the registered memory when one SGE holds the
+	 * whole segment; gathered into a bounce buffer otherwise. */
 	if (wqe->is_inline)
-		memcpy(payload, wqe->inline_data + wqe->sent, n);
-	else if (sge_copy_from(qp->pd, wqe->sg, wqe->num_sge, wqe->sent,
-			       payload, n)) {
+		data = wqe->inline_data + wqe->sent;
+	else if (n && (rc = sge_map(qp->pd, wqe->sg, wqe->num_sge, wqe->sent,
+				    n, &data)) == -EAGAIN)
+		rc = sge_copy_from(qp->pd, wqe->sg, wqe->num_sge, wqe->sent,
+				   payload, n);
+	if (rc) {
 		fail_local(qp, wqe, IBV_WC_LOC_PROT_ERR);
 		return false;
 	}
@@ -139,7 +147,7 @@ static bool send_segment(struct rocemu_qp *qp, struct swqe *wqe)
 	ib.reth.len = wqe->length;
 	ib.imm = wqe->imm;
 	ib.ieth = wqe->imm;
-	ib.payload = payload;
+	ib.payload = data;
 	ib.payload_len = n;
 	qp_send_packet(qp, &ib);
 	qp->req.psn = roce_psn_add(qp->req.psn, 1);

@@ -18,22 +18,36 @@ static void corrupt(struct rocemu_world *w, uint8_t *p, size_t len)
 	w->wire_corrupted++;
 }
 
-static void enqueue(struct rocemu_world *w, const uint8_t *frame, size_t len,
+static void enqueue(struct rocemu_world *w, uint8_t *frame, size_t len,
+		    uint64_t delay, bool damage);
+
+/* Each copy on the wire is delayed (reordered) and damaged on its own. */
+static void wire_send_copy_delay(struct rocemu_world *w, uint8_t *frame,
+				 size_t len)
+{
+	const struct rocemu_faults *fl = &w->faults;
+	uint64_t delay = fl->latency_ns;
+
+	if (world_chance(w, fl->reorder)) {
+		delay += fl->reorder_ns ? fl->reorder_ns : 4 * fl->latency_ns;
+		w->wire_reordered++;
+	}
+	enqueue(w, frame, len, delay, world_chance(w, fl->corrupt));
+}
+
+/* Queues frame (which the queue then owns) for delivery after delay. */
+static void enqueue(struct rocemu_world *w, uint8_t *frame, size_t len,
 		    uint64_t delay, bool damage)
 {
-	struct inflight f = { w->now + delay, w->seq++, (uint32_t)len,
-			      malloc(len) };
+	struct inflight f = { w->now + delay, w->seq++, (uint32_t)len, frame };
 
-	if (!f.data)
-		return; /* out of memory: the frame is lost, as on a wire */
-	memcpy(f.data, frame, len);
 	if (damage)
 		corrupt(w, f.data, len);
 	if (heap_push(&w->frames, &f))
-		free(f.data);
+		free(f.data); /* out of memory: lost, as on a wire */
 }
 
-void wire_send(struct rocemu_world *w, const uint8_t *frame, size_t len)
+void wire_send_owned(struct rocemu_world *w, uint8_t *frame, size_t len)
 {
 	const struct rocemu_faults *fl = &w->faults;
 
@@ -41,19 +55,28 @@ void wire_send(struct rocemu_world *w, const uint8_t *frame, size_t len)
 		roce_pcap_write(w->pcap, w->now, frame, len);
 	if (world_chance(w, fl->drop)) {
 		w->wire_dropped++;
+		free(frame);
 		return;
 	}
-	int copies = world_chance(w, fl->duplicate) ? 2 : 1;
-	w->wire_duplicated += (uint64_t)(copies - 1);
-	for (int i = 0; i < copies; i++) {
-		uint64_t delay = fl->latency_ns;
-		if (world_chance(w, fl->reorder)) {
-			delay += fl->reorder_ns ? fl->reorder_ns
-						: 4 * fl->latency_ns;
-			w->wire_reordered++;
+	if (world_chance(w, fl->duplicate)) {
+		uint8_t *copy = malloc(len);
+		if (copy) {
+			memcpy(copy, frame, len);
+			w->wire_duplicated++;
+			wire_send_copy_delay(w, copy, len);
 		}
-		enqueue(w, frame, len, delay, world_chance(w, fl->corrupt));
 	}
+	wire_send_copy_delay(w, frame, len);
+}
+
+void wire_send(struct rocemu_world *w, const uint8_t *frame, size_t len)
+{
+	uint8_t *copy = malloc(len);
+
+	if (!copy)
+		return;
+	memcpy(copy, frame, len);
+	wire_send_owned(w, copy, len);
 }
 
 /* The device that owns the destination address, or NULL. */
