@@ -156,6 +156,11 @@ int sge_copy_from(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 int sge_map(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 	    uint64_t offset, uint64_t len, const uint8_t **p);
 
+struct rocemu_ah {
+	struct rocemu_pd *pd;
+	struct ibv_ah_attr attr;
+};
+
 /* ---- completion queues ------------------------------------------- */
 
 struct rocemu_channel {

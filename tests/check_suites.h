@@ -21,6 +21,7 @@ Suite *rc_suite(void);
 Suite *rc_errors_suite(void);
 Suite *qp_suite(void);
 Suite *soak_suite(void);
+Suite *conformance_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);

@@ -134,6 +134,17 @@ int rocemu_mr_dereg(struct rocemu_mr *mr);
 uint32_t rocemu_mr_lkey(const struct rocemu_mr *mr);
 uint32_t rocemu_mr_rkey(const struct rocemu_mr *mr);
 
+/* ---- address handles ------------------------------------------------ */
+
+struct rocemu_ah;
+
+/* An address vector for datagram QPs: RoCEv2 needs is_global (the GID is
+ * the IP address), port 1 and GID index 0. NULL with errno EINVAL else. */
+struct rocemu_ah *rocemu_ah_new(struct rocemu_pd *pd,
+				const struct ibv_ah_attr *attr);
+int rocemu_ah_free(struct rocemu_ah *ah);
+void rocemu_ah_query(const struct rocemu_ah *ah, struct ibv_ah_attr *attr);
+
 /* ---- completion queues and channels -------------------------------- */
 
 /* A channel's fd is readable when a CQ attached to it has an event. */
