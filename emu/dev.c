@@ -20,6 +20,9 @@ static const char *const counter_names[ROCEMU_CNT_COUNTER_MAX] = {
 	[ROCEMU_CNT_RX_DROP_BAD_STATE] = "rx_drop_bad_state",
 	[ROCEMU_CNT_RX_DROP_PKEY] = "rx_drop_pkey",
 	[ROCEMU_CNT_RX_DROP_SEQ] = "rx_drop_out_of_sequence",
+	[ROCEMU_CNT_RX_DROP_QKEY] = "rx_drop_qkey",
+	[ROCEMU_CNT_RX_DROP_NO_RECV] = "rx_drop_no_receive_wqe",
+	[ROCEMU_CNT_RX_DROP_UC_MESSAGE] = "rx_drop_uc_message",
 	[ROCEMU_CNT_RETRANSMITS] = "retransmits",
 	[ROCEMU_CNT_TIMEOUTS] = "timeouts",
 	[ROCEMU_CNT_NAK_SENT_SEQ] = "nak_sent_psn_seq",
@@ -162,13 +165,24 @@ static bool pkey_ok(uint16_t pkey)
 	return (pkey & 0x7fff) == 0x7fff;
 }
 
-/* Why an RC packet may not reach qp; NULL if it may. */
+static unsigned transport_of(const struct rocemu_qp *qp)
+{
+	switch (qp->init.qp_type) {
+	case IBV_QPT_RC: return ROCE_TR_RC;
+	case IBV_QPT_UC: return ROCE_TR_UC;
+	default: return ROCE_TR_UD;
+	}
+}
+
+/* Why a packet may not reach qp; NULL if it may. */
 static const char *qp_refuses(const struct rocemu_qp *qp,
 			      const struct roce_frame *f)
 {
-	if (f->ib.op->transport != ROCE_TR_RC)
+	if (f->ib.op->transport != transport_of(qp))
 		return "transport";
-	if (memcmp(f->src_gid, qp->attr.ah_attr.grh.dgid.raw, 16))
+	/* Connected QPs take packets from their peer only (C9-54). */
+	if (qp->init.qp_type != IBV_QPT_UD &&
+	    memcmp(f->src_gid, qp->attr.ah_attr.grh.dgid.raw, 16))
 		return "source address";
 	if (f->ib.op->flags & ROCE_OPF_RESP)
 		return qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD
@@ -215,7 +229,11 @@ void dev_receive(struct rocemu_dev *d, const uint8_t *frame, size_t len)
 		return;
 	}
 	dev_count(d, ROCEMU_CNT_RX_PACKETS);
-	if (f.ib.op->flags & ROCE_OPF_RESP)
+	if (qp_is(qp, IBV_QPT_UD))
+		ud_receive(qp, &f);
+	else if (qp_is(qp, IBV_QPT_UC))
+		uc_receive(qp, &f);
+	else if (f.ib.op->flags & ROCE_OPF_RESP)
 		comp_receive(qp, &f);
 	else
 		resp_receive(qp, &f);

@@ -193,6 +193,8 @@ struct swqe {
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint64_t compare_add, swap;
+	struct rocemu_ah *ah;	/* UD: where it goes */
+	uint32_t remote_qpn, remote_qkey;
 	uint32_t num_sge;
 	uint32_t length;
 	struct ibv_sge sg[MAX_SGE];
@@ -267,6 +269,7 @@ struct rocemu_qp {
 		struct rocemu_mr *mr;
 		uint32_t ack_psn;	/* coalesced ACK owed */
 		bool ack_owed;
+		bool drop_msg;		/* UC: dropping the rest of a message */
 		struct rd_res res[MAX_RD_ATOMIC];
 		unsigned res_next;
 	} resp;
@@ -274,7 +277,15 @@ struct rocemu_qp {
 
 static inline uint32_t qp_mtu(const struct rocemu_qp *qp)
 {
-	return 128u << qp->attr.path_mtu;
+	/* UD has no path: its messages are limited by the port MTU. */
+	enum ibv_mtu m = qp->init.qp_type == IBV_QPT_UD ? qp->dev->mtu
+							: qp->attr.path_mtu;
+	return 128u << m;
+}
+
+static inline bool qp_is(const struct rocemu_qp *qp, enum ibv_qp_type t)
+{
+	return qp->init.qp_type == t;
 }
 
 void qp_make_ready(struct rocemu_qp *qp);
@@ -286,6 +297,13 @@ void qp_flush(struct rocemu_qp *qp);
 void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib);
 
 void req_run(struct rocemu_qp *qp);
+/* A local error on wqe: it completes with status, the QP goes to ERROR. */
+void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
+		enum ibv_wc_status status);
+/* The payload of [off, off+n) of wqe: mapped in place, or gathered into
+ * bounce; NULL after a local protection error (the QP is then failed). */
+const uint8_t *req_payload(struct rocemu_qp *qp, struct swqe *wqe,
+			   uint32_t off, uint32_t n, uint8_t *bounce);
 void req_retry(struct rocemu_qp *qp);
 /* Moves the send position past what ACKs have just covered. */
 void req_follow_acks(struct rocemu_qp *qp);
@@ -294,6 +312,12 @@ void comp_timer(struct rocemu_qp *qp, enum timer_kind kind);
 /* Retires finished WQEs from the head of the SQ, in order. */
 void comp_retire(struct rocemu_qp *qp);
 void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+void uc_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+void ud_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+/* UD: sends wqe as one datagram to its address handle. */
+void ud_send(struct rocemu_qp *qp, struct swqe *wqe);
+/* Sets the template's destination to an address vector. */
+void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah);
 void resp_flush_ack(struct rocemu_qp *qp);
 
 #endif

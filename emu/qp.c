@@ -21,9 +21,12 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 {
 	struct rocemu_dev *d = pd->dev;
 
-	if (attr->qp_type != IBV_QPT_RC || attr->srq || !attr->send_cq ||
-	    !attr->recv_cq || !caps_ok(&attr->cap)) {
-		errno = attr->qp_type != IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
+	bool known = attr->qp_type == IBV_QPT_RC ||
+		     attr->qp_type == IBV_QPT_UC || attr->qp_type == IBV_QPT_UD;
+
+	if (!known || attr->srq || !attr->send_cq || !attr->recv_cq ||
+	    !caps_ok(&attr->cap)) {
+		errno = known ? EINVAL : EOPNOTSUPP;
 		return NULL;
 	}
 	struct rocemu_qp *qp = calloc(1, sizeof(*qp));
@@ -46,6 +49,14 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 	qp->state = IBV_QPS_RESET;
 	qp->qpn = d->next_qpn++ & ROCE_PSN_MASK;
 	HASH_ADD(hh, d->qps, qpn, sizeof(qp->qpn), qp);
+	if (attr->qp_type == IBV_QPT_UD) {
+		/* A datagram QP keeps the port rxe gives it at creation. */
+		roce_frame_init(&qp->tmpl, 4);
+		memcpy(qp->tmpl.eth_src, d->mac, 6);
+		memcpy(qp->tmpl.src_gid, d->gid, 16);
+		qp->tmpl.sport = (uint16_t)(0xc000 +
+			(((qp->qpn * 0x61c88647u) >> 18) & 0x3fff));
+	}
 	pd->users++;
 	qp->scq->users++;
 	qp->rcq->users++;
@@ -179,7 +190,8 @@ void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
 	f->ip_id = (uint16_t)d->cnt[ROCEMU_CNT_TX_PACKETS];
 	f->ib = *ib;
 	f->ib.bth.pkey = 0xffff;
-	f->ib.bth.dqpn = qp->attr.dest_qp_num;
+	if (!qp_is(qp, IBV_QPT_UD))
+		f->ib.bth.dqpn = qp->attr.dest_qp_num;
 	f->ib.bth.pad = (uint8_t)pad;
 	int n = roce_frame_build(f, buf, cap);
 	if (n < 0) {
@@ -194,18 +206,21 @@ void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
 
 /* ---- posting ---------------------------------------------------- */
 
-static bool opcode_ok(enum ibv_wr_opcode op)
+/* Which operations each transport has (IBTA 9.8.3, 9.8.4). */
+static bool opcode_ok(const struct rocemu_qp *qp, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
-	case IBV_WR_SEND_WITH_INV:
+		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return !qp_is(qp, IBV_QPT_UD);
+	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return true;
+		return qp_is(qp, IBV_QPT_RC);
 	default:
 		return false;
 	}
@@ -218,7 +233,8 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		      wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 
-	if (!opcode_ok(wr->opcode) || wr->num_sge < 0 ||
+	if (!opcode_ok(qp, wr->opcode) || wr->num_sge < 0 ||
+	    (qp_is(qp, IBV_QPT_UD) && !wr->wr.ud.ah) ||
 	    (unsigned)wr->num_sge > qp->init.cap.max_send_sge)
 		return -EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
@@ -243,7 +259,11 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 		wqe->flags |= IBV_SEND_SIGNALED;
 	wqe->imm = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey
 						       : be32toh(wr->imm_data);
-	if (atomic) {
+	if (qp_is(qp, IBV_QPT_UD)) {
+		wqe->ah = (struct rocemu_ah *)(void *)wr->wr.ud.ah;
+		wqe->remote_qpn = wr->wr.ud.remote_qpn & ROCE_PSN_MASK;
+		wqe->remote_qkey = wr->wr.ud.remote_qkey;
+	} else if (atomic) {
 		wqe->remote_addr = wr->wr.atomic.remote_addr;
 		wqe->rkey = wr->wr.atomic.rkey;
 		wqe->compare_add = wr->wr.atomic.compare_add;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ibv_modify_qp for RC: the IBTA transition table, attribute checks, and their effects. */
+/* ibv_modify_qp: the IBTA transition table per QP type, attribute checks, and their effects. */
 #include <errno.h>
 #include <string.h>
 
@@ -7,41 +7,66 @@
 
 enum {
 	M_PRIV = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-	M_RTR = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-		IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+	M_UD_PRIV = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+	M_UC_RTR = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		   IBV_QP_RQ_PSN,
+	M_RTR = M_UC_RTR | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+	M_RTR_OPT = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
 	M_RTS = IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
-	M_RTS_OPT = IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS |
-		    IBV_QP_MIN_RNR_TIMER | IBV_QP_ALT_PATH |
-		    IBV_QP_PATH_MIG_STATE,
+	M_UC_RTS_OPT = IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS |
+		       IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE,
+	M_RTS_OPT = M_UC_RTS_OPT | IBV_QP_MIN_RNR_TIMER,
+	M_UD_OPT = IBV_QP_CUR_STATE | IBV_QP_QKEY,
 	M_SQD_OPT = IBV_QP_PKEY_INDEX | IBV_QP_AV | IBV_QP_ALT_PATH |
 		    IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
 		    IBV_QP_PATH_MIG_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 		    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC |
 		    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_PORT,
+	M_UC_SQD_OPT = IBV_QP_AV | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+		       IBV_QP_PATH_MIG_STATE,
+	NO = -1,	/* the transition does not exist for this type */
 };
 
-/* IBTA 10.3.1 and the ibv_modify_qp(3) table, RC rows: what each
- * transition requires and what it also accepts. */
+enum { T_RC, T_UC, T_UD };
+
+/* IBTA 10.3.1 and the ibv_modify_qp(3) table: per transition and QP type
+ * (RC, UC, UD) what is required and what is also accepted. */
 static const struct {
 	uint8_t from, to;
-	int req, opt;
+	int req[3], opt[3];
 } table[] = {
-	{ IBV_QPS_RESET, IBV_QPS_INIT, M_PRIV, 0 },
-	{ IBV_QPS_INIT, IBV_QPS_INIT, 0, M_PRIV },
-	{ IBV_QPS_INIT, IBV_QPS_RTR, M_RTR,
-	  IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX },
-	{ IBV_QPS_RTR, IBV_QPS_RTS, M_RTS, M_RTS_OPT },
-	{ IBV_QPS_RTS, IBV_QPS_RTS, 0, M_RTS_OPT },
-	{ IBV_QPS_RTS, IBV_QPS_SQD, 0, IBV_QP_EN_SQD_ASYNC_NOTIFY },
-	{ IBV_QPS_SQD, IBV_QPS_RTS, 0, M_RTS_OPT },
-	{ IBV_QPS_SQD, IBV_QPS_SQD, 0, M_SQD_OPT },
+	{ IBV_QPS_RESET, IBV_QPS_INIT, { M_PRIV, M_PRIV, M_UD_PRIV }, { 0, 0, 0 } },
+	{ IBV_QPS_INIT, IBV_QPS_INIT, { 0, 0, 0 }, { M_PRIV, M_PRIV, M_UD_PRIV } },
+	{ IBV_QPS_INIT, IBV_QPS_RTR, { M_RTR, M_UC_RTR, 0 },
+	  { M_RTR_OPT, M_RTR_OPT, IBV_QP_PKEY_INDEX | IBV_QP_QKEY } },
+	{ IBV_QPS_RTR, IBV_QPS_RTS, { M_RTS, IBV_QP_SQ_PSN, IBV_QP_SQ_PSN },
+	  { M_RTS_OPT, M_UC_RTS_OPT, M_UD_OPT } },
+	{ IBV_QPS_RTS, IBV_QPS_RTS, { 0, 0, 0 },
+	  { M_RTS_OPT, M_UC_RTS_OPT, M_UD_OPT } },
+	{ IBV_QPS_RTS, IBV_QPS_SQD, { 0, 0, 0 },
+	  { IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY,
+	    IBV_QP_EN_SQD_ASYNC_NOTIFY } },
+	{ IBV_QPS_SQD, IBV_QPS_RTS, { 0, 0, 0 },
+	  { M_RTS_OPT, M_UC_RTS_OPT, M_UD_OPT } },
+	{ IBV_QPS_SQD, IBV_QPS_SQD, { 0, 0, 0 },
+	  { M_SQD_OPT, M_UC_SQD_OPT, IBV_QP_PKEY_INDEX | IBV_QP_QKEY } },
+	{ IBV_QPS_SQE, IBV_QPS_RTS, { NO, 0, 0 },
+	  { NO, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS, M_UD_OPT } },
 };
+
+static int type_index(const struct rocemu_qp *qp)
+{
+	return qp->init.qp_type == IBV_QPT_RC ? T_RC
+	       : qp->init.qp_type == IBV_QPT_UC ? T_UC : T_UD;
+}
 
 /* Returns the optional mask for from -> to, or -1 if not allowed; *req
  * gets the required one. Any state may go to RESET or ERR. */
-static int transition(int from, int to, int *req)
+static int transition(const struct rocemu_qp *qp, int to, int *req)
 {
+	int t = type_index(qp), from = qp->state;
+
 	*req = 0;
 	if (to == IBV_QPS_RESET || to == IBV_QPS_ERR)
 		return IBV_QP_CUR_STATE;
@@ -49,8 +74,8 @@ static int transition(int from, int to, int *req)
 		return 0;
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (table[i].from == from && table[i].to == to) {
-			*req = table[i].req;
-			return table[i].opt;
+			*req = table[i].req[t];
+			return table[i].opt[t];
 		}
 	return -1;
 }
@@ -118,20 +143,28 @@ static uint16_t udp_sport(uint32_t lqpn, uint32_t rqpn)
 	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
 }
 
+void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
+{
+	struct roce_frame *f = &qp->tmpl;
+	const uint8_t *dgid = ah->grh.dgid.raw;
+
+	f->ip_ver = roce_gid_is_ipv4(dgid) ? 4 : 6;
+	f->ip_frag = f->ip_ver == 4 ? ROCE_IPV4_DF : 0;
+	f->eth_dst[0] = 0x02; /* the peer's MAC, made as devices make theirs */
+	memcpy(f->eth_dst + 2, dgid + 12, 4);
+	memcpy(f->dst_gid, dgid, 16);
+	f->tos = ah->grh.traffic_class;
+	f->ttl = ah->grh.hop_limit ? ah->grh.hop_limit : 64;
+}
+
 static void build_template(struct rocemu_qp *qp)
 {
 	struct roce_frame *f = &qp->tmpl;
-	const uint8_t *dgid = qp->attr.ah_attr.grh.dgid.raw;
 
-	roce_frame_init(f, roce_gid_is_ipv4(dgid) ? 4 : 6);
+	roce_frame_init(f, 4);
 	memcpy(f->eth_src, qp->dev->mac, 6);
-	f->eth_dst[0] = 0x02; /* the peer's MAC, made the same way */
-	memcpy(f->eth_dst + 2, dgid + 12, 4);
 	memcpy(f->src_gid, qp->dev->gid, 16);
-	memcpy(f->dst_gid, dgid, 16);
-	f->tos = qp->attr.ah_attr.grh.traffic_class;
-	f->ttl = qp->attr.ah_attr.grh.hop_limit ? qp->attr.ah_attr.grh.hop_limit
-						: 64;
+	qp_template_to(qp, &qp->attr.ah_attr);
 	f->sport = udp_sport(qp->qpn, qp->attr.dest_qp_num);
 	f->ib.bth.dqpn = qp->attr.dest_qp_num;
 }
@@ -159,6 +192,7 @@ static void copy_attrs(struct ibv_qp_attr *cur, const struct ibv_qp_attr *a,
 	TAKE(IBV_QP_RNR_RETRY, rnr_retry);
 	TAKE(IBV_QP_PATH_MIG_STATE, path_mig_state);
 	TAKE(IBV_QP_EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
+	TAKE(IBV_QP_QKEY, qkey);
 #undef TAKE
 }
 
@@ -187,7 +221,8 @@ static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 		qp_flush(qp);
 	} else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT) {
 		qp->resp.psn = qp->attr.rq_psn;
-		build_template(qp);
+		if (!qp_is(qp, IBV_QPT_UD))
+			build_template(qp);
 	} else if (to == IBV_QPS_RTS && from == IBV_QPS_RTR) {
 		qp->req.psn = qp->comp.psn = qp->attr.sq_psn;
 		qp->req.max_psn = qp->attr.sq_psn;
@@ -195,7 +230,7 @@ static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 		qp->comp.retry_left = qp->attr.retry_cnt;
 		qp->comp.rnr_left = qp->attr.rnr_retry;
 	}
-	if (mask & IBV_QP_AV)
+	if ((mask & IBV_QP_AV) && !qp_is(qp, IBV_QPT_UD))
 		build_template(qp);
 	if (to == IBV_QPS_RTS)
 		qp_make_ready(qp);
@@ -205,9 +240,9 @@ int rocemu_qp_modify(struct rocemu_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	int to = (mask & IBV_QP_STATE) ? (int)attr->qp_state : (int)qp->state;
 	int req;
-	int opt = transition(qp->state, to, &req);
+	int opt = transition(qp, to, &req);
 
-	if (opt < 0 || (mask & req) != req ||
+	if (opt < 0 || req < 0 || (mask & req) != req ||
 	    (mask & ~(req | opt | IBV_QP_STATE)) || !values_ok(qp, attr, mask))
 		return -EINVAL;
 	copy_attrs(&qp->attr, attr, mask);

@@ -68,8 +68,8 @@ static void start(struct rocemu_qp *qp, struct swqe *wqe)
 		qp->req.rd_atomic++;
 }
 
-static void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
-		       enum ibv_wc_status status)
+void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
+		enum ibv_wc_status status)
 {
 	wqe->status = status;
 	qp_error(qp, IBV_EVENT_QP_FATAL);
@@ -109,6 +109,26 @@ static void send_atomic(struct rocemu_qp *qp, struct swqe *wqe)
 	wqe->sent = 8;
 }
 
+const uint8_t *req_payload(struct rocemu_qp *qp, struct swqe *wqe,
+			   uint32_t off, uint32_t n, uint8_t *bounce)
+{
+	const uint8_t *data = bounce;
+	int rc = 0;
+
+	/* Taken straight from the registered memory when one SGE holds the
+	 * whole segment; gathered into the bounce buffer otherwise. */
+	if (wqe->is_inline)
+		return wqe->inline_data + off;
+	if (n && (rc = sge_map(qp->pd, wqe->sg, wqe->num_sge, off, n,
+			       &data)) == -EAGAIN)
+		rc = sge_copy_from(qp->pd, wqe->sg, wqe->num_sge, off, bounce, n);
+	if (rc) {
+		fail_local(qp, wqe, IBV_WC_LOC_PROT_ERR);
+		return NULL;
+	}
+	return data;
+}
+
 /* Sends the next SEND or WRITE packet of wqe; false after a local error. */
 static bool send_segment(struct rocemu_qp *qp, struct swqe *wqe)
 {
@@ -116,29 +136,21 @@ static bool send_segment(struct rocemu_qp *qp, struct swqe *wqe)
 	uint32_t mtu = qp_mtu(qp), n = wqe->length - wqe->sent;
 	struct roce_ib ib = { 0 };
 
-	const uint8_t *data = payload;
-	int rc = 0;
-
 	if (n > mtu)
 		n = mtu;
 	bool first = wqe->sent == 0, last = wqe->sent + n == wqe->length;
-	/* Taken straight from the registered memory when one SGE holds the
-	 * whole segment; gathered into a bounce buffer otherwise. */
-	if (wqe->is_inline)
-		data = wqe->inline_data + wqe->sent;
-	else if (n && (rc = sge_map(qp->pd, wqe->sg, wqe->num_sge, wqe->sent,
-				    n, &data)) == -EAGAIN)
-		rc = sge_copy_from(qp->pd, wqe->sg, wqe->num_sge, wqe->sent,
-				   payload, n);
-	if (rc) {
-		fail_local(qp, wqe, IBV_WC_LOC_PROT_ERR);
+	const uint8_t *data = req_payload(qp, wqe, wqe->sent, n, payload);
+	if (!data)
 		return false;
-	}
 	ib.bth.opcode = seg_opcode(wqe, first, last);
+	if (qp_is(qp, IBV_QPT_UC))
+		ib.bth.opcode |= 0x20; /* the same operations, UC's range */
 	ib.bth.psn = qp->req.psn;
 	/* AckReq on every last packet, and inside long messages every
-	 * ACKREQ_EVERY packets so the window keeps moving (as rxe). */
-	ib.bth.ackreq = last || ++qp->req.noack > ACKREQ_EVERY;
+	 * ACKREQ_EVERY packets so the window keeps moving (as rxe). UC has
+	 * no acknowledgements (rxe since 6.11 agrees). */
+	ib.bth.ackreq = qp_is(qp, IBV_QPT_RC) &&
+			(last || ++qp->req.noack > ACKREQ_EVERY);
 	if (ib.bth.ackreq)
 		qp->req.noack = 0;
 	ib.bth.se = last && (wqe->flags & IBV_SEND_SOLICITED);
@@ -164,7 +176,9 @@ static bool window_full(const struct rocemu_qp *qp)
 /* Sends the next packet of wqe; false after a local error. */
 static bool send_next(struct rocemu_qp *qp, struct swqe *wqe)
 {
-	if (wqe->opcode == IBV_WR_RDMA_READ)
+	if (qp_is(qp, IBV_QPT_UD))
+		ud_send(qp, wqe);
+	else if (wqe->opcode == IBV_WR_RDMA_READ)
 		send_read(qp, wqe);
 	else if (is_rd_atomic(wqe->opcode))
 		send_atomic(qp, wqe);
@@ -201,11 +215,16 @@ void req_run(struct rocemu_qp *qp)
 			return;
 		sent = true;
 		if (wqe->sent == wqe->length || is_rd_atomic(wqe->opcode)) {
-			wqe->state = WQE_SENT;
+			/* Without acknowledgements a WQE is done once sent. */
+			wqe->state = qp_is(qp, IBV_QPT_RC) ? WQE_SENT : WQE_DONE;
 			qp->req.idx++;
 		}
+		if (!qp_is(qp, IBV_QPT_RC))
+			qp->comp.psn = qp->req.psn;
 	}
-	if (sent && !qp->timer_armed[TIMER_RETRY] && qp->attr.timeout)
+	if (!qp_is(qp, IBV_QPT_RC))
+		comp_retire(qp);
+	else if (sent && !qp->timer_armed[TIMER_RETRY] && qp->attr.timeout)
 		timer_arm(qp, TIMER_RETRY, 4096ull << qp->attr.timeout);
 }
 

@@ -58,10 +58,34 @@ static void send_nak(struct rocemu_qp *qp, unsigned code, uint32_t psn)
 	send_aeth(qp, 0x11, psn, roce_aeth_syndrome(ROCE_AETH_NAK, code));
 }
 
+/* UC answers nothing: what RC would NAK, it drops with the rest of the
+ * message, and the receive WQE waits for the next one (IBTA 9.7.5.1.x). */
+static void uc_drop_message(struct rocemu_qp *qp)
+{
+	dev_count(qp->dev, ROCEMU_CNT_RX_DROP_UC_MESSAGE);
+	qp->resp.in_msg = false;
+	qp->resp.drop_msg = true;
+	qp->resp.recvd = 0;
+}
+
 /* A fatal NAK: the responder QP goes to ERROR after sending it (C9-129). */
 static void nak_fatal(struct rocemu_qp *qp, unsigned code, uint32_t psn,
 		      enum ibv_wc_status recv_status)
 {
+	if (qp_is(qp, IBV_QPT_UC) && recv_status != IBV_WC_LOC_LEN_ERR) {
+		uc_drop_message(qp);
+		return;
+	}
+	if (qp_is(qp, IBV_QPT_UC)) {
+		/* a receive too small still completes in error */
+		struct ibv_wc wc = { .wr_id = qp->resp.wqe.wr_id,
+				     .status = recv_status,
+				     .opcode = IBV_WC_RECV, .qp_num = qp->qpn };
+		cq_push(qp->rcq, &wc, false);
+		qp->resp.have_wqe = false;
+		uc_drop_message(qp);
+		return;
+	}
 	send_nak(qp, code, psn);
 	if (qp->resp.have_wqe && recv_status != IBV_WC_WR_FLUSH_ERR) {
 		struct ibv_wc wc = { .wr_id = qp->resp.wqe.wr_id,
@@ -77,6 +101,11 @@ static void nak_fatal(struct rocemu_qp *qp, unsigned code, uint32_t psn,
 
 static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
 {
+	if (qp_is(qp, IBV_QPT_UC)) { /* no RNR on UC: the message is lost */
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_NO_RECV);
+		uc_drop_message(qp);
+		return;
+	}
 	resp_flush_ack(qp);
 	dev_count(qp->dev, ROCEMU_CNT_NAK_SENT_RNR);
 	send_aeth(qp, 0x11, psn,
@@ -386,6 +415,40 @@ static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
 		}
 	}
 	dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ); /* nothing to answer */
+}
+
+/*
+ * UC (IBTA 9.8.3): no ACKs, no retries. A PSN gap ends the message being
+ * received, whose rest is dropped; the next FIRST or ONLY starts clean,
+ * and the expected PSN follows whatever arrives.
+ */
+void uc_receive(struct rocemu_qp *qp, const struct roce_frame *f)
+{
+	const struct roce_ib *ib = &f->ib;
+	unsigned fl = ib->op->flags;
+	bool starts = fl & (ROCE_OPF_FIRST | ROCE_OPF_ONLY);
+
+	if (ib->bth.psn != qp->resp.psn || (qp->resp.in_msg && starts)) {
+		if (qp->resp.in_msg)
+			uc_drop_message(qp);
+		qp->resp.in_msg = false;
+		qp->resp.recvd = 0;
+		qp->resp.drop_msg = !starts;
+	}
+	qp->resp.psn = roce_psn_add(ib->bth.psn, 1);
+	if (qp->resp.drop_msg && !starts) {
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_UC_MESSAGE);
+		return;
+	}
+	qp->resp.drop_msg = false;
+	if (!sequence_ok(qp, ib) || !length_ok(qp, ib)) {
+		uc_drop_message(qp);
+		return;
+	}
+	if (fl & ROCE_OPF_SEND)
+		do_send(qp, ib);
+	else
+		do_write(qp, ib);
 }
 
 void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)

@@ -182,6 +182,7 @@ int roce_frame_parse(unsigned link, const uint8_t *buf, size_t caplen,
 		return l2;
 	const uint8_t *ip = buf + l2;
 	size_t cap = caplen - (size_t)l2;
+	f->ip_hdr = ip;
 	ihl = f->ip_ver == 4 ? parse_ipv4(ip, cap, f, &iplen, why)
 			     : parse_ipv6(ip, cap, f, &iplen, why);
 	if (ihl < 0)

@@ -94,6 +94,9 @@ enum rocemu_counter {
 	ROCEMU_CNT_RX_DROP_BAD_STATE,	/* QP not ready, wrong transport or source */
 	ROCEMU_CNT_RX_DROP_PKEY,
 	ROCEMU_CNT_RX_DROP_SEQ,		/* out of sequence, silently dropped */
+	ROCEMU_CNT_RX_DROP_QKEY,	/* UD: Q_Key mismatch */
+	ROCEMU_CNT_RX_DROP_NO_RECV,	/* UC/UD: no receive WQE posted */
+	ROCEMU_CNT_RX_DROP_UC_MESSAGE,	/* UC: rest of a broken message */
 	ROCEMU_CNT_RETRANSMITS,		/* packets sent again */
 	ROCEMU_CNT_TIMEOUTS,
 	ROCEMU_CNT_NAK_SENT_SEQ,

@@ -51,6 +51,7 @@ struct roce_frame {
 	uint16_t udp_csum;
 	struct roce_ib ib;
 	/* Set by parse. */
+	const uint8_t *ip_hdr;		/* the IP header as received */
 	uint32_t wire_len;
 	bool truncated;			/* caplen < wire length */
 	uint32_t icrc_calc;		/* valid when !truncated */
