@@ -46,7 +46,7 @@ void comp_retire(struct rocemu_qp *qp)
 	if (qp->state == IBV_QPS_SQD && qp->attr.en_sqd_async_notify &&
 	    ring_head(&qp->sq) == qp->req.idx) {
 		qp->attr.en_sqd_async_notify = 0; /* once per drain */
-		dev_async_event(qp->dev, IBV_EVENT_SQ_DRAINED, qp, NULL);
+		dev_async_event(qp->dev, IBV_EVENT_SQ_DRAINED, qp);
 	}
 }
 

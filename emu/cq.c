@@ -120,7 +120,7 @@ void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 		/* IBTA 11.4.2.1: an overrun is an asynchronous error. */
 		dev_count(cq->dev, ROCEMU_CNT_CQ_OVERRUNS);
 		if (!cq->overrun)
-			dev_async_event(cq->dev, IBV_EVENT_CQ_ERR, NULL, cq);
+			dev_async_event(cq->dev, IBV_EVENT_CQ_ERR, cq);
 		cq->overrun = true;
 		return;
 	}

@@ -113,7 +113,7 @@ void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
 }
 
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
-		     struct rocemu_qp *qp, struct rocemu_cq *cq)
+		     void *element)
 {
 	if (d->async_n == d->async_cap) {
 		unsigned cap = d->async_cap ? 2 * d->async_cap : 16;
@@ -127,10 +127,12 @@ void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
 	memset(ev, 0, sizeof(*ev));
 	ev->event_type = type;
 	/* The device's own handles stand in for the verbs objects. */
-	if (qp)
-		ev->element.qp = (struct ibv_qp *)(void *)qp;
-	else if (cq)
-		ev->element.cq = (struct ibv_cq *)(void *)cq;
+	if (type == IBV_EVENT_CQ_ERR)
+		ev->element.cq = element;
+	else if (type == IBV_EVENT_SRQ_LIMIT_REACHED || type == IBV_EVENT_SRQ_ERR)
+		ev->element.srq = element;
+	else
+		ev->element.qp = element;
 	ssize_t wr = write(d->async_pipe[1], "e", 1);
 	(void)wr; /* a full pipe still signals readability */
 	world_trace(d->w, "%s async event %s", d->name,

@@ -116,8 +116,9 @@ static inline void dev_count(struct rocemu_dev *d, enum rocemu_counter c)
 	d->cnt[c]++;
 }
 
+/* Queues an async event about element (a QP, CQ or SRQ, by type). */
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
-		     struct rocemu_qp *qp, struct rocemu_cq *cq);
+		     void *element);
 
 /* Receives one frame that the wire routed to d. */
 void dev_receive(struct rocemu_dev *d, const uint8_t *frame, size_t len);
@@ -159,6 +160,15 @@ int sge_map(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 struct rocemu_ah {
 	struct rocemu_pd *pd;
 	struct ibv_ah_attr attr;
+};
+
+struct rocemu_srq {
+	struct rocemu_dev *dev;
+	struct rocemu_pd *pd;
+	struct ring rq;		/* struct rwqe */
+	uint32_t max_sge;
+	uint32_t limit;		/* armed when non-zero */
+	unsigned users;
 };
 
 /* ---- completion queues ------------------------------------------- */
@@ -233,8 +243,9 @@ struct rocemu_qp {
 	struct ibv_qp_attr attr;	/* current attributes */
 	enum ibv_qp_state state;
 	struct rocemu_cq *scq, *rcq;
+	struct rocemu_srq *srq;
 	struct ring sq;		/* struct swqe; head = oldest not retired */
-	struct ring rq;		/* struct rwqe */
+	struct ring rq;		/* struct rwqe; unused with an SRQ */
 	uint16_t sport;
 	struct roce_frame tmpl;	/* addresses and ports of every frame */
 	struct rocemu_qp *ready_next, *ack_next;
@@ -289,6 +300,11 @@ static inline bool qp_is(const struct rocemu_qp *qp, enum ibv_qp_type t)
 }
 
 void qp_make_ready(struct rocemu_qp *qp);
+/* Takes the next receive WQE (from the SRQ if the QP has one) into out;
+ * false if there is none. */
+bool qp_take_recv(struct rocemu_qp *qp, struct rwqe *out);
+/* Posts one receive to a ring: 0, -ENOMEM if full, -EINVAL if bad. */
+int rwqe_post(struct ring *rq, uint32_t max_sge, const struct ibv_recv_wr *wr);
 /* Moves qp to ERROR, raises the async event, flushes both queues. */
 void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev);
 void qp_flush(struct rocemu_qp *qp);

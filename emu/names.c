@@ -82,6 +82,7 @@ const char *event_name(enum ibv_event_type e)
 	case IBV_EVENT_QP_ACCESS_ERR: return "QP_ACCESS_ERR";
 	case IBV_EVENT_SQ_DRAINED: return "SQ_DRAINED";
 	case IBV_EVENT_QP_LAST_WQE_REACHED: return "QP_LAST_WQE_REACHED";
+	case IBV_EVENT_SRQ_LIMIT_REACHED: return "SRQ_LIMIT_REACHED";
 	default: return "EVENT";
 	}
 }

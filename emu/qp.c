@@ -24,7 +24,7 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 	bool known = attr->qp_type == IBV_QPT_RC ||
 		     attr->qp_type == IBV_QPT_UC || attr->qp_type == IBV_QPT_UD;
 
-	if (!known || attr->srq || !attr->send_cq || !attr->recv_cq ||
+	if (!known || !attr->send_cq || !attr->recv_cq ||
 	    !caps_ok(&attr->cap)) {
 		errno = known ? EINVAL : EOPNOTSUPP;
 		return NULL;
@@ -60,6 +60,9 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 	pd->users++;
 	qp->scq->users++;
 	qp->rcq->users++;
+	qp->srq = (struct rocemu_srq *)(void *)attr->srq;
+	if (qp->srq)
+		qp->srq->users++;
 	return qp;
 }
 
@@ -97,6 +100,8 @@ int rocemu_qp_free(struct rocemu_qp *qp)
 	qp->pd->users--;
 	qp->scq->users--;
 	qp->rcq->users--;
+	if (qp->srq)
+		qp->srq->users--;
 	ring_fini(&qp->sq);
 	ring_fini(&qp->rq);
 	free(qp);
@@ -147,6 +152,8 @@ static void flush_rq(struct rocemu_qp *qp)
 		cq_push(qp->rcq, &wc, false);
 		qp->resp.have_wqe = false;
 	}
+	if (qp->srq)
+		return; /* the shared receives stay for the other QPs */
 	while ((wqe = ring_cons_slot(&qp->rq))) {
 		wc.wr_id = wqe->wr_id;
 		cq_push(qp->rcq, &wc, false);
@@ -167,8 +174,11 @@ void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
 	if (qp->state == IBV_QPS_ERR)
 		return;
 	qp->state = qp->attr.qp_state = IBV_QPS_ERR;
-	dev_async_event(qp->dev, ev, qp, NULL);
+	dev_async_event(qp->dev, ev, qp);
 	qp_flush(qp);
+	/* IBTA 11.6.3.4: an SRQ's QP in error consumes no more receives. */
+	if (qp->srq)
+		dev_async_event(qp->dev, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
 }
 
 void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
@@ -321,31 +331,33 @@ int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 	return rc;
 }
 
+int rwqe_post(struct ring *rq, uint32_t max_sge, const struct ibv_recv_wr *wr)
+{
+	struct rwqe *wqe = ring_prod_slot(rq);
+	uint64_t len = 0;
+
+	if (!wqe)
+		return -ENOMEM;
+	if (wr->num_sge < 0 || (unsigned)wr->num_sge > max_sge)
+		return -EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = (uint32_t)wr->num_sge;
+	wqe->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	memcpy(wqe->sg, wr->sg_list, sizeof(*wqe->sg) * wqe->num_sge);
+	ring_produce(rq);
+	return 0;
+}
+
 int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad)
 {
-	int rc = qp->state == IBV_QPS_RESET ? -EINVAL : 0;
+	/* A QP with an SRQ takes its receives from there (ibv_post_recv(3)). */
+	int rc = qp->state == IBV_QPS_RESET || qp->srq ? -EINVAL : 0;
 
-	for (; wr && !rc; wr = wr->next) {
-		struct rwqe *wqe = ring_prod_slot(&qp->rq);
-		uint64_t len = 0;
-		if (!wqe) {
-			rc = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge < 0 ||
-		    (unsigned)wr->num_sge > qp->init.cap.max_recv_sge) {
-			rc = -EINVAL;
-			break;
-		}
-		for (int i = 0; i < wr->num_sge; i++)
-			len += wr->sg_list[i].length;
-		wqe->wr_id = wr->wr_id;
-		wqe->num_sge = (uint32_t)wr->num_sge;
-		wqe->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-		memcpy(wqe->sg, wr->sg_list, sizeof(*wqe->sg) * wqe->num_sge);
-		ring_produce(&qp->rq);
-	}
+	for (; wr && !rc; wr = wr->next)
+		rc = rwqe_post(&qp->rq, qp->init.cap.max_recv_sge, wr);
 	if (rc && bad)
 		*bad = wr;
 	if (qp->state == IBV_QPS_ERR)

@@ -219,6 +219,9 @@ static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 		qp_reset(qp);
 	} else if (to == IBV_QPS_ERR && from != IBV_QPS_ERR) {
 		qp_flush(qp);
+		if (qp->srq)
+			dev_async_event(qp->dev, IBV_EVENT_QP_LAST_WQE_REACHED,
+					qp);
 	} else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT) {
 		qp->resp.psn = qp->attr.rq_psn;
 		if (!qp_is(qp, IBV_QPT_UD))

@@ -115,14 +115,10 @@ static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
 /* Takes the next receive WQE; false (an RNR NAK is due) if none. */
 static bool take_rwqe(struct rocemu_qp *qp)
 {
-	struct rwqe *wqe;
-
 	if (qp->resp.have_wqe)
 		return true;
-	if (!(wqe = ring_cons_slot(&qp->rq)))
+	if (!qp_take_recv(qp, &qp->resp.wqe))
 		return false;
-	qp->resp.wqe = *wqe;
-	ring_consume(&qp->rq);
 	qp->resp.have_wqe = true;
 	qp->resp.recvd = 0;
 	return true;

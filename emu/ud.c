@@ -47,17 +47,6 @@ static void make_grh(const struct roce_frame *f, uint8_t grh[GRH_LEN])
 		memcpy(grh, f->ip_hdr, ROCE_IPV6_HLEN);
 }
 
-static struct rwqe *take_recv(struct rocemu_qp *qp, struct rwqe *out)
-{
-	struct rwqe *wqe = ring_cons_slot(&qp->rq);
-
-	if (!wqe)
-		return NULL;
-	*out = *wqe;
-	ring_consume(&qp->rq);
-	return out;
-}
-
 void ud_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 {
 	const struct roce_ib *ib = &f->ib;
@@ -69,7 +58,7 @@ void ud_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_QKEY);
 		return;
 	}
-	if (!take_recv(qp, &wqe)) {
+	if (!qp_take_recv(qp, &wqe)) {
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_NO_RECV);
 		return;
 	}

@@ -23,6 +23,7 @@ Suite *qp_suite(void);
 Suite *soak_suite(void);
 Suite *conformance_suite(void);
 Suite *uc_ud_suite(void);
+Suite *srq_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);

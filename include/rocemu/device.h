@@ -166,9 +166,25 @@ int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only);
 /* Events delivered but not yet acknowledged, as ibv_ack_cq_events counts. */
 void rocemu_cq_ack_events(struct rocemu_cq *cq, unsigned n);
 
+/* ---- shared receive queues ------------------------------------------ */
+
+struct rocemu_srq;
+
+/* At least attr->attr.max_wr receives (rounded up to a power of two, and
+ * written back); srq_limit arms the limit event. NULL and errno else. */
+struct rocemu_srq *rocemu_srq_new(struct rocemu_pd *pd,
+				  struct ibv_srq_init_attr *attr);
+int rocemu_srq_free(struct rocemu_srq *srq);	/* -EBUSY while in use */
+/* IBV_SRQ_LIMIT arms the limit; IBV_SRQ_MAX_WR (resizing) is -EOPNOTSUPP. */
+int rocemu_srq_modify(struct rocemu_srq *srq, struct ibv_srq_attr *attr,
+		      int mask);
+int rocemu_srq_query(struct rocemu_srq *srq, struct ibv_srq_attr *attr);
+int rocemu_post_srq_recv(struct rocemu_srq *srq, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad);
+
 /* ---- queue pairs ---------------------------------------------------- */
 
-/* RC only for now: attr->qp_type must be IBV_QPT_RC. */
+/* RC, UC or UD; attr->srq (a struct rocemu_srq) shares receives. */
 struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 				struct ibv_qp_init_attr *attr);
 int rocemu_qp_free(struct rocemu_qp *qp);
