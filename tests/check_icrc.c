@@ -163,6 +163,32 @@ START_TEST(test_icrc_rejects_short_input)
 }
 END_TEST
 
+/* The IPv4 ID and DF a UDP socket hides are recovered from the ICRC. */
+START_TEST(test_icrc_solves_hidden_ipv4_id)
+{
+	uint64_t rng = 4000 + (uint64_t)_i;
+	uint8_t payload[1500], b[ROCE_FRAME_MAX];
+	struct roce_frame f;
+
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)t_rand(&rng);
+	uint32_t plen = (uint32_t)(t_rand(&rng) % 1400);
+	t_make_frame(&f, 4, 0x04, payload, plen, &rng);
+	f.ip_frag = t_rand(&rng) & 1 ? ROCE_IPV4_DF : 0;
+	int n = roce_frame_build(&f, b, sizeof(b));
+	uint8_t *ip = b + 14;
+	size_t len = (size_t)n - 14;
+	ip[4] = ip[5] = ip[6] = ip[7] = 0;
+	ck_assert_int_eq(roce_icrc_solve_ipv4(ip, len), 0);
+	ck_assert_uint_eq((ip[4] << 8) | ip[5], f.ip_id);
+	ck_assert_uint_eq((ip[6] << 8) | ip[7], f.ip_frag);
+	/* a flipped payload bit is caught (but for a 2^-15 chance) */
+	ip[4] = ip[5] = ip[6] = ip[7] = 0;
+	ip[len - 5] ^= 0x10;
+	ck_assert_int_eq(roce_icrc_solve_ipv4(ip, len), -EBADMSG);
+}
+END_TEST
+
 Suite *icrc_suite(void)
 {
 	Suite *s = suite_create("icrc");
@@ -174,6 +200,7 @@ Suite *icrc_suite(void)
 	tcase_add_test(tc, test_icrc_seed_is_crc_of_eight_ones);
 	tcase_add_loop_test(tc, test_icrc_matches_bitwise_reference, 0, 200);
 	tcase_add_test(tc, test_icrc_rejects_short_input);
+	tcase_add_loop_test(tc, test_icrc_solves_hidden_ipv4_id, 0, 200);
 	suite_add_tcase(s, tc);
 	return s;
 }

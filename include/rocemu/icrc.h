@@ -18,4 +18,15 @@
  */
 int roce_icrc_calc(const uint8_t *ip, size_t len, uint32_t *icrc);
 
+/*
+ * A UDP socket does not show the IPv4 ID or the DF bit of what it
+ * receives, yet the ICRC covers both. CRC-32 is affine over GF(2), so the
+ * 17 unknown bits can be solved for instead of guessed: given an IPv4
+ * datagram (ip, len through the ICRC) whose ID and flags/offset fields are
+ * zero, finds the ID and DF that make its ICRC verify and writes them into
+ * the header. Returns 0, or -EBADMSG if no such values exist (the packet
+ * is corrupt). The check keeps 15 of the ICRC's 32 bits of protection.
+ */
+int roce_icrc_solve_ipv4(uint8_t *ip, size_t len);
+
 #endif
