@@ -64,6 +64,7 @@ struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 		return NULL;
 	}
 	d->w = w;
+	d->udp_fd = -1;
 	snprintf(d->name, sizeof(d->name), "%s", cfg->name ? cfg->name : "rocemu");
 	memcpy(d->gid, cfg->gid, 16);
 	d->mac[0] = 0x02;
@@ -71,6 +72,16 @@ struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 	d->mtu = cfg->mtu;
 	d->next_qpn = 0x11; /* as rxe: QP0 and QP1 are special */
 	d->next_mr_index = 1;
+	if (w->udp) {
+		int rc = udp_dev_open(d);
+		if (rc) {
+			close(d->async_pipe[0]);
+			close(d->async_pipe[1]);
+			free(d);
+			errno = -rc;
+			return NULL;
+		}
+	}
 	d->next = w->devs;
 	w->devs = d;
 	return d;
@@ -85,6 +96,7 @@ void rocemu_dev_free(struct rocemu_dev *d)
 			*p = d->next;
 			break;
 		}
+	udp_dev_close(d);
 	close(d->async_pipe[0]);
 	close(d->async_pipe[1]);
 	free(d->async_q);

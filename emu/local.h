@@ -64,6 +64,7 @@ struct rocemu_world {
 	rocemu_trace_fn trace;
 	void *trace_arg;
 	uint64_t wire_dropped, wire_duplicated, wire_reordered, wire_corrupted;
+	bool udp;		/* real UDP sockets and the monotonic clock */
 };
 
 uint64_t world_rand(struct rocemu_world *w);
@@ -89,6 +90,16 @@ void wire_send_owned(struct rocemu_world *w, uint8_t *frame, size_t len);
 /* Delivers every frame due by now; returns how many. */
 unsigned wire_deliver_due(struct rocemu_world *w);
 
+/* The UDP wire (wire_udp.c). */
+struct tx_sock;
+uint64_t udp_clock_ns(void);
+int udp_dev_open(struct rocemu_dev *d);
+void udp_dev_close(struct rocemu_dev *d);
+void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len);
+unsigned udp_receive_all(struct rocemu_world *w);
+/* The time of the next live timer; false if none is armed. */
+bool world_next_timer(struct rocemu_world *w, uint64_t *when);
+
 void timer_arm(struct rocemu_qp *qp, enum timer_kind kind, uint64_t ns);
 void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind);
 
@@ -107,6 +118,8 @@ struct rocemu_dev {
 	uint32_t next_qpn;
 	uint32_t next_mr_index;
 	int async_pipe[2];
+	int udp_fd;			/* UDP wire: port 4791; else -1 */
+	struct tx_sock *tx_socks;	/* UDP wire: one per source port */
 	struct ibv_async_event *async_q;
 	unsigned async_n, async_cap;
 };

@@ -197,7 +197,8 @@ void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
 		return; /* lost, as on a wire; the retry timer covers it */
 	/* Built straight into the buffer the wire keeps: one copy of the
 	 * payload, from memory into the frame. */
-	f->ip_id = (uint16_t)d->cnt[ROCEMU_CNT_TX_PACKETS];
+	/* A UDP socket with DF set sends ID 0; the loopback numbers them. */
+	f->ip_id = d->w->udp ? 0 : (uint16_t)d->cnt[ROCEMU_CNT_TX_PACKETS];
 	f->ib = *ib;
 	f->ib.bth.pkey = 0xffff;
 	if (!qp_is(qp, IBV_QPT_UD))

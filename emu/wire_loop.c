@@ -53,6 +53,10 @@ void wire_send_owned(struct rocemu_world *w, uint8_t *frame, size_t len)
 
 	if (w->pcap)
 		roce_pcap_write(w->pcap, w->now, frame, len);
+	if (w->udp) {
+		udp_send(w, frame, len);
+		return;
+	}
 	if (world_chance(w, fl->drop)) {
 		w->wire_dropped++;
 		free(frame);

@@ -8,6 +8,17 @@
 
 #include "local.h"
 
+struct rocemu_world *rocemu_world_new_udp(void)
+{
+	struct rocemu_world *w = rocemu_world_new(udp_clock_ns());
+
+	if (w) {
+		w->udp = true;
+		w->now = udp_clock_ns();
+	}
+	return w;
+}
+
 struct rocemu_world *rocemu_world_new(uint64_t seed)
 {
 	struct rocemu_world *w = calloc(1, sizeof(*w));
@@ -172,8 +183,8 @@ void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind)
 	qp->timer_armed[kind] = false;
 }
 
-/* Drops cancelled timers from the top; true if a live one is due. */
-static bool timer_due(struct rocemu_world *w, uint64_t *when)
+/* Drops cancelled timers from the top; true if a live one is armed. */
+bool world_next_timer(struct rocemu_world *w, uint64_t *when)
 {
 	const struct timer_ev *t;
 
@@ -193,7 +204,7 @@ static unsigned fire_timers(struct rocemu_world *w)
 	uint64_t when;
 	unsigned n = 0;
 
-	while (timer_due(w, &when) && when <= w->now) {
+	while (world_next_timer(w, &when) && when <= w->now) {
 		struct timer_ev ev;
 		heap_pop(&w->timers, &ev);
 		ev.qp->timer_armed[ev.kind] = false;
@@ -235,8 +246,10 @@ unsigned long rocemu_world_run(struct rocemu_world *w)
 	unsigned n;
 
 	do {
+		if (w->udp)
+			w->now = udp_clock_ns();
 		n = run_ready(w);
-		n += wire_deliver_due(w);
+		n += w->udp ? udp_receive_all(w) : wire_deliver_due(w);
 		flush_acks(w);
 		n += fire_timers(w);
 		steps += n;
@@ -247,7 +260,7 @@ unsigned long rocemu_world_run(struct rocemu_world *w)
 /* The time of the next frame or live timer; false if none. */
 static bool next_event(struct rocemu_world *w, uint64_t *when)
 {
-	bool any = timer_due(w, when);
+	bool any = world_next_timer(w, when);
 	const struct inflight *f = heap_top(&w->frames);
 
 	if (f && (!any || f->when < *when)) {
@@ -257,10 +270,36 @@ static bool next_event(struct rocemu_world *w, uint64_t *when)
 	return any;
 }
 
+/* On the UDP wire time is real: waiting is the only way forward. */
+static bool udp_settle(struct rocemu_world *w, uint64_t max_ns, bool until_idle)
+{
+	uint64_t end = udp_clock_ns() + max_ns, when;
+
+	for (;;) {
+		uint64_t now = udp_clock_ns();
+		if (now >= end)
+			return false;
+		uint64_t rx = 0;
+		for (struct rocemu_dev *d = w->devs; d; d = d->next)
+			rx += d->cnt[ROCEMU_CNT_RX_PACKETS];
+		rocemu_world_wait(w, end - now < 1000000 ? end - now : 1000000);
+		uint64_t rx2 = 0;
+		for (struct rocemu_dev *d = w->devs; d; d = d->next)
+			rx2 += d->cnt[ROCEMU_CNT_RX_PACKETS];
+		if (until_idle && rx2 == rx && !w->ready &&
+		    !world_next_timer(w, &when))
+			return true;
+	}
+}
+
 void rocemu_world_advance(struct rocemu_world *w, uint64_t ns)
 {
 	uint64_t end = w->now + ns, when;
 
+	if (w->udp) {
+		udp_settle(w, ns, false);
+		return;
+	}
 	rocemu_world_run(w);
 	while (next_event(w, &when) && when <= end) {
 		if (when > w->now)
@@ -275,6 +314,8 @@ bool rocemu_world_settle(struct rocemu_world *w, uint64_t max_ns)
 {
 	uint64_t end = w->now + max_ns, when;
 
+	if (w->udp)
+		return udp_settle(w, max_ns, true);
 	rocemu_world_run(w);
 	while (next_event(w, &when)) {
 		if (when > end)

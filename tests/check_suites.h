@@ -24,6 +24,7 @@ Suite *soak_suite(void);
 Suite *conformance_suite(void);
 Suite *uc_ud_suite(void);
 Suite *srq_suite(void);
+Suite *udp_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);

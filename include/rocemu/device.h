@@ -37,6 +37,18 @@ struct rocemu_faults {
 
 /* Creates a world with a virtual clock at 0 and a seeded generator. */
 struct rocemu_world *rocemu_world_new(uint64_t seed);
+
+/*
+ * Creates a world on the real network: each device binds UDP port 4791 on
+ * its own address (IPv4 or IPv6) and sends from a port per QP, and time is
+ * the monotonic clock. rocemu_dev_new then fails with errno EADDRINUSE or
+ * EADDRNOTAVAIL when the address cannot be bound.
+ */
+struct rocemu_world *rocemu_world_new_udp(void);
+
+/* Waits up to max_ns for datagrams or the next timer, then does all work
+ * due (UDP worlds; a deterministic world just runs). */
+void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns);
 void rocemu_world_free(struct rocemu_world *w);
 
 uint64_t rocemu_world_now(const struct rocemu_world *w);

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/* The UDP wire: devices on real sockets at port 4791, a source port per QP, frames rebuilt on receipt. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "local.h"
+
+enum { RX_BATCH = 32, RX_BUF = 9216, HDR_ROOM = ROCE_ETH_HLEN + ROCE_IPV6_HLEN +
+					      ROCE_UDP_HLEN };
+
+struct tx_sock {
+	UT_hash_handle hh;
+	uint16_t port;
+	int fd;
+};
+
+uint64_t udp_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static socklen_t sockaddr_of(const uint8_t gid[16], uint16_t port,
+			     struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (roce_gid_is_ipv4(gid)) {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		memcpy(&a->sin_addr, gid + 12, 4);
+		return sizeof(*a);
+	}
+	struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+	a->sin6_family = AF_INET6;
+	a->sin6_port = htons(port);
+	memcpy(&a->sin6_addr, gid, 16);
+	return sizeof(*a);
+}
+
+/* A non-blocking socket bound to gid:port; -errno if it cannot be. */
+static int bound_socket(const uint8_t gid[16], uint16_t port)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sockaddr_of(gid, port, &ss);
+	int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1, pmtu = IP_PMTUDISC_DO;
+
+	if (fd < 0)
+		return -errno;
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	else /* DF on every datagram, as rxe sends them */
+		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	if (bind(fd, (struct sockaddr *)&ss, sl)) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+int udp_dev_open(struct rocemu_dev *d)
+{
+	int fd = bound_socket(d->gid, ROCE_UDP_PORT);
+	int rcvbuf = 4 << 20;
+
+	if (fd < 0)
+		return fd;
+	/* Bursts of a whole send window arrive at once; the kernel caps
+	 * this at net.core.rmem_max. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	d->udp_fd = fd;
+	return 0;
+}
+
+void udp_dev_close(struct rocemu_dev *d)
+{
+	struct tx_sock *t, *tmp;
+
+	HASH_ITER(hh, d->tx_socks, t, tmp) {
+		HASH_DEL(d->tx_socks, t);
+		if (t->fd != d->udp_fd)
+			close(t->fd);
+		free(t);
+	}
+	if (d->udp_fd >= 0)
+		close(d->udp_fd);
+	d->udp_fd = -1;
+}
+
+/* The socket that sends from port; the device's own (port 4791) if that
+ * port cannot be had, in which case *port changes to 4791. */
+static int tx_socket(struct rocemu_dev *d, uint16_t *port)
+{
+	struct tx_sock *t;
+
+	HASH_FIND(hh, d->tx_socks, port, sizeof(*port), t);
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return d->udp_fd;
+		t->port = *port;
+		t->fd = bound_socket(d->gid, *port);
+		if (t->fd < 0)
+			t->fd = d->udp_fd;
+		HASH_ADD(hh, d->tx_socks, port, sizeof(t->port), t);
+	}
+	if (t->fd == d->udp_fd)
+		*port = ROCE_UDP_PORT;
+	return t->fd;
+}
+
+static struct rocemu_dev *dev_by_gid(struct rocemu_world *w, const uint8_t *gid)
+{
+	for (struct rocemu_dev *d = w->devs; d; d = d->next)
+		if (!memcmp(d->gid, gid, 16))
+			return d;
+	return NULL;
+}
+
+/* Sends a built frame's UDP payload from its source port to its
+ * destination's port 4791; frees the frame. */
+void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len)
+{
+	struct roce_frame f;
+	const char *why;
+	struct sockaddr_storage ss;
+
+	if (roce_frame_parse(ROCE_LINK_ETH, frame, len, len, &f, &why))
+		goto out;
+	struct rocemu_dev *d = dev_by_gid(w, f.src_gid);
+	if (!d)
+		goto out;
+	uint16_t port = f.sport;
+	int fd = tx_socket(d, &port);
+	uint8_t *ip = (uint8_t *)(uintptr_t)f.ip_hdr;
+	size_t ihl = f.ip_ver == 4 ? ROCE_IPV4_HLEN : ROCE_IPV6_HLEN;
+	uint8_t *udp = ip + ihl;
+	if (port != f.sport) {
+		/* sent from another port: the ICRC covers it, so redo it */
+		uint32_t icrc;
+		udp[0] = (uint8_t)(port >> 8);
+		udp[1] = (uint8_t)port;
+		roce_icrc_calc(ip, ihl + f.udp_len, &icrc);
+		for (int i = 0; i < 4; i++)
+			udp[f.udp_len - 4 + i] = (uint8_t)(icrc >> (24 - 8 * i));
+	}
+	socklen_t sl = sockaddr_of(f.dst_gid, ROCE_UDP_PORT, &ss);
+	if (sendto(fd, udp + ROCE_UDP_HLEN, f.udp_len - ROCE_UDP_HLEN, 0,
+		   (struct sockaddr *)&ss, sl) < 0)
+		w->wire_dropped++; /* a full socket buffer: a loss, as on a wire */
+out:
+	free(frame);
+}
+
+/* Rebuilds the frame a datagram arrived in, as far as a socket shows it. */
+static size_t rebuild(const struct rocemu_dev *d, const struct sockaddr_storage *src,
+		      const uint8_t *payload, size_t plen, uint8_t *out)
+{
+	struct roce_frame f;
+
+	roce_frame_init(&f, roce_gid_is_ipv4(d->gid) ? 4 : 6);
+	if (src->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)src;
+		roce_gid_from_ipv4(f.src_gid, (const uint8_t *)&a->sin_addr);
+		f.sport = ntohs(a->sin_port);
+	} else {
+		const struct sockaddr_in6 *a = (const void *)src;
+		memcpy(f.src_gid, &a->sin6_addr, 16);
+		f.sport = ntohs(a->sin6_port);
+	}
+	memcpy(f.dst_gid, d->gid, 16);
+	memcpy(f.eth_dst, d->mac, 6);
+	f.ip_frag = 0; /* the ID and DF are solved for below */
+	size_t hl = ROCE_ETH_HLEN + (f.ip_ver == 4 ? ROCE_IPV4_HLEN
+						  : ROCE_IPV6_HLEN) + ROCE_UDP_HLEN;
+	/* The transport bytes go in as they came; only the headers are ours. */
+	memcpy(out + hl, payload, plen);
+	uint8_t *ip = out + ROCE_ETH_HLEN;
+	uint8_t *udp = ip + (f.ip_ver == 4 ? ROCE_IPV4_HLEN : ROCE_IPV6_HLEN);
+	memset(out, 0, hl);
+	memcpy(out, d->mac, 6);
+	out[12] = f.ip_ver == 4 ? 0x08 : 0x86;
+	out[13] = f.ip_ver == 4 ? 0x00 : 0xdd;
+	size_t ulen = ROCE_UDP_HLEN + plen;
+	if (f.ip_ver == 4) {
+		ip[0] = 0x45;
+		ip[2] = (uint8_t)((ulen + 20) >> 8);
+		ip[3] = (uint8_t)(ulen + 20);
+		ip[8] = 64;
+		ip[9] = 17;
+		memcpy(ip + 12, f.src_gid + 12, 4);
+		memcpy(ip + 16, d->gid + 12, 4);
+	} else {
+		ip[0] = 0x60;
+		ip[4] = (uint8_t)(ulen >> 8);
+		ip[5] = (uint8_t)ulen;
+		ip[6] = 17;
+		ip[7] = 64;
+		memcpy(ip + 8, f.src_gid, 16);
+		memcpy(ip + 24, d->gid, 16);
+	}
+	udp[0] = (uint8_t)(f.sport >> 8);
+	udp[1] = (uint8_t)f.sport;
+	udp[2] = ROCE_UDP_PORT >> 8;
+	udp[3] = ROCE_UDP_PORT & 0xff;
+	udp[4] = (uint8_t)(ulen >> 8);
+	udp[5] = (uint8_t)ulen;
+	if (f.ip_ver == 4 && roce_icrc_solve_ipv4(ip, ulen + 20) == 0) {
+		uint16_t c = roce_inet_csum(ip, ROCE_IPV4_HLEN, 0);
+		ip[10] = (uint8_t)(c >> 8);
+		ip[11] = (uint8_t)c;
+	}
+	return hl + plen;
+}
+
+/* Takes in what the device's socket holds, in batches; returns how many
+ * datagrams. */
+static unsigned udp_receive(struct rocemu_dev *d)
+{
+	static uint8_t bufs[RX_BATCH][RX_BUF];
+	static uint8_t frame[HDR_ROOM + RX_BUF];
+	struct mmsghdr msgs[RX_BATCH];
+	struct iovec iov[RX_BATCH];
+	struct sockaddr_storage from[RX_BATCH];
+	unsigned total = 0;
+	int n;
+
+	do {
+		for (int i = 0; i < RX_BATCH; i++) {
+			iov[i] = (struct iovec){ bufs[i], RX_BUF };
+			msgs[i].msg_hdr = (struct msghdr){
+				.msg_name = &from[i], .msg_namelen = sizeof(from[i]),
+				.msg_iov = &iov[i], .msg_iovlen = 1 };
+		}
+		n = recvmmsg(d->udp_fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+		for (int i = 0; i < n; i++) {
+			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+				dev_count(d, ROCEMU_CNT_RX_DROP_MALFORMED);
+				continue;
+			}
+			size_t len = rebuild(d, &from[i], bufs[i], msgs[i].msg_len,
+					     frame);
+			dev_receive(d, frame, len);
+		}
+		total += n > 0 ? (unsigned)n : 0;
+	} while (n == RX_BATCH);
+	return total;
+}
+
+unsigned udp_receive_all(struct rocemu_world *w)
+{
+	unsigned n = 0;
+
+	for (struct rocemu_dev *d = w->devs; d; d = d->next)
+		if (d->udp_fd >= 0)
+			n += udp_receive(d);
+	return n;
+}
+
+void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns)
+{
+	struct pollfd pfd[64];
+	nfds_t n = 0;
+	uint64_t when, wait = max_ns;
+
+	rocemu_world_run(w);
+	if (world_next_timer(w, &when))
+		wait = when <= w->now ? 0 : when - w->now < wait ? when - w->now
+								 : wait;
+	for (struct rocemu_dev *d = w->devs; d && n < 64; d = d->next)
+		if (d->udp_fd >= 0)
+			pfd[n++] = (struct pollfd){ d->udp_fd, POLLIN, 0 };
+	int ms = (int)((wait + 999999) / 1000000);
+	if (w->udp)
+		poll(pfd, n, ms);
+	rocemu_world_run(w);
+}
