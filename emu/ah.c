@@ -8,6 +8,7 @@
 struct rocemu_ah *rocemu_ah_new(struct rocemu_pd *pd,
 				const struct ibv_ah_attr *attr)
 {
+	WORLD_GUARD(pd->dev->w);
 	if (!attr->is_global || attr->port_num != 1 ||
 	    attr->grh.sgid_index != 0) {
 		errno = EINVAL;
@@ -26,6 +27,7 @@ struct rocemu_ah *rocemu_ah_new(struct rocemu_pd *pd,
 
 int rocemu_ah_free(struct rocemu_ah *ah)
 {
+	WORLD_GUARD(ah->pd->dev->w);
 	ah->pd->users--;
 	free(ah);
 	return 0;

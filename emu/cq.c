@@ -47,6 +47,7 @@ struct rocemu_channel *rocemu_channel_new(struct rocemu_dev *d)
 
 int rocemu_channel_free(struct rocemu_channel *ch)
 {
+	WORLD_GUARD(ch->dev->w);
 	if (ch->users)
 		return -EBUSY;
 	close(ch->pipe[0]);
@@ -74,6 +75,7 @@ int rocemu_channel_get_event(struct rocemu_channel *ch, struct rocemu_cq **cq)
 struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 				struct rocemu_channel *ch)
 {
+	WORLD_GUARD(d->w);
 	if (cqe < 1 || cqe > MAX_CQE) {
 		errno = EINVAL;
 		return NULL;
@@ -93,6 +95,7 @@ struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 
 int rocemu_cq_free(struct rocemu_cq *cq)
 {
+	WORLD_GUARD(cq->dev->w);
 	if (cq->users)
 		return -EBUSY;
 	if (cq->ch)
@@ -153,6 +156,7 @@ int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc)
 
 int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only)
 {
+	WORLD_GUARD(cq->dev->w);
 	if (!cq->ch)
 		return -EINVAL;
 	if (solicited_only)

@@ -51,6 +51,7 @@ uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c)
 struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 				  const struct rocemu_dev_cfg *cfg)
 {
+	WORLD_GUARD(w);
 	if (cfg->mtu < IBV_MTU_256 || cfg->mtu > IBV_MTU_4096)
 		return NULL;
 	for (struct rocemu_dev *o = w->devs; o; o = o->next)
@@ -158,6 +159,7 @@ int rocemu_dev_async_fd(const struct rocemu_dev *d)
 
 int rocemu_dev_get_async_event(struct rocemu_dev *d, struct ibv_async_event *ev)
 {
+	WORLD_GUARD(d->w);
 	char c;
 
 	if (!d->async_n)

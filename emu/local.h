@@ -4,6 +4,7 @@
 #define ROCEMU_EMU_LOCAL_H
 
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <uthash.h>
@@ -65,7 +66,25 @@ struct rocemu_world {
 	void *trace_arg;
 	uint64_t wire_dropped, wire_duplicated, wire_reordered, wire_corrupted;
 	bool udp;		/* real UDP sockets and the monotonic clock */
+	/* Payload gathered from several SGEs; one world's engines run one
+	 * at a time, so one buffer serves them all. */
+	uint8_t bounce[4096];
+	/* The progress thread (UDP worlds): while it runs, every public
+	 * call holds the world lock, and new work kicks the thread awake. */
+	bool threaded, kick;
+	_Atomic bool stop;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	int wake[2];
 };
+
+struct rocemu_world *world_lock(struct rocemu_world *w);
+void world_unlock(struct rocemu_world **wp);
+
+/* Holds the world lock until the end of the enclosing block. */
+#define WORLD_GUARD(w)                                                   \
+	struct rocemu_world *world_guard_                                 \
+		__attribute__((cleanup(world_unlock), unused)) = world_lock(w)
 
 uint64_t world_rand(struct rocemu_world *w);
 bool world_chance(struct rocemu_world *w, double p);
@@ -99,6 +118,11 @@ void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len);
 unsigned udp_receive_all(struct rocemu_world *w);
 /* The time of the next live timer; false if none is armed. */
 bool world_next_timer(struct rocemu_world *w, uint64_t *when);
+/* Fills pfd with the device sockets (at most max, *n of them) and returns
+ * the poll timeout in ms: to the next timer, max_ns at most. */
+struct pollfd;
+int world_poll_setup(struct rocemu_world *w, struct pollfd *pfd, unsigned max,
+		     unsigned long *n, uint64_t max_ns);
 
 void timer_arm(struct rocemu_qp *qp, enum timer_kind kind, uint64_t ns);
 void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind);
@@ -119,6 +143,7 @@ struct rocemu_dev {
 	uint32_t next_mr_index;
 	int async_pipe[2];
 	int udp_fd;			/* UDP wire: port 4791; else -1 */
+	uint8_t *udp_rx;		/* UDP wire: receive buffers */
 	struct tx_sock *tx_socks;	/* UDP wire: one per source port */
 	struct ibv_async_event *async_q;
 	unsigned async_n, async_cap;

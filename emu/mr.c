@@ -8,6 +8,7 @@
 
 struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d)
 {
+	WORLD_GUARD(d->w);
 	struct rocemu_pd *pd = calloc(1, sizeof(*pd));
 
 	if (pd)
@@ -17,6 +18,7 @@ struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d)
 
 int rocemu_pd_free(struct rocemu_pd *pd)
 {
+	WORLD_GUARD(pd->dev->w);
 	if (pd->users)
 		return -EBUSY;
 	free(pd);
@@ -32,6 +34,7 @@ enum {
 struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 				int access)
 {
+	WORLD_GUARD(pd->dev->w);
 	/* ibv_reg_mr(3): remote write or atomic needs local write. */
 	if ((access & ~ACCESS_KNOWN) || len > MAX_MR_SIZE ||
 	    (!addr && len) ||
@@ -59,6 +62,7 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 
 int rocemu_mr_dereg(struct rocemu_mr *mr)
 {
+	WORLD_GUARD(mr->pd->dev->w);
 	HASH_DELETE(hh, mr->pd->dev->mrs, mr);
 	mr->pd->users--;
 	free(mr);

@@ -19,6 +19,7 @@ static bool caps_ok(const struct ibv_qp_cap *c)
 struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 				struct ibv_qp_init_attr *attr)
 {
+	WORLD_GUARD(pd->dev->w);
 	struct rocemu_dev *d = pd->dev;
 
 	bool known = attr->qp_type == IBV_QPT_RC ||
@@ -95,6 +96,7 @@ static void unlink_world(struct rocemu_qp *qp)
 
 int rocemu_qp_free(struct rocemu_qp *qp)
 {
+	WORLD_GUARD(qp->dev->w);
 	unlink_world(qp);
 	HASH_DELETE(hh, qp->dev->qps, qp);
 	qp->pd->users--;
@@ -117,6 +119,7 @@ void qp_make_ready(struct rocemu_qp *qp)
 {
 	struct rocemu_world *w = qp->dev->w;
 
+	w->kick = true;
 	if (qp->in_ready)
 		return;
 	qp->in_ready = true;
@@ -304,6 +307,7 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 		     struct ibv_send_wr **bad)
 {
+	WORLD_GUARD(qp->dev->w);
 	int rc = 0;
 
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
@@ -354,6 +358,7 @@ int rwqe_post(struct ring *rq, uint32_t max_sge, const struct ibv_recv_wr *wr)
 int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad)
 {
+	WORLD_GUARD(qp->dev->w);
 	/* A QP with an SRQ takes its receives from there (ibv_post_recv(3)). */
 	int rc = qp->state == IBV_QPS_RESET || qp->srq ? -EINVAL : 0;
 
@@ -368,6 +373,7 @@ int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 
 void rocemu_qp_describe(const struct rocemu_qp *qp, char *buf, size_t len)
 {
+	WORLD_GUARD(qp->dev->w);
 	struct ring *sq = (struct ring *)&qp->sq;
 
 	snprintf(buf, len,

@@ -132,14 +132,14 @@ const uint8_t *req_payload(struct rocemu_qp *qp, struct swqe *wqe,
 /* Sends the next SEND or WRITE packet of wqe; false after a local error. */
 static bool send_segment(struct rocemu_qp *qp, struct swqe *wqe)
 {
-	static uint8_t payload[4096];
 	uint32_t mtu = qp_mtu(qp), n = wqe->length - wqe->sent;
 	struct roce_ib ib = { 0 };
 
 	if (n > mtu)
 		n = mtu;
 	bool first = wqe->sent == 0, last = wqe->sent + n == wqe->length;
-	const uint8_t *data = req_payload(qp, wqe, wqe->sent, n, payload);
+	const uint8_t *data = req_payload(qp, wqe, wqe->sent, n,
+					  qp->dev->w->bounce);
 	if (!data)
 		return false;
 	ib.bth.opcode = seg_opcode(wqe, first, last);

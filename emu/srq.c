@@ -9,6 +9,7 @@
 struct rocemu_srq *rocemu_srq_new(struct rocemu_pd *pd,
 				  struct ibv_srq_init_attr *attr)
 {
+	WORLD_GUARD(pd->dev->w);
 	struct ibv_srq_attr *a = &attr->attr;
 
 	if (a->max_wr < 1 || a->max_wr > MAX_QP_WR || a->max_sge > MAX_SGE ||
@@ -33,6 +34,7 @@ struct rocemu_srq *rocemu_srq_new(struct rocemu_pd *pd,
 
 int rocemu_srq_free(struct rocemu_srq *srq)
 {
+	WORLD_GUARD(srq->dev->w);
 	if (srq->users)
 		return -EBUSY;
 	srq->pd->users--;
@@ -44,6 +46,7 @@ int rocemu_srq_free(struct rocemu_srq *srq)
 int rocemu_srq_modify(struct rocemu_srq *srq, struct ibv_srq_attr *attr,
 		      int mask)
 {
+	WORLD_GUARD(srq->dev->w);
 	if (mask & IBV_SRQ_MAX_WR)
 		return -EOPNOTSUPP;
 	if (mask & ~IBV_SRQ_LIMIT)
@@ -56,6 +59,7 @@ int rocemu_srq_modify(struct rocemu_srq *srq, struct ibv_srq_attr *attr,
 
 int rocemu_srq_query(struct rocemu_srq *srq, struct ibv_srq_attr *attr)
 {
+	WORLD_GUARD(srq->dev->w);
 	attr->max_wr = ring_size(&srq->rq);
 	attr->max_sge = srq->max_sge;
 	attr->srq_limit = srq->limit;
@@ -65,6 +69,7 @@ int rocemu_srq_query(struct rocemu_srq *srq, struct ibv_srq_attr *attr)
 int rocemu_post_srq_recv(struct rocemu_srq *srq, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad)
 {
+	WORLD_GUARD(srq->dev->w);
 	int rc = 0;
 
 	for (; wr && !rc; wr = wr->next)

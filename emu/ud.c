@@ -8,7 +8,6 @@ enum { GRH_LEN = 40 };
 
 void ud_send(struct rocemu_qp *qp, struct swqe *wqe)
 {
-	static uint8_t bounce[4096];
 	struct roce_ib ib = { 0 };
 
 	wqe->sent = wqe->length;
@@ -16,7 +15,8 @@ void ud_send(struct rocemu_qp *qp, struct swqe *wqe)
 	 * the WQE still completes successfully (as rxe does). */
 	if (wqe->length > qp_mtu(qp))
 		return;
-	const uint8_t *data = req_payload(qp, wqe, 0, wqe->length, bounce);
+	const uint8_t *data = req_payload(qp, wqe, 0, wqe->length,
+					  qp->dev->w->bounce);
 	if (!data)
 		return;
 	ib.bth.opcode = wqe->opcode == IBV_WR_SEND_WITH_IMM ? 0x65 : 0x64;

@@ -127,5 +127,6 @@ unsigned wire_deliver_due(struct rocemu_world *w)
 void rocemu_world_inject(struct rocemu_world *w, const uint8_t *frame,
 			 size_t len)
 {
+	WORLD_GUARD(w);
 	wire_send(w, frame, len);
 }

@@ -76,6 +76,11 @@ int udp_dev_open(struct rocemu_dev *d)
 
 	if (fd < 0)
 		return fd;
+	d->udp_rx = malloc((size_t)RX_BATCH * RX_BUF + HDR_ROOM + RX_BUF);
+	if (!d->udp_rx) {
+		close(fd);
+		return -ENOMEM;
+	}
 	/* Bursts of a whole send window arrive at once; the kernel caps
 	 * this at net.core.rmem_max. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
@@ -96,6 +101,8 @@ void udp_dev_close(struct rocemu_dev *d)
 	if (d->udp_fd >= 0)
 		close(d->udp_fd);
 	d->udp_fd = -1;
+	free(d->udp_rx);
+	d->udp_rx = NULL;
 }
 
 /* The socket that sends from port; the device's own (port 4791) if that
@@ -228,8 +235,7 @@ static size_t rebuild(const struct rocemu_dev *d, const struct sockaddr_storage 
  * datagrams. */
 static unsigned udp_receive(struct rocemu_dev *d)
 {
-	static uint8_t bufs[RX_BATCH][RX_BUF];
-	static uint8_t frame[HDR_ROOM + RX_BUF];
+	uint8_t *bufs = d->udp_rx, *frame = bufs + (size_t)RX_BATCH * RX_BUF;
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	struct sockaddr_storage from[RX_BATCH];
@@ -238,7 +244,7 @@ static unsigned udp_receive(struct rocemu_dev *d)
 
 	do {
 		for (int i = 0; i < RX_BATCH; i++) {
-			iov[i] = (struct iovec){ bufs[i], RX_BUF };
+			iov[i] = (struct iovec){ bufs + (size_t)i * RX_BUF, RX_BUF };
 			msgs[i].msg_hdr = (struct msghdr){
 				.msg_name = &from[i], .msg_namelen = sizeof(from[i]),
 				.msg_iov = &iov[i], .msg_iovlen = 1 };
@@ -249,8 +255,9 @@ static unsigned udp_receive(struct rocemu_dev *d)
 				dev_count(d, ROCEMU_CNT_RX_DROP_MALFORMED);
 				continue;
 			}
-			size_t len = rebuild(d, &from[i], bufs[i], msgs[i].msg_len,
-					     frame);
+			size_t len = rebuild(d, &from[i],
+					     bufs + (size_t)i * RX_BUF,
+					     msgs[i].msg_len, frame);
 			dev_receive(d, frame, len);
 		}
 		total += n > 0 ? (unsigned)n : 0;
@@ -268,20 +275,37 @@ unsigned udp_receive_all(struct rocemu_world *w)
 	return n;
 }
 
-void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns)
+int world_poll_setup(struct rocemu_world *w, struct pollfd *pfd, unsigned max,
+		     unsigned long *n, uint64_t max_ns)
 {
-	struct pollfd pfd[64];
-	nfds_t n = 0;
 	uint64_t when, wait = max_ns;
 
-	rocemu_world_run(w);
+	*n = 0;
 	if (world_next_timer(w, &when))
 		wait = when <= w->now ? 0 : when - w->now < wait ? when - w->now
 								 : wait;
-	for (struct rocemu_dev *d = w->devs; d && n < 64; d = d->next)
+	if (w->ready)
+		wait = 0;
+	for (struct rocemu_dev *d = w->devs; d && *n < max; d = d->next)
 		if (d->udp_fd >= 0)
-			pfd[n++] = (struct pollfd){ d->udp_fd, POLLIN, 0 };
-	int ms = (int)((wait + 999999) / 1000000);
+			pfd[(*n)++] = (struct pollfd){ d->udp_fd, POLLIN, 0 };
+	return (int)((wait + 999999) / 1000000);
+}
+
+void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns)
+{
+	struct pollfd pfd[64];
+	unsigned long n;
+
+	/* With a progress thread running, the thread does the work. */
+	if (w->threaded) {
+		struct timespec ts = { (time_t)(max_ns / 1000000000u),
+				       (long)(max_ns % 1000000000u) };
+		nanosleep(&ts, NULL);
+		return;
+	}
+	rocemu_world_run(w);
+	int ms = world_poll_setup(w, pfd, 64, &n, max_ns);
 	if (w->udp)
 		poll(pfd, n, ms);
 	rocemu_world_run(w);

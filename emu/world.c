@@ -56,6 +56,7 @@ uint64_t rocemu_world_now(const struct rocemu_world *w)
 void rocemu_world_set_faults(struct rocemu_world *w,
 			     const struct rocemu_faults *f)
 {
+	WORLD_GUARD(w);
 	w->faults = *f;
 	if (!w->faults.latency_ns)
 		w->faults.latency_ns = DEFAULT_LATENCY_NS;
@@ -63,6 +64,7 @@ void rocemu_world_set_faults(struct rocemu_world *w,
 
 int rocemu_world_record(struct rocemu_world *w, const char *path)
 {
+	WORLD_GUARD(w);
 	char err[ROCE_PCAP_ERRLEN];
 
 	if (w->pcap && roce_pcap_finish(w->pcap))
@@ -73,6 +75,7 @@ int rocemu_world_record(struct rocemu_world *w, const char *path)
 
 void rocemu_world_trace(struct rocemu_world *w, rocemu_trace_fn fn, void *arg)
 {
+	WORLD_GUARD(w);
 	w->trace = fn;
 	w->trace_arg = arg;
 }
@@ -242,6 +245,7 @@ static void flush_acks(struct rocemu_world *w)
 
 unsigned long rocemu_world_run(struct rocemu_world *w)
 {
+	WORLD_GUARD(w);
 	unsigned long steps = 0;
 	unsigned n;
 
@@ -270,6 +274,16 @@ static bool next_event(struct rocemu_world *w, uint64_t *when)
 	return any;
 }
 
+static uint64_t rx_total(struct rocemu_world *w)
+{
+	WORLD_GUARD(w);
+	uint64_t rx = 0;
+
+	for (struct rocemu_dev *d = w->devs; d; d = d->next)
+		rx += d->cnt[ROCEMU_CNT_RX_PACKETS];
+	return rx;
+}
+
 /* On the UDP wire time is real: waiting is the only way forward. */
 static bool udp_settle(struct rocemu_world *w, uint64_t max_ns, bool until_idle)
 {
@@ -279,14 +293,10 @@ static bool udp_settle(struct rocemu_world *w, uint64_t max_ns, bool until_idle)
 		uint64_t now = udp_clock_ns();
 		if (now >= end)
 			return false;
-		uint64_t rx = 0;
-		for (struct rocemu_dev *d = w->devs; d; d = d->next)
-			rx += d->cnt[ROCEMU_CNT_RX_PACKETS];
+		uint64_t rx = rx_total(w);
 		rocemu_world_wait(w, end - now < 1000000 ? end - now : 1000000);
-		uint64_t rx2 = 0;
-		for (struct rocemu_dev *d = w->devs; d; d = d->next)
-			rx2 += d->cnt[ROCEMU_CNT_RX_PACKETS];
-		if (until_idle && rx2 == rx && !w->ready &&
+		WORLD_GUARD(w);
+		if (until_idle && rx_total(w) == rx && !w->ready &&
 		    !world_next_timer(w, &when))
 			return true;
 	}
@@ -294,12 +304,12 @@ static bool udp_settle(struct rocemu_world *w, uint64_t max_ns, bool until_idle)
 
 void rocemu_world_advance(struct rocemu_world *w, uint64_t ns)
 {
-	uint64_t end = w->now + ns, when;
-
 	if (w->udp) {
 		udp_settle(w, ns, false);
 		return;
 	}
+	WORLD_GUARD(w);
+	uint64_t end = w->now + ns, when;
 	rocemu_world_run(w);
 	while (next_event(w, &when) && when <= end) {
 		if (when > w->now)
@@ -312,10 +322,12 @@ void rocemu_world_advance(struct rocemu_world *w, uint64_t ns)
 
 bool rocemu_world_settle(struct rocemu_world *w, uint64_t max_ns)
 {
-	uint64_t end = w->now + max_ns, when;
-
+	/* On the UDP wire the lock is taken piece by piece: a progress
+	 * thread must be able to run meanwhile. */
 	if (w->udp)
 		return udp_settle(w, max_ns, true);
+	WORLD_GUARD(w);
+	uint64_t end = w->now + max_ns, when;
 	rocemu_world_run(w);
 	while (next_event(w, &when)) {
 		if (when > end)

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -241,6 +242,62 @@ START_TEST(test_foreign_datagrams)
 }
 END_TEST
 
+/* With progress threads the application only sleeps: a blocking poll on
+ * the completion channel wakes when the CQE arrives. */
+START_TEST(test_progress_thread)
+{
+	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct rocemu_cq *got;
+
+	ck_assert_int_eq(host_up(a, 2, IBV_QPT_RC), 0);
+	ck_assert_int_eq(host_up(b, 3, IBV_QPT_RC), 0);
+	struct rocemu_channel *ch = rocemu_channel_new(b->dev);
+	struct rocemu_cq *rcq = rocemu_cq_new(b->dev, 256, ch);
+	rocemu_qp_free(b->qp);
+	struct ibv_qp_init_attr init = {
+		.send_cq = (struct ibv_cq *)(void *)b->cq,
+		.recv_cq = (struct ibv_cq *)(void *)rcq, .qp_type = IBV_QPT_RC,
+		.cap = { 64, 64, 1, 1, 0 } };
+	b->qp = rocemu_qp_new(b->pd, &init);
+	connect_rc(a, b);
+	connect_rc(b, a);
+	ck_assert_int_eq(rocemu_world_start(a->w), 0);
+	ck_assert_int_eq(rocemu_world_start(b->w), 0);
+	ck_assert_int_eq(rocemu_world_start(b->w), -EINVAL); /* already */
+
+	ck_assert_int_eq(rocemu_cq_req_notify(rcq, false), 0);
+	for (uint64_t k = 0; k < 50; k++)
+		recv1(b, k, (uint32_t)(k * 256), 256);
+	for (uint64_t k = 0; k < 50; k++)
+		post1(a, IBV_WR_SEND, k, 100, 0, 0);
+	struct pollfd pfd = { rocemu_channel_fd(ch), POLLIN, 0 };
+	ck_assert_int_eq(poll(&pfd, 1, 5000), 1); /* woken, not polling */
+	ck_assert_int_eq(rocemu_channel_get_event(ch, &got), 0);
+	ck_assert_ptr_eq(got, rcq);
+	struct ibv_wc wc[64];
+	int recvd = 0, sent = 0;
+	for (int i = 0; i < 5000 && (recvd < 50 || sent < 50); i++) {
+		recvd += rocemu_cq_poll(rcq, 64, wc);
+		sent += rocemu_cq_poll(a->cq, 64, wc);
+		usleep(1000);
+	}
+	ck_assert_int_eq(recvd, 50);
+	ck_assert_int_eq(sent, 50);
+	rocemu_world_stop(a->w);
+	rocemu_world_stop(b->w);
+	rocemu_qp_free(b->qp);
+	b->qp = NULL;
+	ck_assert_int_eq(rocemu_cq_free(rcq), 0);
+	ck_assert_int_eq(rocemu_channel_free(ch), 0);
+	init.recv_cq = (struct ibv_cq *)(void *)b->cq;
+	b->qp = rocemu_qp_new(b->pd, &init);
+	host_down(a);
+	host_down(b);
+	free(a);
+	free(b);
+}
+END_TEST
+
 START_TEST(test_address_taken)
 {
 	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
@@ -263,6 +320,7 @@ Suite *udp_suite(void)
 	tcase_add_test(tc, test_rc_over_udp);
 	tcase_add_test(tc, test_ud_over_udp);
 	tcase_add_test(tc, test_foreign_datagrams);
+	tcase_add_test(tc, test_progress_thread);
 	tcase_add_test(tc, test_address_taken);
 	suite_add_tcase(s, tc);
 	return s;

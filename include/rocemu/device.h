@@ -49,6 +49,17 @@ struct rocemu_world *rocemu_world_new_udp(void);
 /* Waits up to max_ns for datagrams or the next timer, then does all work
  * due (UDP worlds; a deterministic world just runs). */
 void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns);
+
+/*
+ * Starts a progress thread for a UDP world: the engines then run on their
+ * own, on the monotonic clock, so completions and completion-channel
+ * events arrive while the application sleeps; every rocemu call is then
+ * safe from other threads. Returns 0, or -EINVAL for a deterministic
+ * world (it has no real time to follow). Start and stop from one thread.
+ */
+int rocemu_world_start(struct rocemu_world *w);
+/* Stops it after a last pass over what arrived; no completion is lost. */
+void rocemu_world_stop(struct rocemu_world *w);
 void rocemu_world_free(struct rocemu_world *w);
 
 uint64_t rocemu_world_now(const struct rocemu_world *w);

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* The progress thread: the engines run on their own, so completions arrive while the application sleeps. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "local.h"
+
+struct rocemu_world *world_lock(struct rocemu_world *w)
+{
+	if (w->threaded)
+		pthread_mutex_lock(&w->lock);
+	return w;
+}
+
+void world_unlock(struct rocemu_world **wp)
+{
+	struct rocemu_world *w = *wp;
+
+	if (!w->threaded)
+		return;
+	bool kick = w->kick && !pthread_equal(pthread_self(), w->thread);
+	w->kick = false;
+	pthread_mutex_unlock(&w->lock);
+	if (kick) {
+		ssize_t n = write(w->wake[1], "k", 1);
+		(void)n; /* a full pipe is already a pending wake-up */
+	}
+}
+
+static void drain(int fd)
+{
+	char buf[64];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+static void *progress(void *arg)
+{
+	struct rocemu_world *w = arg;
+	struct pollfd pfd[65];
+
+	while (!atomic_load(&w->stop)) {
+		nfds_t n = 0;
+		int ms;
+		pthread_mutex_lock(&w->lock);
+		rocemu_world_run(w);
+		ms = world_poll_setup(w, pfd + 1, 64, &n, 100000000);
+		pthread_mutex_unlock(&w->lock);
+		pfd[0] = (struct pollfd){ w->wake[0], POLLIN, 0 };
+		if (poll(pfd, n + 1, ms) > 0 && (pfd[0].revents & POLLIN))
+			drain(w->wake[0]);
+	}
+	/* A last pass, so nothing that arrived is left unprocessed. */
+	pthread_mutex_lock(&w->lock);
+	rocemu_world_run(w);
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int rocemu_world_start(struct rocemu_world *w)
+{
+	pthread_mutexattr_t ma;
+
+	if (!w->udp || w->threaded)
+		return -EINVAL;
+	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	pthread_mutexattr_init(&ma);
+	/* API calls nest (connect calls modify, wait calls run). */
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&w->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	atomic_store(&w->stop, false);
+	w->threaded = true;
+	int rc = pthread_create(&w->thread, NULL, progress, w);
+	if (rc) {
+		w->threaded = false;
+		pthread_mutex_destroy(&w->lock);
+		close(w->wake[0]);
+		close(w->wake[1]);
+		return -rc;
+	}
+	return 0;
+}
+
+void rocemu_world_stop(struct rocemu_world *w)
+{
+	if (!w->threaded)
+		return;
+	atomic_store(&w->stop, true);
+	ssize_t n = write(w->wake[1], "s", 1);
+	(void)n;
+	pthread_join(w->thread, NULL);
+	w->threaded = false;
+	pthread_mutex_destroy(&w->lock);
+	close(w->wake[0]);
+	close(w->wake[1]);
+}
