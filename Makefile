@@ -44,8 +44,8 @@ override LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
 
 PROTO_SRC := $(wildcard proto/*.c)
-EMU_LIB_SRC := $(filter-out emu/rocemu.c emu/cmd_%.c emu/dump_%.c,$(wildcard emu/*.c))
-TOOL_SRC := emu/rocemu.c $(wildcard emu/cmd_*.c) $(wildcard emu/dump_*.c)
+EMU_LIB_SRC := $(filter-out emu/rocemu.c emu/cmd_%.c emu/dump_%.c emu/cli_%.c,$(wildcard emu/*.c))
+TOOL_SRC := emu/rocemu.c $(wildcard emu/cmd_*.c) $(wildcard emu/dump_*.c) $(wildcard emu/cli_*.c)
 CHECK_SRC := $(wildcard tests/check_*.c)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(EMU_LIB_SRC))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
@@ -116,6 +116,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
 check: all
 	$(Q)ROCEMU_PCAPS=pcaps $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
+	$(Q)tests/net_cli.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
 	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap

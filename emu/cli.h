@@ -12,5 +12,7 @@ enum {
 
 int cmd_dump(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_ping(int argc, char **argv);
+int cmd_perf(int argc, char **argv);
 
 #endif

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/* rocemu ping and perf: device setup, the out-of-band exchange, connecting, waiting for completions. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli_conn.h"
+
+static void print_trace(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "%s\n", line);
+}
+
+/* An address as a GID: IPv4 becomes ::ffff:a.b.c.d. */
+static int gid_of(const char *addr, uint8_t gid[16])
+{
+	struct in_addr v4;
+
+	if (inet_pton(AF_INET, addr, &v4) == 1) {
+		roce_gid_from_ipv4(gid, (const uint8_t *)&v4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, addr, gid) == 1 ? 0 : -1;
+}
+
+static int tcp_socket(const char *addr, int port, bool listen_here,
+		      const char *who)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST }, *ai;
+	char service[16];
+	int one = 1;
+
+	snprintf(service, sizeof(service), "%d", port);
+	if (getaddrinfo(addr, service, &hints, &ai)) {
+		fprintf(stderr, "%s: '%s' is not an IP address\n", who, addr);
+		return -1;
+	}
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	int rc = listen_here ? bind(fd, ai->ai_addr, ai->ai_addrlen)
+			     : connect(fd, ai->ai_addr, ai->ai_addrlen);
+	if (rc == 0 && listen_here)
+		rc = listen(fd, 1);
+	if (rc) {
+		if (listen_here)
+			fprintf(stderr, "%s: cannot listen on %s TCP port %d: %s "
+					"(pick another with --port)\n",
+				who, addr, port, strerror(errno));
+		else
+			fprintf(stderr, "%s: no server at %s TCP port %d: %s "
+					"(start 'rocemu %s' there first)\n",
+				who, addr, port, strerror(errno), who + 7);
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+/* Connects to the server, retrying for --wait seconds while it starts. */
+static int tcp_client(const struct conn_opts *o, const char *who)
+{
+	for (int i = 0; i < 10 * o->wait_s; i++) {
+		struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+					  .ai_flags = AI_NUMERICHOST }, *ai;
+		char service[16];
+		snprintf(service, sizeof(service), "%d", o->tcp_port);
+		if (getaddrinfo(o->server, service, &hints, &ai)) {
+			fprintf(stderr, "%s: '%s' is not an IP address\n", who,
+				o->server);
+			return -1;
+		}
+		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+		freeaddrinfo(ai);
+		if (rc == 0)
+			return fd;
+		close(fd);
+		if (errno != ECONNREFUSED)
+			break;
+		usleep(100000);
+	}
+	return tcp_socket(o->server, o->tcp_port, false, who);
+}
+
+static void info_format(const struct peer_info *p, char *line, size_t len)
+{
+	int n = snprintf(line, len, "ROCEMU1 %06x %06x %08x %016llx ", p->qpn,
+			 p->psn, p->rkey, (unsigned long long)p->va);
+	for (int i = 0; i < 16; i++)
+		n += snprintf(line + n, len - (size_t)n, "%02x", p->gid[i]);
+	snprintf(line + n, len - (size_t)n, "\n");
+}
+
+static int info_parse(const char *line, struct peer_info *p)
+{
+	unsigned long long va;
+	char gid[33];
+
+	if (sscanf(line, "ROCEMU1 %x %x %x %llx %32s", &p->qpn, &p->psn,
+		   &p->rkey, &va, gid) != 5 || strlen(gid) != 32)
+		return -1;
+	p->va = va;
+	for (int i = 0; i < 16; i++)
+		if (sscanf(gid + 2 * i, "%2hhx", &p->gid[i]) != 1)
+			return -1;
+	return 0;
+}
+
+/* Sends our line and reads the peer's, 10 s at most. */
+static int exchange(struct conn *c, int fd, const char *who)
+{
+	char line[128], in[128];
+	size_t got = 0;
+
+	info_format(&c->me, line, sizeof(line));
+	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line))
+		goto fail;
+	while (got < sizeof(in) - 1 && !memchr(in, '\n', got)) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		if (poll(&pfd, 1, 10000) != 1)
+			goto fail;
+		ssize_t n = read(fd, in + got, sizeof(in) - 1 - got);
+		if (n <= 0)
+			goto fail;
+		got += (size_t)n;
+	}
+	in[got] = '\0';
+	if (info_parse(in, &c->peer) == 0)
+		return 0;
+fail:
+	fprintf(stderr, "%s: the peer did not say who it is (is it a rocemu "
+			"of the same version?)\n", who);
+	return -1;
+}
+
+static int make_objects(struct conn *c, const char *who)
+{
+	struct rocemu_dev_cfg cfg = { .name = "rocemu0", .mtu = c->o.mtu };
+	struct ibv_qp_init_attr init = {
+		.qp_type = c->o.type,
+		.cap = { (uint32_t)c->o.depth, (uint32_t)c->o.depth, 1, 1, 0 },
+	};
+
+	if (gid_of(c->o.addr, cfg.gid)) {
+		fprintf(stderr, "%s: '%s' is not an IP address\n", who, c->o.addr);
+		return -1;
+	}
+	c->w = rocemu_world_new_udp();
+	c->dev = c->w ? rocemu_dev_new(c->w, &cfg) : NULL;
+	if (!c->dev) {
+		fprintf(stderr, "%s: cannot bind %s UDP port 4791: %s (%s)\n", who,
+			c->o.addr, strerror(errno),
+			errno == EADDRINUSE ? "another RoCE device uses it: "
+					      "pick another address with --addr"
+					    : "use a local address, e.g. "
+					      "--addr 127.0.0.2");
+		return -1;
+	}
+	c->buf = calloc(1, c->o.buf_len);
+	c->pd = rocemu_pd_alloc(c->dev);
+	c->ch = rocemu_channel_new(c->dev);
+	c->cq = rocemu_cq_new(c->dev, 2 * c->o.depth, c->ch);
+	c->mr = c->buf ? rocemu_mr_reg(c->pd, c->buf, c->o.buf_len,
+				       IBV_ACCESS_LOCAL_WRITE |
+					       IBV_ACCESS_REMOTE_WRITE |
+					       IBV_ACCESS_REMOTE_READ |
+					       IBV_ACCESS_REMOTE_ATOMIC)
+		       : NULL;
+	init.send_cq = init.recv_cq = (struct ibv_cq *)(void *)c->cq;
+	if (c->o.srq) {
+		struct ibv_srq_init_attr sa = { .attr = { (uint32_t)c->o.depth,
+							  1, 0 } };
+		c->srq = rocemu_srq_new(c->pd, &sa);
+		init.srq = (struct ibv_srq *)(void *)c->srq;
+	}
+	c->qp = c->mr && (c->srq || !c->o.srq) ? rocemu_qp_new(c->pd, &init)
+					       : NULL;
+	if (!c->qp) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return -1;
+	}
+	memcpy(c->me.gid, cfg.gid, 16);
+	c->me.qpn = rocemu_qp_num(c->qp);
+	c->me.psn = (uint32_t)(rand() & 0xffffff);
+	c->me.rkey = rocemu_mr_rkey(c->mr);
+	c->me.va = (uint64_t)(uintptr_t)c->buf;
+	return 0;
+}
+
+static int connect_qp(struct conn *c)
+{
+	if (c->o.type == IBV_QPT_UD) {
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					 .qkey = 0x11111111 };
+		struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
+		memcpy(ah.grh.dgid.raw, c->peer.gid, 16);
+		c->ah = rocemu_ah_new(c->pd, &ah);
+		if (rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						      IBV_QP_PORT | IBV_QP_QKEY))
+			return -1;
+		a.qp_state = IBV_QPS_RTR;
+		if (rocemu_qp_modify(c->qp, &a, IBV_QP_STATE))
+			return -1;
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = c->me.psn;
+		return rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	}
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	if (c->o.type == IBV_QPT_RC) {
+		struct rocemu_rc_params p = {
+			.peer_qpn = c->peer.qpn, .sq_psn = c->me.psn,
+			.rq_psn = c->peer.psn, .mtu = c->o.mtu,
+			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				  IBV_ACCESS_REMOTE_ATOMIC,
+			.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+			.min_rnr_timer = 12, .max_rd_atomic = 16,
+		};
+		memcpy(p.peer_gid, c->peer.gid, 16);
+		return rocemu_qp_connect(c->qp, &p);
+	}
+	if (rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = c->o.mtu;
+	a.dest_qp_num = c->peer.qpn;
+	a.rq_psn = c->peer.psn;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	memcpy(a.ah_attr.grh.dgid.raw, c->peer.gid, 16);
+	if (rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = c->me.psn;
+	return rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+int conn_up(struct conn *c, const char *who)
+{
+	int fd;
+
+	srand((unsigned)getpid());
+	if (make_objects(c, who))
+		return -1;
+	if (c->o.server) {
+		fd = tcp_client(&c->o, who);
+	} else {
+		int lfd = tcp_socket(c->o.addr, c->o.tcp_port, true, who);
+		if (lfd < 0)
+			return -1;
+		fprintf(stderr, "%s: waiting on %s TCP port %d\n", who, c->o.addr,
+			c->o.tcp_port);
+		fd = accept(lfd, NULL, NULL);
+		close(lfd);
+	}
+	if (fd < 0 || exchange(c, fd, who)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (connect_qp(c)) {
+		fprintf(stderr, "%s: could not connect the QP\n", who);
+		return -1;
+	}
+	if (c->o.pcap && rocemu_world_record(c->w, c->o.pcap)) {
+		fprintf(stderr, "%s: cannot write %s\n", who, c->o.pcap);
+		return -1;
+	}
+	if (c->o.trace)
+		rocemu_world_trace(c->w, print_trace, NULL);
+	rocemu_cq_req_notify(c->cq, false);
+	return rocemu_world_start(c->w) ? -1 : 0;
+}
+
+void conn_down(struct conn *c)
+{
+	if (c->w)
+		rocemu_world_stop(c->w);
+	if (c->w && c->o.pcap)
+		rocemu_world_record(c->w, NULL);
+	if (c->ah)
+		rocemu_ah_free(c->ah);
+	if (c->qp)
+		rocemu_qp_free(c->qp);
+	if (c->srq)
+		rocemu_srq_free(c->srq);
+	if (c->mr)
+		rocemu_mr_dereg(c->mr);
+	if (c->cq)
+		rocemu_cq_free(c->cq);
+	if (c->ch)
+		rocemu_channel_free(c->ch);
+	if (c->pd)
+		rocemu_pd_free(c->pd);
+	rocemu_dev_free(c->dev);
+	rocemu_world_free(c->w);
+	free(c->buf);
+}
+
+int conn_post_recv(struct conn *c, uint64_t wr_id, size_t off, uint32_t len)
+{
+	struct ibv_sge sge = { (uint64_t)(uintptr_t)(c->buf + off), len,
+			       rocemu_mr_lkey(c->mr) };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 },
+			   *bad;
+
+	return c->srq ? rocemu_post_srq_recv(c->srq, &wr, &bad)
+		      : rocemu_post_recv(c->qp, &wr, &bad);
+}
+
+int conn_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
+	      const char *who)
+{
+	struct rocemu_cq *got;
+
+	for (;;) {
+		if (rocemu_cq_poll(c->cq, 1, wc) == 1) {
+			if (wc->status == IBV_WC_SUCCESS)
+				return 0;
+			fprintf(stderr, "%s: a work request failed: status %d%s\n",
+				who, wc->status,
+				wc->status == IBV_WC_RETRY_EXC_ERR
+					? " (the peer stopped answering)" : "");
+			return -1;
+		}
+		struct pollfd pfd = { rocemu_channel_fd(c->ch), POLLIN, 0 };
+		if (poll(&pfd, 1, timeout_ms) != 1) {
+			fprintf(stderr, "%s: nothing from the peer for %d ms\n", who,
+				timeout_ms);
+			return -1;
+		}
+		rocemu_channel_get_event(c->ch, &got);
+		rocemu_cq_ack_events(got, 1);
+		rocemu_cq_req_notify(c->cq, false);
+	}
+}
+
+int conn_parse_opt(struct conn_opts *o, int argc, char **argv, int i,
+		   const char *who)
+{
+	const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+	if (!strcmp(a, "--trace") || !strcmp(a, "--srq")) {
+		*(a[2] == 't' ? &o->trace : &o->srq) = true;
+		return 1;
+	}
+	if (strcmp(a, "--addr") && strcmp(a, "--port") && strcmp(a, "-t") &&
+	    strcmp(a, "-m") && strcmp(a, "--pcap") && strcmp(a, "--wait"))
+		return 0;
+	if (!v) {
+		fprintf(stderr, "%s: %s wants a value\n", who, a);
+		return -1;
+	}
+	if (!strcmp(a, "--addr")) {
+		o->addr = v;
+	} else if (!strcmp(a, "--pcap")) {
+		o->pcap = v;
+	} else if (!strcmp(a, "--wait")) {
+		o->wait_s = atoi(v);
+		if (o->wait_s < 1 || o->wait_s > 3600) {
+			fprintf(stderr, "%s: --wait wants 1..3600 seconds\n", who);
+			return -1;
+		}
+	} else if (!strcmp(a, "--port")) {
+		o->tcp_port = atoi(v);
+		if (o->tcp_port <= 0 || o->tcp_port > 65535) {
+			fprintf(stderr, "%s: --port wants 1..65535\n", who);
+			return -1;
+		}
+	} else if (!strcmp(a, "-t")) {
+		o->type = !strcmp(v, "rc") ? IBV_QPT_RC : !strcmp(v, "uc") ? IBV_QPT_UC
+			: !strcmp(v, "ud") ? IBV_QPT_UD : 0;
+		if (!o->type) {
+			fprintf(stderr, "%s: -t wants rc, uc or ud\n", who);
+			return -1;
+		}
+	} else {
+		int m = atoi(v);
+		o->mtu = m == 256 ? IBV_MTU_256 : m == 512 ? IBV_MTU_512
+			: m == 1024 ? IBV_MTU_1024 : m == 2048 ? IBV_MTU_2048
+			: m == 4096 ? IBV_MTU_4096 : 0;
+		if (!o->mtu) {
+			fprintf(stderr, "%s: -m wants 256, 512, 1024, 2048 or 4096\n",
+				who);
+			return -1;
+		}
+	}
+	return 2;
+}

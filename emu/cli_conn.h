@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* What rocemu ping and perf share: one device on the real network, one connected QP, an out-of-band TCP exchange. */
+#ifndef ROCEMU_EMU_CLI_CONN_H
+#define ROCEMU_EMU_CLI_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rocemu/device.h"
+#include "rocemu/frame.h"
+
+struct conn_opts {
+	const char *addr;	/* local address the device binds */
+	const char *server;	/* NULL: be the server */
+	int tcp_port;
+	enum ibv_qp_type type;
+	enum ibv_mtu mtu;
+	size_t buf_len;
+	int depth;		/* queue depth */
+	const char *pcap;
+	bool trace;
+	bool srq;		/* receives from a shared receive queue */
+	int wait_s;		/* client: how long to try reaching the server */
+};
+
+/* What each side tells the other before the first packet. */
+struct peer_info {
+	uint32_t qpn, psn, rkey;
+	uint64_t va;
+	uint8_t gid[16];
+};
+
+struct conn {
+	struct conn_opts o;
+	struct rocemu_world *w;
+	struct rocemu_dev *dev;
+	struct rocemu_pd *pd;
+	struct rocemu_channel *ch;
+	struct rocemu_cq *cq;
+	struct rocemu_qp *qp;
+	struct rocemu_mr *mr;
+	struct rocemu_ah *ah;	/* UD: the peer */
+	struct rocemu_srq *srq;
+	uint8_t *buf;
+	struct peer_info me, peer;
+};
+
+/*
+ * Sets up the device, exchanges peer_info over TCP (the server listens on
+ * its address, the client connects), connects the QP and starts the
+ * progress thread. Returns 0, or prints one line saying what went wrong
+ * and what to do, and returns -1.
+ */
+int conn_up(struct conn *c, const char *who);
+void conn_down(struct conn *c);
+
+/* Posts one receive of len bytes at buf + off (to the SRQ if there is one). */
+int conn_post_recv(struct conn *c, uint64_t wr_id, size_t off, uint32_t len);
+
+/* Waits (sleeping on the completion channel) for one completion; 0 with
+ * *wc filled, or -1 after timeout_ms with a message. */
+int conn_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
+	      const char *who);
+
+/* Parses the options both tools take (--addr, --port, -t, -m, --pcap,
+ * --trace, --srq, --wait); returns how many argv entries it used for this one, 0 if it
+ * is not one of them, -1 after a usage message. */
+int conn_parse_opt(struct conn_opts *o, int argc, char **argv, int i,
+		   const char *who);
+
+#endif
