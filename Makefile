@@ -57,10 +57,11 @@ CHECK_BIN := $(BUILD)/tests/check_rocemu
 MKCAP := $(BUILD)/tests/mkcap
 BENCH := $(BUILD)/tests/bench_proto
 BENCH_DEV := $(BUILD)/tests/bench_device
+BENCH_NET := $(BUILD)/tests/bench_net
 DEPS_OK := $(BUILD)/.deps-ok
 
 .PHONY: all deps check demo bench fuzz install clean
-all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV)
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET)
 
 # Installs what is missing when run as root; otherwise names the command.
 deps: $(DEPS_OK)
@@ -127,9 +128,10 @@ demo: $(ROCEMU)
 	$(ROCEMU) dump $(BUILD)/demo.pcap
 
 # ---- speed --------------------------------------------------------------
-bench: $(BENCH) $(BENCH_DEV) $(ROCEMU) $(MKCAP)
+bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP)
 	$(Q)$(BENCH) --rocemu $(ROCEMU) --mkcap $(MKCAP) --work $(BUILD)/bench
 	$(Q)$(BENCH_DEV)
+	$(Q)$(BENCH_NET)
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
 # Two targets: the frame decoder, and an RC responder in RTS that must never

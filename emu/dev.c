@@ -97,6 +97,7 @@ void rocemu_dev_free(struct rocemu_dev *d)
 			*p = d->next;
 			break;
 		}
+	udp_flush_all(d->w);
 	udp_dev_close(d);
 	close(d->async_pipe[0]);
 	close(d->async_pipe[1]);

@@ -111,7 +111,10 @@ unsigned wire_deliver_due(struct rocemu_world *w);
 
 /* The UDP wire (wire_udp.c). */
 struct tx_sock;
+struct tx_batch;
 uint64_t udp_clock_ns(void);
+/* Sends what the devices have queued (sendmmsg, one call per socket run). */
+void udp_flush_all(struct rocemu_world *w);
 int udp_dev_open(struct rocemu_dev *d);
 void udp_dev_close(struct rocemu_dev *d);
 void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len);
@@ -144,6 +147,7 @@ struct rocemu_dev {
 	int async_pipe[2];
 	int udp_fd;			/* UDP wire: port 4791; else -1 */
 	uint8_t *udp_rx;		/* UDP wire: receive buffers */
+	struct tx_batch *udp_tx;	/* UDP wire: datagrams to send */
 	struct tx_sock *tx_socks;	/* UDP wire: one per source port */
 	struct ibv_async_event *async_q;
 	unsigned async_n, async_cap;

@@ -21,6 +21,43 @@ struct tx_sock {
 	int fd;
 };
 
+enum { TX_BATCH = 64 };
+
+/* Datagrams waiting for one sendmmsg: all from one socket. */
+struct tx_batch {
+	int fd;
+	unsigned n;
+	uint8_t *frame[TX_BATCH];	/* owned until sent */
+	struct iovec iov[TX_BATCH];
+	struct sockaddr_storage to[TX_BATCH];
+	struct mmsghdr msg[TX_BATCH];
+};
+
+static void tx_flush(struct rocemu_world *w, struct tx_batch *b)
+{
+	unsigned done = 0;
+
+	while (done < b->n) {
+		int k = sendmmsg(b->fd, b->msg + done, b->n - done, 0);
+		if (k <= 0) {
+			/* a full socket buffer: the rest is lost, as on a wire */
+			w->wire_dropped += b->n - done;
+			break;
+		}
+		done += (unsigned)k;
+	}
+	for (unsigned i = 0; i < b->n; i++)
+		free(b->frame[i]);
+	b->n = 0;
+}
+
+void udp_flush_all(struct rocemu_world *w)
+{
+	for (struct rocemu_dev *d = w->devs; d; d = d->next)
+		if (d->udp_tx && d->udp_tx->n)
+			tx_flush(w, d->udp_tx);
+}
+
 uint64_t udp_clock_ns(void)
 {
 	struct timespec ts;
@@ -77,7 +114,10 @@ int udp_dev_open(struct rocemu_dev *d)
 	if (fd < 0)
 		return fd;
 	d->udp_rx = malloc((size_t)RX_BATCH * RX_BUF + HDR_ROOM + RX_BUF);
-	if (!d->udp_rx) {
+	d->udp_tx = calloc(1, sizeof(*d->udp_tx));
+	if (!d->udp_rx || !d->udp_tx) {
+		free(d->udp_rx);
+		free(d->udp_tx);
 		close(fd);
 		return -ENOMEM;
 	}
@@ -103,6 +143,8 @@ void udp_dev_close(struct rocemu_dev *d)
 	d->udp_fd = -1;
 	free(d->udp_rx);
 	d->udp_rx = NULL;
+	free(d->udp_tx); /* flushed by the world before a device goes */
+	d->udp_tx = NULL;
 }
 
 /* The socket that sends from port; the device's own (port 4791) if that
@@ -135,13 +177,12 @@ static struct rocemu_dev *dev_by_gid(struct rocemu_world *w, const uint8_t *gid)
 	return NULL;
 }
 
-/* Sends a built frame's UDP payload from its source port to its
- * destination's port 4791; frees the frame. */
+/* Queues a built frame's UDP payload to go from its source port to its
+ * destination's port 4791; the queue frees the frame once sent. */
 void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len)
 {
 	struct roce_frame f;
 	const char *why;
-	struct sockaddr_storage ss;
 
 	if (roce_frame_parse(ROCE_LINK_ETH, frame, len, len, &f, &why))
 		goto out;
@@ -162,12 +203,41 @@ void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len)
 		for (int i = 0; i < 4; i++)
 			udp[f.udp_len - 4 + i] = (uint8_t)(icrc >> (24 - 8 * i));
 	}
-	socklen_t sl = sockaddr_of(f.dst_gid, ROCE_UDP_PORT, &ss);
-	if (sendto(fd, udp + ROCE_UDP_HLEN, f.udp_len - ROCE_UDP_HLEN, 0,
-		   (struct sockaddr *)&ss, sl) < 0)
-		w->wire_dropped++; /* a full socket buffer: a loss, as on a wire */
+	struct tx_batch *b = d->udp_tx;
+	if (b->n && (b->fd != fd || b->n == TX_BATCH))
+		tx_flush(w, b);
+	unsigned i = b->n++;
+	b->fd = fd;
+	b->frame[i] = frame;
+	b->iov[i] = (struct iovec){ udp + ROCE_UDP_HLEN,
+				    f.udp_len - ROCE_UDP_HLEN };
+	b->msg[i].msg_hdr = (struct msghdr){
+		.msg_name = &b->to[i],
+		.msg_namelen = sockaddr_of(f.dst_gid, ROCE_UDP_PORT, &b->to[i]),
+		.msg_iov = &b->iov[i], .msg_iovlen = 1 };
+	return;
 out:
 	free(frame);
+}
+
+/*
+ * Fills in the IPv4 ID and DF the sender's ICRC covered. A kernel UDP
+ * socket with DF set (every rocemu device) sends ID 0, so that is tried
+ * first with one CRC; anything else (rxe numbers its packets) is solved
+ * for. False if neither makes the ICRC verify.
+ */
+static bool ipv4_id_found(uint8_t *ip, size_t len)
+{
+	uint32_t icrc;
+	const uint8_t *wire = ip + len - ROCE_ICRC_LEN;
+
+	ip[6] = 0x40;
+	if (roce_icrc_calc(ip, len, &icrc) == 0 &&
+	    icrc == ((uint32_t)wire[0] << 24 | (uint32_t)wire[1] << 16 |
+		     (uint32_t)wire[2] << 8 | wire[3]))
+		return true;
+	ip[6] = 0;
+	return roce_icrc_solve_ipv4(ip, len) == 0;
 }
 
 /* Rebuilds the frame a datagram arrived in, as far as a socket shows it. */
@@ -223,7 +293,7 @@ static size_t rebuild(const struct rocemu_dev *d, const struct sockaddr_storage 
 	udp[3] = ROCE_UDP_PORT & 0xff;
 	udp[4] = (uint8_t)(ulen >> 8);
 	udp[5] = (uint8_t)ulen;
-	if (f.ip_ver == 4 && roce_icrc_solve_ipv4(ip, ulen + 20) == 0) {
+	if (f.ip_ver == 4 && ipv4_id_found(ip, ulen + 20)) {
 		uint16_t c = roce_inet_csum(ip, ROCE_IPV4_HLEN, 0);
 		ip[10] = (uint8_t)(c >> 8);
 		ip[11] = (uint8_t)c;

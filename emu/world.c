@@ -255,6 +255,8 @@ unsigned long rocemu_world_run(struct rocemu_world *w)
 		n = run_ready(w);
 		n += w->udp ? udp_receive_all(w) : wire_deliver_due(w);
 		flush_acks(w);
+		if (w->udp)
+			udp_flush_all(w);
 		n += fire_timers(w);
 		steps += n;
 	} while (n);

@@ -298,6 +298,77 @@ START_TEST(test_progress_thread)
 }
 END_TEST
 
+/* Sends the UDP payload of a frame built from 127.0.0.9:port to b. */
+static void send_built(int fd, uint16_t port, struct roce_frame *f,
+		       size_t cut)
+{
+	uint8_t buf[512];
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	uint8_t me[4] = { 127, 0, 0, 9 }, b4[4] = { 127, 0, 0, 3 };
+
+	roce_gid_from_ipv4(f->src_gid, me);
+	roce_gid_from_ipv4(f->dst_gid, b4);
+	f->sport = port;
+	int n = roce_frame_build(f, buf, sizeof(buf));
+	ck_assert_int_gt(n, 42);
+	inet_pton(AF_INET, "127.0.0.3", &to.sin_addr);
+	sendto(fd, buf + 42, (size_t)n - 42 - cut, 0, (struct sockaddr *)&to,
+	       sizeof(to));
+}
+
+/* Well-formed frames that do not belong: each counted by its reason. */
+START_TEST(test_wrong_keys_over_udp)
+{
+	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct roce_frame f;
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons(50001) };
+
+	ck_assert_int_eq(host_up(a, 2, IBV_QPT_RC), 0);
+	ck_assert_int_eq(host_up(b, 3, IBV_QPT_UD), 0);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				  .qkey = 7 };
+	rocemu_qp_modify(b->qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					    IBV_QP_PORT | IBV_QP_QKEY);
+	at.qp_state = IBV_QPS_RTR;
+	rocemu_qp_modify(b->qp, &at, IBV_QP_STATE);
+	recv1(b, 1, 0, 512);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	inet_pton(AF_INET, "127.0.0.9", &me.sin_addr);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+
+	roce_frame_init(&f, 4);
+	f.ib.bth.opcode = 0x64;
+	f.ib.deth.qkey = 8; /* not b's */
+	f.ib.bth.dqpn = rocemu_qp_num(b->qp);
+	send_built(fd, 50001, &f, 0);
+	f.ib.deth.qkey = 7;
+	f.ib.bth.dqpn = 0x4242; /* no such QP */
+	send_built(fd, 50001, &f, 0);
+	f.ib.bth.dqpn = rocemu_qp_num(b->qp);
+	f.ib.bth.pkey = 0x0001; /* not a P_Key of the port */
+	send_built(fd, 50001, &f, 0);
+	f.ib.bth.pkey = 0xffff;
+	send_built(fd, 50001, &f, 2); /* cut short */
+	f.ib.bth.opcode = 0x04; /* RC opcode to a UD QP */
+	send_built(fd, 50001, &f, 0);
+	f.ib.bth.opcode = 0x64;
+	send_built(fd, 50001, &f, 0); /* at last, a good one */
+	close(fd);
+	struct ibv_wc r = wait_cqe(b, a);
+	ck_assert_int_eq(r.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(rocemu_dev_counter(b->dev, ROCEMU_CNT_RX_DROP_QKEY), 1);
+	ck_assert_uint_eq(rocemu_dev_counter(b->dev, ROCEMU_CNT_RX_DROP_UNKNOWN_QP), 1);
+	ck_assert_uint_eq(rocemu_dev_counter(b->dev, ROCEMU_CNT_RX_DROP_PKEY), 1);
+	ck_assert_uint_eq(rocemu_dev_counter(b->dev, ROCEMU_CNT_RX_DROP_MALFORMED) +
+			  rocemu_dev_counter(b->dev, ROCEMU_CNT_RX_DROP_ICRC), 1);
+	ck_assert_uint_eq(rocemu_dev_counter(b->dev, ROCEMU_CNT_RX_DROP_BAD_STATE), 1);
+	host_down(a);
+	host_down(b);
+	free(a);
+	free(b);
+}
+END_TEST
+
 START_TEST(test_address_taken)
 {
 	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
@@ -321,6 +392,7 @@ Suite *udp_suite(void)
 	tcase_add_test(tc, test_ud_over_udp);
 	tcase_add_test(tc, test_foreign_datagrams);
 	tcase_add_test(tc, test_progress_thread);
+	tcase_add_test(tc, test_wrong_keys_over_udp);
 	tcase_add_test(tc, test_address_taken);
 	suite_add_tcase(s, tc);
 	return s;
