@@ -34,7 +34,8 @@ endif
 
 # Debian packages the build, the tests and the tools need.
 DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
-	zlib1g-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev
+	zlib1g-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev \
+	iproute2
 
 PKG_LIBS := libpcap zlib
 override CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
@@ -118,9 +119,11 @@ check: all
 	$(Q)ROCEMU_PCAPS=pcaps $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
 	$(Q)tests/net_cli.sh $(BUILD)
+	$(Q)tests/net_hosts.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
-	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap
+	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap \
+	  $$(ls $(BUILD)/net_*/*.pcap 2>/dev/null)
 
 # ---- the main job -------------------------------------------------------
 demo: $(ROCEMU)

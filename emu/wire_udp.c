@@ -328,6 +328,9 @@ static unsigned udp_receive(struct rocemu_dev *d)
 			size_t len = rebuild(d, &from[i],
 					     bufs + (size_t)i * RX_BUF,
 					     msgs[i].msg_len, frame);
+			/* The tap shows both directions of a real wire. */
+			if (d->w->pcap)
+				roce_pcap_write(d->w->pcap, d->w->now, frame, len);
 			dev_receive(d, frame, len);
 		}
 		total += n > 0 ? (unsigned)n : 0;
