@@ -103,9 +103,9 @@ static int client(struct perf *p)
 
 	while (done < p->iters) {
 		while (posted < p->iters && posted - done < depth) {
+			ts = now_s();
 			if (post_op(p, (uint64_t)posted++))
 				return -1;
-			ts = now_s();
 		}
 		if (conn_wait(&p->c, &wc, 10000, who))
 			return -1;
