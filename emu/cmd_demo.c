@@ -11,11 +11,7 @@
 enum { BUF = 16384 };
 
 struct node {
-	struct rocemu_dev *dev;
-	struct rocemu_pd *pd;
-	struct rocemu_cq *cq;
-	struct rocemu_qp *qp;
-	struct rocemu_mr *mr;
+	struct rocemu_endpoint ep;
 	uint8_t gid[16];
 	uint8_t *buf;
 };
@@ -29,36 +25,21 @@ static void print_line(void *arg, const char *line)
 static int make_node(struct rocemu_world *w, struct node *n, const char *name,
 		     uint8_t octet)
 {
-	struct rocemu_dev_cfg cfg = { .name = name, .mtu = IBV_MTU_1024 };
-	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC,
-					 .cap = { .max_send_wr = 16,
-						  .max_recv_wr = 16,
-						  .max_send_sge = 1,
-						  .max_recv_sge = 1 } };
+	struct rocemu_dev_cfg cfg = { .name = name, .mtu = IBV_MTU_1024,
+				      .gid = { [10] = 0xff, [11] = 0xff,
+					       [12] = 10, [15] = octet } };
+	int rc = rocemu_endpoint_new(w, &cfg, IBV_QPT_RC, BUF, 16, &n->ep);
 
-	uint8_t gid[16] = { [10] = 0xff, [11] = 0xff, [12] = 10, [15] = octet };
-	memcpy(n->gid, gid, 16);
-	memcpy(cfg.gid, gid, 16);
-	n->buf = calloc(1, BUF);
-	n->dev = n->buf ? rocemu_dev_new(w, &cfg) : NULL;
-	n->pd = n->dev ? rocemu_pd_alloc(n->dev) : NULL;
-	n->cq = n->pd ? rocemu_cq_new(n->dev, 16, NULL) : NULL;
-	n->mr = n->cq ? rocemu_mr_reg(n->pd, n->buf, BUF,
-				      IBV_ACCESS_LOCAL_WRITE |
-					      IBV_ACCESS_REMOTE_WRITE |
-					      IBV_ACCESS_REMOTE_READ |
-					      IBV_ACCESS_REMOTE_ATOMIC)
-		      : NULL;
-	init.send_cq = init.recv_cq = (struct ibv_cq *)(void *)n->cq;
-	n->qp = n->mr ? rocemu_qp_new(n->pd, &init) : NULL;
-	return n->qp ? 0 : -ENOMEM;
+	memcpy(n->gid, cfg.gid, 16);
+	n->buf = n->ep.buf;
+	return rc;
 }
 
 static int connect_to(struct node *n, const struct node *peer, uint32_t sq,
 		      uint32_t rq)
 {
 	struct rocemu_rc_params p = {
-		.peer_qpn = rocemu_qp_num(peer->qp), .sq_psn = sq, .rq_psn = rq,
+		.peer_qpn = rocemu_qp_num(peer->ep.qp), .sq_psn = sq, .rq_psn = rq,
 		.mtu = IBV_MTU_1024,
 		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			  IBV_ACCESS_REMOTE_ATOMIC,
@@ -67,7 +48,7 @@ static int connect_to(struct node *n, const struct node *peer, uint32_t sq,
 	};
 
 	memcpy(p.peer_gid, peer->gid, 16);
-	return rocemu_qp_connect(n->qp, &p);
+	return rocemu_qp_connect(n->ep.qp, &p);
 }
 
 static int post(struct node *n, enum ibv_wr_opcode op, uint32_t off,
@@ -75,7 +56,7 @@ static int post(struct node *n, enum ibv_wr_opcode op, uint32_t off,
 		uint64_t swap)
 {
 	struct ibv_sge sge = { (uint64_t)(uintptr_t)(n->buf + off), len,
-			       rocemu_mr_lkey(n->mr) };
+			       rocemu_mr_lkey(n->ep.mr) };
 	struct ibv_send_wr wr = { .wr_id = off, .sg_list = &sge, .num_sge = 1,
 				  .opcode = op, .send_flags = IBV_SEND_SIGNALED,
 				  .imm_data = htobe32(0x1234) }, *bad;
@@ -84,17 +65,17 @@ static int post(struct node *n, enum ibv_wr_opcode op, uint32_t off,
 		wr.wr.atomic = (typeof(wr.wr.atomic)){ raddr, cmp, swap, rkey };
 	else
 		wr.wr.rdma = (typeof(wr.wr.rdma)){ raddr, rkey };
-	return rocemu_post_send(n->qp, &wr, &bad);
+	return rocemu_post_send(n->ep.qp, &wr, &bad);
 }
 
 static int post_recv(struct node *n, uint32_t off, uint32_t len)
 {
 	struct ibv_sge sge = { (uint64_t)(uintptr_t)(n->buf + off), len,
-			       rocemu_mr_lkey(n->mr) };
+			       rocemu_mr_lkey(n->ep.mr) };
 	struct ibv_recv_wr wr = { .wr_id = off, .sg_list = &sge, .num_sge = 1 },
 			   *bad;
 
-	return rocemu_post_recv(n->qp, &wr, &bad);
+	return rocemu_post_recv(n->ep.qp, &wr, &bad);
 }
 
 /* Runs the world until idle and reports every completion; returns how
@@ -107,7 +88,7 @@ static int drain(struct rocemu_world *w, struct node *a, struct node *b)
 	rocemu_world_settle(w, 1000000000ull);
 	for (int i = 0; i < 2; i++) {
 		struct node *n = i ? b : a;
-		while (rocemu_cq_poll(n->cq, 1, &wc) == 1)
+		while (rocemu_cq_poll(n->ep.cq, 1, &wc) == 1)
 			bad += wc.status != IBV_WC_SUCCESS;
 	}
 	return bad;
@@ -120,7 +101,7 @@ static void step(const char *what)
 
 static int run(struct rocemu_world *w, struct node *a, struct node *b)
 {
-	uint32_t rkey = rocemu_mr_rkey(b->mr);
+	uint32_t rkey = rocemu_mr_rkey(b->ep.mr);
 	uint64_t rbase = (uint64_t)(uintptr_t)b->buf, v = 40;
 	int bad = 0;
 
@@ -160,20 +141,6 @@ static int run(struct rocemu_world *w, struct node *a, struct node *b)
 	return bad;
 }
 
-static void free_node(struct node *n)
-{
-	if (n->qp)
-		rocemu_qp_free(n->qp);
-	if (n->mr)
-		rocemu_mr_dereg(n->mr);
-	if (n->cq)
-		rocemu_cq_free(n->cq);
-	if (n->pd)
-		rocemu_pd_free(n->pd);
-	rocemu_dev_free(n->dev);
-	free(n->buf);
-}
-
 int cmd_demo(int argc, char **argv)
 {
 	const char *pcap = argc > 1 ? argv[1] : "demo.pcap";
@@ -199,7 +166,7 @@ int cmd_demo(int argc, char **argv)
 	       "(QP 0x%06x) and devB 10.0.0.2 (QP 0x%06x), path MTU 1024.\n"
 	       "Trace: WQE [SQ slot] -> packets sent (device > frame) -> "
 	       "CQE [CQ slot].\n",
-	       rocemu_qp_num(a.qp), rocemu_qp_num(b.qp));
+	       rocemu_qp_num(a.ep.qp), rocemu_qp_num(b.ep.qp));
 	rocemu_world_trace(w, print_line, NULL);
 	int bad = run(w, &a, &b);
 	rocemu_world_record(w, NULL);
@@ -208,8 +175,8 @@ int cmd_demo(int argc, char **argv)
 	       pcap, pcap);
 	rc = bad ? CLI_FAIL : CLI_OK;
 out:
-	free_node(&a);
-	free_node(&b);
+	rocemu_endpoint_free(&a.ep);
+	rocemu_endpoint_free(&b.ep);
 	rocemu_world_free(w);
 	return rc;
 }

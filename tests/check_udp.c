@@ -14,13 +14,15 @@
 
 struct host {
 	struct rocemu_world *w;
+	struct rocemu_endpoint ep;
+	/* shorthands for ep's members */
 	struct rocemu_dev *dev;
 	struct rocemu_pd *pd;
 	struct rocemu_cq *cq;
 	struct rocemu_qp *qp;
 	struct rocemu_mr *mr;
+	uint8_t *buf;
 	uint8_t gid[16];
-	uint8_t buf[65536];
 };
 
 static int host_up(struct host *h, uint8_t octet, enum ibv_qp_type t)
@@ -28,33 +30,25 @@ static int host_up(struct host *h, uint8_t octet, enum ibv_qp_type t)
 	struct rocemu_dev_cfg cfg = { .name = "udp", .mtu = IBV_MTU_1024,
 				      .gid = { [10] = 0xff, [11] = 0xff,
 					       [12] = 127, [15] = octet } };
-	struct ibv_qp_init_attr init = { .qp_type = t,
-					 .cap = { 64, 64, 1, 1, 0 } };
 
 	memcpy(h->gid, cfg.gid, 16);
 	h->w = rocemu_world_new_udp();
-	h->dev = rocemu_dev_new(h->w, &cfg);
-	if (!h->dev)
-		return -errno;
-	h->pd = rocemu_pd_alloc(h->dev);
-	h->cq = rocemu_cq_new(h->dev, 256, NULL);
-	h->mr = rocemu_mr_reg(h->pd, h->buf, sizeof(h->buf),
-			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				      IBV_ACCESS_REMOTE_READ |
-				      IBV_ACCESS_REMOTE_ATOMIC);
-	init.send_cq = init.recv_cq = (struct ibv_cq *)(void *)h->cq;
-	h->qp = rocemu_qp_new(h->pd, &init);
-	ck_assert_ptr_nonnull(h->qp);
+	int rc = rocemu_endpoint_new(h->w, &cfg, t, 65536, 64, &h->ep);
+	if (rc)
+		return rc;
+	h->dev = h->ep.dev;
+	h->pd = h->ep.pd;
+	h->cq = h->ep.cq;
+	h->qp = h->ep.qp;
+	h->mr = h->ep.mr;
+	h->buf = h->ep.buf;
 	return 0;
 }
 
 static void host_down(struct host *h)
 {
-	rocemu_qp_free(h->qp);
-	rocemu_mr_dereg(h->mr);
-	rocemu_cq_free(h->cq);
-	rocemu_pd_free(h->pd);
-	rocemu_dev_free(h->dev);
+	h->ep.qp = h->qp; /* a test may have replaced it */
+	rocemu_endpoint_free(&h->ep);
 	rocemu_world_free(h->w);
 }
 

@@ -245,4 +245,30 @@ int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad);
 
+/* ---- endpoints ------------------------------------------------------ */
+
+/* A device with what one QP needs around it: the shape every small
+ * program and test starts from. */
+struct rocemu_endpoint {
+	struct rocemu_dev *dev;
+	struct rocemu_pd *pd;
+	struct rocemu_cq *cq;		/* both send and receive */
+	struct rocemu_qp *qp;
+	struct rocemu_mr *mr;		/* over buf, every access */
+	uint8_t *buf;
+	size_t len;
+};
+
+/*
+ * Creates a device from cfg in w, a PD, a CQ of 2 * depth entries, a
+ * zeroed buffer of len bytes registered with every access right, and a QP
+ * of the given type with depth entries in each queue (one SGE, 64 bytes
+ * inline). Returns 0, or -errno (EADDRINUSE, EADDRNOTAVAIL, ENOMEM, ...)
+ * with nothing left allocated.
+ */
+int rocemu_endpoint_new(struct rocemu_world *w, const struct rocemu_dev_cfg *cfg,
+			enum ibv_qp_type type, size_t len, uint32_t depth,
+			struct rocemu_endpoint *ep);
+void rocemu_endpoint_free(struct rocemu_endpoint *ep);
+
 #endif

@@ -107,12 +107,12 @@ static double raw_echo(void)
 
 struct side {
 	struct rocemu_world *w;
+	struct rocemu_endpoint ep;
 	struct rocemu_dev *dev;
-	struct rocemu_pd *pd;
 	struct rocemu_cq *cq;
 	struct rocemu_qp *qp;
 	struct rocemu_mr *mr;
-	uint8_t buf[4096];
+	uint8_t *buf;
 };
 
 static void side_up(struct side *s, uint8_t octet)
@@ -120,20 +120,17 @@ static void side_up(struct side *s, uint8_t octet)
 	struct rocemu_dev_cfg cfg = { .name = "bench", .mtu = IBV_MTU_1024,
 				      .gid = { [10] = 0xff, [11] = 0xff,
 					       [12] = 127, [15] = octet } };
-	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC,
-					 .cap = { 256, 256, 1, 1, 64 } };
 
 	s->w = rocemu_world_new_udp();
-	s->dev = rocemu_dev_new(s->w, &cfg);
-	if (!s->dev) {
+	if (rocemu_endpoint_new(s->w, &cfg, IBV_QPT_RC, 4096, 256, &s->ep)) {
 		perror("bench: device");
 		exit(1);
 	}
-	s->pd = rocemu_pd_alloc(s->dev);
-	s->cq = rocemu_cq_new(s->dev, 1024, NULL);
-	s->mr = rocemu_mr_reg(s->pd, s->buf, sizeof(s->buf), IBV_ACCESS_LOCAL_WRITE);
-	init.send_cq = init.recv_cq = (struct ibv_cq *)(void *)s->cq;
-	s->qp = rocemu_qp_new(s->pd, &init);
+	s->dev = s->ep.dev;
+	s->cq = s->ep.cq;
+	s->qp = s->ep.qp;
+	s->mr = s->ep.mr;
+	s->buf = s->ep.buf;
 }
 
 static void side_connect(struct side *s, uint32_t peer_qpn, uint8_t peer_octet)
@@ -154,7 +151,8 @@ static void side_connect(struct side *s, uint32_t peer_qpn, uint8_t peer_octet)
 
 static void post_recv(struct side *s)
 {
-	struct ibv_sge sge = { (uint64_t)(uintptr_t)s->buf, 64, rocemu_mr_lkey(s->mr) };
+	struct ibv_sge sge = { (uint64_t)(uintptr_t)s->buf, 64,
+			       rocemu_mr_lkey(s->mr) };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	rocemu_post_recv(s->qp, &wr, &bad);
