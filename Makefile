@@ -35,7 +35,7 @@ endif
 # Debian packages the build, the tests and the tools need.
 DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 	zlib1g-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev \
-	iproute2
+	iproute2 ibverbs-utils perftest
 
 PKG_LIBS := libpcap zlib
 override CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
@@ -46,6 +46,7 @@ DEPFLAGS = -MMD -MP
 
 PROTO_SRC := $(wildcard proto/*.c)
 EMU_LIB_SRC := $(filter-out emu/rocemu.c emu/cmd_%.c emu/dump_%.c emu/cli_%.c,$(wildcard emu/*.c))
+VERBS_SRC := $(wildcard emu/verbs/*.c)
 TOOL_SRC := emu/rocemu.c $(wildcard emu/cmd_*.c) $(wildcard emu/dump_*.c) $(wildcard emu/cli_*.c)
 CHECK_SRC := $(wildcard tests/check_*.c)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(EMU_LIB_SRC))
@@ -53,6 +54,8 @@ TOOL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
 CHECK_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CHECK_SRC))
 
 LIB := $(BUILD)/lib/librocemu.a
+VERBS_SO := $(BUILD)/lib/libibverbs.so.1
+VERBS_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(VERBS_SRC))
 ROCEMU := $(BUILD)/bin/rocemu
 CHECK_BIN := $(BUILD)/tests/check_rocemu
 MKCAP := $(BUILD)/tests/mkcap
@@ -62,7 +65,8 @@ BENCH_NET := $(BUILD)/tests/bench_net
 DEPS_OK := $(BUILD)/.deps-ok
 
 .PHONY: all deps check demo bench fuzz install clean
-all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET)
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
+	$(VERBS_SO)
 
 # Installs what is missing when run as root; otherwise names the command.
 deps: $(DEPS_OK)
@@ -99,6 +103,14 @@ $(LIB): $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The drop-in: rdma-core's ABI with its symbol versions, rocemu behind it.
+$(VERBS_SO): $(VERBS_OBJ) $(LIB_OBJ) emu/verbs/libibverbs.map
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libibverbs.so.1 \
+	  -Wl,--version-script=emu/verbs/libibverbs.map -Wl,-z,defs \
+	  -o $@ $(VERBS_OBJ) $(LIB_OBJ) $(PKG_LDLIBS)
+
 $(ROCEMU): $(TOOL_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -120,6 +132,7 @@ check: all
 	$(Q)tests/dump_cli.sh $(BUILD)
 	$(Q)tests/net_cli.sh $(BUILD)
 	$(Q)tests/net_hosts.sh $(BUILD)
+	$(Q)tests/verbs_bins.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
 	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap \

@@ -10,7 +10,7 @@ struct rocemu_ah *rocemu_ah_new(struct rocemu_pd *pd,
 {
 	WORLD_GUARD(pd->dev->w);
 	if (!attr->is_global || attr->port_num != 1 ||
-	    attr->grh.sgid_index != 0) {
+	    attr->grh.sgid_index > 1) {
 		errno = EINVAL;
 		return NULL;
 	}

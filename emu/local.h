@@ -211,6 +211,7 @@ struct rocemu_srq {
 	uint32_t max_sge;
 	uint32_t limit;		/* armed when non-zero */
 	unsigned users;
+	void *user;
 };
 
 /* ---- completion queues ------------------------------------------- */
@@ -227,6 +228,7 @@ struct rocemu_cq {
 	struct ring ring;	/* struct ibv_wc */
 	bool armed, armed_solicited, overrun;
 	unsigned users;
+	void *user;
 	unsigned events, acked;
 };
 
@@ -291,6 +293,7 @@ struct rocemu_qp {
 	uint16_t sport;
 	struct roce_frame tmpl;	/* addresses and ports of every frame */
 	struct rocemu_qp *ready_next, *ack_next;
+	void *user;
 	bool in_ready, in_acks;
 	uint32_t timer_gen[2];
 	bool timer_armed[2];

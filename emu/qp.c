@@ -8,10 +8,11 @@
 #include "local.h"
 #include "names.h"
 
-static bool caps_ok(const struct ibv_qp_cap *c)
+/* A QP on an SRQ has no receive queue of its own: max_recv_wr may be 0. */
+static bool caps_ok(const struct ibv_qp_cap *c, bool srq)
 {
 	return c->max_send_wr >= 1 && c->max_send_wr <= MAX_QP_WR &&
-	       c->max_recv_wr >= 1 && c->max_recv_wr <= MAX_QP_WR &&
+	       (c->max_recv_wr >= 1 || srq) && c->max_recv_wr <= MAX_QP_WR &&
 	       c->max_send_sge <= MAX_SGE && c->max_recv_sge <= MAX_SGE &&
 	       c->max_inline_data <= MAX_INLINE;
 }
@@ -26,13 +27,14 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 		     attr->qp_type == IBV_QPT_UC || attr->qp_type == IBV_QPT_UD;
 
 	if (!known || !attr->send_cq || !attr->recv_cq ||
-	    !caps_ok(&attr->cap)) {
+	    !caps_ok(&attr->cap, attr->srq != NULL)) {
 		errno = known ? EINVAL : EOPNOTSUPP;
 		return NULL;
 	}
 	struct rocemu_qp *qp = calloc(1, sizeof(*qp));
 	if (!qp || ring_init(&qp->sq, attr->cap.max_send_wr, sizeof(struct swqe)) ||
-	    ring_init(&qp->rq, attr->cap.max_recv_wr, sizeof(struct rwqe))) {
+	    ring_init(&qp->rq, attr->cap.max_recv_wr ? attr->cap.max_recv_wr : 1,
+		      sizeof(struct rwqe))) {
 		if (qp)
 			ring_fini(&qp->sq);
 		free(qp);

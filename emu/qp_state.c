@@ -84,7 +84,7 @@ static bool ah_ok(const struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 {
 	(void)qp;
 	/* RoCEv2 needs the GRH: the GID carries the IP address. */
-	return ah->is_global && ah->port_num == 1 && ah->grh.sgid_index == 0;
+	return ah->is_global && ah->port_num == 1 && ah->grh.sgid_index <= 1;
 }
 
 static bool values_ok(const struct rocemu_qp *qp, const struct ibv_qp_attr *a,
@@ -101,8 +101,10 @@ static bool values_ok(const struct rocemu_qp *qp, const struct ibv_qp_attr *a,
 		return false;
 	if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access))
 		return false;
+	/* Up to the port's largest MTU (4096), as rxe checks; the active
+	 * one bounds only what UD sends. */
 	if ((mask & IBV_QP_PATH_MTU) &&
-	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > qp->dev->mtu))
+	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
 		return false;
 	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > ROCE_PSN_MASK)
 		return false;

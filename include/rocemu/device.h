@@ -138,6 +138,9 @@ enum rocemu_counter {
 uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c);
 const char *rocemu_counter_name(enum rocemu_counter c);
 
+/* The device's GID: its IP address (IPv4-mapped for IPv4). */
+const uint8_t *rocemu_dev_gid(const struct rocemu_dev *d);
+
 /* Limits this device honours (what ibv_query_device reports). */
 void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a);
 
@@ -165,7 +168,8 @@ uint32_t rocemu_mr_rkey(const struct rocemu_mr *mr);
 struct rocemu_ah;
 
 /* An address vector for datagram QPs: RoCEv2 needs is_global (the GID is
- * the IP address), port 1 and GID index 0. NULL with errno EINVAL else. */
+ * the IP address), port 1 and a source GID index of 0 or 1 (the table is
+ * rxe's: the link-local GID, then the address). NULL, errno EINVAL else. */
 struct rocemu_ah *rocemu_ah_new(struct rocemu_pd *pd,
 				const struct ibv_ah_attr *attr);
 int rocemu_ah_free(struct rocemu_ah *ah);
@@ -186,6 +190,10 @@ struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 int rocemu_cq_free(struct rocemu_cq *cq);
 int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc);
 int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only);
+/* A pointer of the caller's, kept with the CQ (and likewise QPs, SRQs). */
+void rocemu_cq_set_user(struct rocemu_cq *cq, void *user);
+void *rocemu_cq_user(const struct rocemu_cq *cq);
+
 /* Events delivered but not yet acknowledged, as ibv_ack_cq_events counts. */
 void rocemu_cq_ack_events(struct rocemu_cq *cq, unsigned n);
 
@@ -204,6 +212,8 @@ int rocemu_srq_modify(struct rocemu_srq *srq, struct ibv_srq_attr *attr,
 int rocemu_srq_query(struct rocemu_srq *srq, struct ibv_srq_attr *attr);
 int rocemu_post_srq_recv(struct rocemu_srq *srq, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad);
+void rocemu_srq_set_user(struct rocemu_srq *srq, void *user);
+void *rocemu_srq_user(const struct rocemu_srq *srq);
 
 /* ---- queue pairs ---------------------------------------------------- */
 
@@ -212,6 +222,8 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 				struct ibv_qp_init_attr *attr);
 int rocemu_qp_free(struct rocemu_qp *qp);
 uint32_t rocemu_qp_num(const struct rocemu_qp *qp);
+void rocemu_qp_set_user(struct rocemu_qp *qp, void *user);
+void *rocemu_qp_user(const struct rocemu_qp *qp);
 
 /* ibv_modify_qp: -EINVAL for a transition, mask or value the IBTA does
  * not allow, leaving the QP as it was. */

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/* libibverbs.so.1: the device list, contexts, device and port queries, the GID table, names. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rocemu/frame.h"
+#include "verbs_local.h"
+
+#undef ibv_query_port
+
+static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rocemu_world *world;
+static struct rocemu_dev *dev;
+static uint8_t link_local[16];
+static struct ibv_device the_device = {
+	.node_type = IBV_NODE_CA,
+	.transport_type = IBV_TRANSPORT_IB,
+	.name = "rocemu0",
+	.dev_name = "uverbs0",
+	.dev_path = "/sys/class/infiniband_verbs/uverbs0",
+	.ibdev_path = "/sys/class/infiniband/rocemu0",
+};
+
+static void print_trace(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "rocemu: %s\n", line);
+}
+
+static enum ibv_mtu mtu_from_env(void)
+{
+	const char *m = getenv("ROCEMU_MTU");
+	int v = m ? atoi(m) : 1024;
+
+	for (enum ibv_mtu e = IBV_MTU_256; e <= IBV_MTU_4096; e++)
+		if (v == (128 << e))
+			return e;
+	fprintf(stderr, "rocemu: ROCEMU_MTU=%s is not 256, 512, 1024, 2048 "
+			"or 4096; using 1024\n", m);
+	return IBV_MTU_1024;
+}
+
+/* The device, bound to ROCEMU_ADDR (default 127.0.0.1), made once. */
+static int make_device(void)
+{
+	const char *addr = getenv("ROCEMU_ADDR");
+	struct rocemu_dev_cfg cfg = { .name = "rocemu0", .mtu = mtu_from_env() };
+	struct in_addr v4;
+
+	addr = addr && *addr ? addr : "127.0.0.1";
+	if (inet_pton(AF_INET, addr, &v4) == 1) {
+		roce_gid_from_ipv4(cfg.gid, (const uint8_t *)&v4);
+	} else if (inet_pton(AF_INET6, addr, cfg.gid) != 1) {
+		fprintf(stderr, "rocemu: ROCEMU_ADDR=%s is not an IP address\n",
+			addr);
+		return -EINVAL;
+	}
+	world = rocemu_world_new_udp();
+	dev = world ? rocemu_dev_new(world, &cfg) : NULL;
+	if (!dev) {
+		int e = errno;
+		fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s (set "
+				"ROCEMU_ADDR to a free local address)\n", addr,
+			strerror(e));
+		rocemu_world_free(world);
+		world = NULL;
+		return -e;
+	}
+	/* GID 0: the EUI-64 link-local address, made from the MAC as the
+	 * kernel makes it (rxe's index 0); GID 1 is the address itself. */
+	struct ibv_device_attr a;
+	rocemu_dev_attr(dev, &a);
+	const uint8_t *mac = (const uint8_t *)&a.node_guid;
+	link_local[0] = 0xfe;
+	link_local[1] = 0x80;
+	link_local[8] = mac[0] ^ 2;
+	link_local[9] = mac[1];
+	link_local[10] = mac[2];
+	link_local[11] = 0xff;
+	link_local[12] = 0xfe;
+	link_local[13] = mac[3];
+	link_local[14] = mac[4];
+	link_local[15] = mac[5];
+	const char *pcap = getenv("ROCEMU_PCAP");
+	if (pcap && *pcap && rocemu_world_record(world, pcap))
+		fprintf(stderr, "rocemu: cannot write ROCEMU_PCAP=%s\n", pcap);
+	if (getenv("ROCEMU_TRACE") && strcmp(getenv("ROCEMU_TRACE"), "0"))
+		rocemu_world_trace(world, print_trace, NULL);
+	return rocemu_world_start(world);
+}
+
+struct rocemu_dev *rv_dev(void)
+{
+	pthread_mutex_lock(&once_lock);
+	int rc = dev ? 0 : make_device();
+	pthread_mutex_unlock(&once_lock);
+	if (rc)
+		errno = -rc;
+	return rc ? NULL : dev;
+}
+
+struct rocemu_world *rv_world(void)
+{
+	return world;
+}
+
+const uint8_t *rv_link_local_gid(void)
+{
+	return link_local;
+}
+
+/* Stops the progress thread and flushes the capture at exit. */
+__attribute__((destructor)) static void rv_fini(void)
+{
+	if (world) {
+		rocemu_world_stop(world);
+		rocemu_world_record(world, NULL);
+	}
+}
+
+struct ibv_device **ibv_get_device_list(int *num)
+{
+	struct ibv_device **list = calloc(2, sizeof(*list));
+
+	if (!list) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	list[0] = &the_device;
+	if (num)
+		*num = 1;
+	return list;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	struct ibv_device_attr a;
+	struct rocemu_dev *d = rv_dev();
+
+	(void)device;
+	if (!d)
+		return 0;
+	rocemu_dev_attr(d, &a);
+	return a.node_guid;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct rocemu_dev *d = rv_dev();
+	struct rv_context *ctx;
+
+	if (!d)
+		return NULL;
+	if (!(ctx = calloc(1, sizeof(*ctx)))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct ibv_context *c = &ctx->vctx.context;
+	c->device = device;
+	c->cmd_fd = -1;
+	c->async_fd = rocemu_dev_async_fd(d);
+	c->num_comp_vectors = 1;
+	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->vctx.sz = sizeof(ctx->vctx);
+	pthread_mutex_init(&c->mutex, NULL);
+	rv_fill_ops(ctx);
+	return c;
+}
+
+int ibv_close_device(struct ibv_context *context)
+{
+	pthread_mutex_destroy(&context->mutex);
+	/* the context is the last member of the verbs_context we made */
+	free((char *)context - offsetof(struct rv_context, vctx.context));
+	return 0;
+}
+
+int ibv_query_device(struct ibv_context *context,
+		     struct ibv_device_attr *device_attr)
+{
+	(void)context;
+	rocemu_dev_attr(rv_dev(), device_attr);
+	device_attr->vendor_id = 0x524f;	/* "RO" */
+	device_attr->vendor_part_id = 1;
+	device_attr->hw_ver = 1;
+	device_attr->sys_image_guid = device_attr->node_guid;
+	device_attr->max_srq = 0xffff;
+	device_attr->max_srq_wr = 16384;
+	device_attr->max_srq_sge = 8;
+	device_attr->max_ah = 0xffff;
+	device_attr->max_cq = 0xffff;
+	device_attr->max_sge_rd = 8;
+	device_attr->max_res_rd_atom = 16 * 0xffff;
+	device_attr->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
+					IBV_DEVICE_PORT_ACTIVE_EVENT |
+					IBV_DEVICE_SYS_IMAGE_GUID;
+	return 0;
+}
+
+static void port_attr(struct ibv_port_attr *a)
+{
+	struct rocemu_dev *d = rv_dev();
+	struct ibv_device_attr da;
+
+	memset(a, 0, sizeof(*a));
+	rocemu_dev_attr(d, &da);
+	a->state = IBV_PORT_ACTIVE;
+	a->max_mtu = IBV_MTU_4096;
+	a->active_mtu = mtu_from_env();
+	a->gid_tbl_len = 2;
+	a->port_cap_flags = IBV_PORT_CM_SUP;
+	a->max_msg_sz = 1u << 31;
+	a->pkey_tbl_len = 1;
+	a->active_width = 1;		/* 1X */
+	a->active_speed = 1;		/* 2.5 Gb/s, as rxe reports */
+	a->phys_state = 5;		/* LinkUp */
+	a->link_layer = IBV_LINK_LAYER_ETHERNET;
+	a->max_vl_num = 1;
+}
+
+int rv_query_port(struct ibv_context *context, uint8_t port,
+		  struct ibv_port_attr *attr, size_t len)
+{
+	struct ibv_port_attr a;
+
+	(void)context;
+	if (port != 1)
+		return EINVAL;
+	port_attr(&a);
+	memcpy(attr, &a, len < sizeof(a) ? len : sizeof(a));
+	return 0;
+}
+
+/* The exported one takes the older, shorter layout: fill up to there. */
+int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+		   struct _compat_ibv_port_attr *port_attr)
+{
+	return rv_query_port(context, port_num,
+			      (struct ibv_port_attr *)(void *)port_attr,
+			      offsetof(struct ibv_port_attr, port_cap_flags2));
+}
+
+int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
+		  union ibv_gid *gid)
+{
+	struct rocemu_dev *d = rv_dev();
+	struct ibv_device_attr a;
+
+	(void)context;
+	if (port_num != 1 || index < 0 || index > 1 || !d)
+		return -1;
+	rocemu_dev_attr(d, &a);
+	memcpy(gid->raw, index ? rocemu_dev_gid(d) : rv_link_local_gid(), 16);
+	return 0;
+}
+
+/*
+ * rdma-core's private call (IBVERBS_PRIVATE_34, declared in its driver.h)
+ * for the GID type as sysfs spells it: 0 IB/RoCE v1, 1 RoCE v2. ibv_devinfo
+ * asks it for each GID; all of rocemu's are RoCEv2.
+ */
+enum { GID_TYPE_SYSFS_ROCE_V2 = 1 };
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+		       unsigned int index, int *type);
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+		       unsigned int index, int *type)
+{
+	(void)context;
+	if (port_num != 1 || index > 1)
+		return -1;
+	*type = GID_TYPE_SYSFS_ROCE_V2;
+	return 0;
+}
+
+/* There is no sysfs behind rocemu: the few files tools read are answered
+ * here; anything else is absent. (Declared in rdma-core's driver.h.) */
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
+			size_t size);
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
+			size_t size)
+{
+	const char *v = !strcmp(file, "fw_ver") ? "0.1.0"
+			: !strcmp(file, "node_desc") ? "rocemu"
+			: !strcmp(file, "board_id") ? "rocemu" : NULL;
+
+	(void)dir;
+	if (!v || !size)
+		return -1;
+	snprintf(buf, size, "%s\n", v);
+	return (int)strlen(buf);
+}
+
+const char *ibv_wc_status_str(enum ibv_wc_status status)
+{
+	static const char *const s[] = {
+		"success", "local length error", "local QP operation error",
+		"local EE context operation error", "local protection error",
+		"Work Request Flushed Error", "memory management operation error",
+		"bad response error", "local access error",
+		"remote invalid request error", "remote access error",
+		"remote operation error", "transport retry counter exceeded",
+		"RNR retry counter exceeded", "local RDD violation error",
+		"remote invalid RD request", "aborted error",
+		"invalid EE context number", "invalid EE context state",
+		"fatal error", "response timeout error", "general error",
+	};
+
+	return (unsigned)status < sizeof(s) / sizeof(s[0]) ? s[status]
+							  : "unknown";
+}
+
+const char *ibv_node_type_str(enum ibv_node_type t)
+{
+	return t == IBV_NODE_CA ? "InfiniBand channel adapter" : "unknown";
+}
+
+const char *ibv_port_state_str(enum ibv_port_state s)
+{
+	static const char *const n[] = { "PORT_NOP", "PORT_DOWN", "PORT_INIT",
+					 "PORT_ARMED", "PORT_ACTIVE",
+					 "PORT_ACTIVE_DEFER" };
+
+	return (unsigned)s < 6 ? n[s] : "invalid state";
+}
+
+int ibv_fork_init(void)
+{
+	return 0; /* nothing is pinned: fork is always safe */
+}

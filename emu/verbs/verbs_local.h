@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* The libibverbs.so.1 front end: each verbs object wraps the device object it stands for. */
+#ifndef ROCEMU_EMU_VERBS_LOCAL_H
+#define ROCEMU_EMU_VERBS_LOCAL_H
+
+#include <infiniband/verbs.h>
+
+#include "rocemu/device.h"
+
+/*
+ * The verbs objects keep rdma-core's public layout first, so that the
+ * header's inline functions (ibv_post_send, ibv_poll_cq, ...) work on
+ * them, and the rocemu object behind.
+ */
+struct rv_context {
+	struct verbs_context vctx;	/* ends with the ibv_context */
+};
+
+struct rv_pd {
+	struct ibv_pd pd;
+	struct rocemu_pd *p;
+};
+
+struct rv_mr {
+	struct ibv_mr mr;
+	struct rocemu_mr *m;
+};
+
+struct rv_cq {
+	struct ibv_cq cq;
+	struct rocemu_cq *c;
+};
+
+struct rv_qp {
+	struct ibv_qp qp;
+	struct rocemu_qp *q;
+};
+
+struct rv_srq {
+	struct ibv_srq srq;
+	struct rocemu_srq *s;
+};
+
+struct rv_ah {
+	struct ibv_ah ah;
+	struct rocemu_ah *a;
+};
+
+struct rv_channel {
+	struct ibv_comp_channel ch;
+	struct rocemu_channel *c;
+};
+
+/* The one device of this process, made on first use from ROCEMU_ADDR,
+ * ROCEMU_MTU, ROCEMU_PCAP and ROCEMU_TRACE. NULL and errno if it cannot
+ * be. */
+struct rocemu_dev *rv_dev(void);
+struct rocemu_world *rv_world(void);
+const uint8_t *rv_link_local_gid(void);
+
+/* ibv_query_port for attr of len bytes (older programs pass less). */
+int rv_query_port(struct ibv_context *context, uint8_t port,
+		  struct ibv_port_attr *attr, size_t len);
+
+/* Fills the verbs ops the header's inline functions call. */
+void rv_fill_ops(struct rv_context *ctx);
+
+/* verbs returns positive errno; rocemu negative. */
+static inline int rv_err(int rc)
+{
+	return rc < 0 ? -rc : rc;
+}
+
+#endif

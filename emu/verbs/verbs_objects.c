@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/* libibverbs.so.1: PDs, MRs, CQs, channels, QPs, SRQs, AHs, and the data-path ops. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs_local.h"
+
+#undef ibv_reg_mr
+
+#define WRAP(type, field, obj) ((struct type *)(void *)(obj))
+
+static struct rocemu_dev *ctx_dev(struct ibv_context *ctx)
+{
+	(void)ctx;
+	return rv_dev();
+}
+
+/* Returns p, or sets errno from a negative rc and returns NULL. */
+static void *or_errno(void *p, int err)
+{
+	if (!p)
+		errno = err ? err : ENOMEM;
+	return p;
+}
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+{
+	struct rv_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd || !(pd->p = rocemu_pd_alloc(ctx_dev(context)))) {
+		free(pd);
+		return or_errno(NULL, ENOMEM);
+	}
+	pd->pd.context = context;
+	return &pd->pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct rv_pd *pd = WRAP(rv_pd, pd, ibpd);
+	int rc = rocemu_pd_free(pd->p);
+
+	if (!rc)
+		free(pd);
+	return rv_err(rc);
+}
+
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			  int access)
+{
+	struct rv_mr *mr = calloc(1, sizeof(*mr));
+
+	if (!mr)
+		return or_errno(NULL, ENOMEM);
+	mr->m = rocemu_mr_reg(WRAP(rv_pd, pd, ibpd)->p, addr, length,
+			      access & ~IBV_ACCESS_OPTIONAL_RANGE);
+	if (!mr->m) {
+		int e = errno;
+		free(mr);
+		return or_errno(NULL, e);
+	}
+	mr->mr = (struct ibv_mr){ .context = ibpd->context, .pd = ibpd,
+				  .addr = addr, .length = length,
+				  .lkey = rocemu_mr_lkey(mr->m),
+				  .rkey = rocemu_mr_rkey(mr->m) };
+	return &mr->mr;
+}
+
+/* rocemu's MRs are addressed by virtual address: iova must be addr. */
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+				uint64_t iova, unsigned int access);
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+				uint64_t iova, unsigned int access)
+{
+	if (iova != (uint64_t)(uintptr_t)addr)
+		return or_errno(NULL, EOPNOTSUPP);
+	return ibv_reg_mr(pd, addr, length, (int)access);
+}
+
+int ibv_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct rv_mr *mr = WRAP(rv_mr, mr, ibmr);
+	int rc = rocemu_mr_dereg(mr->m);
+
+	if (!rc)
+		free(mr);
+	return rv_err(rc);
+}
+
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct rv_channel *ch = calloc(1, sizeof(*ch));
+
+	if (!ch || !(ch->c = rocemu_channel_new(ctx_dev(context)))) {
+		free(ch);
+		return or_errno(NULL, ENOMEM);
+	}
+	ch->ch = (struct ibv_comp_channel){ .context = context,
+					    .fd = rocemu_channel_fd(ch->c) };
+	return &ch->ch;
+}
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct rv_channel *ch = WRAP(rv_channel, ch, channel);
+	int rc = rocemu_channel_free(ch->c);
+
+	if (!rc)
+		free(ch);
+	return rv_err(rc);
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
+			     void *cq_context, struct ibv_comp_channel *channel,
+			     int comp_vector)
+{
+	struct rv_cq *cq = calloc(1, sizeof(*cq));
+
+	(void)comp_vector;
+	if (!cq)
+		return or_errno(NULL, ENOMEM);
+	cq->c = rocemu_cq_new(ctx_dev(context), cqe,
+			      channel ? WRAP(rv_channel, ch, channel)->c : NULL);
+	if (!cq->c) {
+		int e = errno;
+		free(cq);
+		return or_errno(NULL, e);
+	}
+	rocemu_cq_set_user(cq->c, cq);
+	cq->cq.context = context;
+	cq->cq.channel = channel;
+	cq->cq.cq_context = cq_context;
+	cq->cq.cqe = cqe;
+	pthread_mutex_init(&cq->cq.mutex, NULL);
+	pthread_cond_init(&cq->cq.cond, NULL);
+	return &cq->cq;
+}
+
+int ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct rv_cq *cq = WRAP(rv_cq, cq, ibcq);
+	int rc = rocemu_cq_free(cq->c);
+
+	if (rc)
+		return rv_err(rc);
+	pthread_mutex_destroy(&cq->cq.mutex);
+	pthread_cond_destroy(&cq->cq.cond);
+	free(cq);
+	return 0;
+}
+
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+		     void **cq_context)
+{
+	struct rocemu_cq *c;
+	int rc = rocemu_channel_get_event(WRAP(rv_channel, ch, channel)->c, &c);
+
+	if (rc) {
+		errno = -rc;
+		return -1;
+	}
+	struct rv_cq *rcq = rocemu_cq_user(c);
+	*cq = &rcq->cq;
+	*cq_context = rcq->cq.cq_context;
+	return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+	rocemu_cq_ack_events(WRAP(rv_cq, cq, cq)->c, nevents);
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	struct rv_qp *qp = calloc(1, sizeof(*qp));
+	struct ibv_qp_init_attr a = *attr;
+
+	if (!qp)
+		return or_errno(NULL, ENOMEM);
+	a.send_cq = (struct ibv_cq *)(void *)WRAP(rv_cq, cq, attr->send_cq)->c;
+	a.recv_cq = (struct ibv_cq *)(void *)WRAP(rv_cq, cq, attr->recv_cq)->c;
+	a.srq = attr->srq ? (struct ibv_srq *)(void *)WRAP(rv_srq, srq, attr->srq)->s
+			  : NULL;
+	qp->q = rocemu_qp_new(WRAP(rv_pd, pd, ibpd)->p, &a);
+	if (!qp->q) {
+		int e = errno;
+		free(qp);
+		return or_errno(NULL, e);
+	}
+	attr->cap = a.cap; /* what was really given */
+	rocemu_qp_set_user(qp->q, qp);
+	qp->qp = (struct ibv_qp){ .context = ibpd->context,
+				  .qp_context = attr->qp_context, .pd = ibpd,
+				  .send_cq = attr->send_cq,
+				  .recv_cq = attr->recv_cq, .srq = attr->srq,
+				  .qp_num = rocemu_qp_num(qp->q),
+				  .state = IBV_QPS_RESET,
+				  .qp_type = attr->qp_type };
+	pthread_mutex_init(&qp->qp.mutex, NULL);
+	pthread_cond_init(&qp->qp.cond, NULL);
+	return &qp->qp;
+}
+
+int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct rv_qp *qp = WRAP(rv_qp, qp, ibqp);
+	int rc = rocemu_qp_modify(qp->q, attr, mask);
+
+	if (!rc && (mask & IBV_QP_STATE))
+		ibqp->state = attr->qp_state;
+	return rv_err(rc);
+}
+
+int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
+		 struct ibv_qp_init_attr *init)
+{
+	struct ibv_qp_init_attr dev_init;
+	int rc = rocemu_qp_query(WRAP(rv_qp, qp, ibqp)->q, attr, &dev_init);
+
+	(void)mask;
+	if (!rc && init) {
+		*init = dev_init;
+		init->send_cq = ibqp->send_cq;
+		init->recv_cq = ibqp->recv_cq;
+		init->srq = ibqp->srq;
+		init->qp_context = ibqp->qp_context;
+	}
+	return rv_err(rc);
+}
+
+int ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct rv_qp *qp = WRAP(rv_qp, qp, ibqp);
+	int rc = rocemu_qp_free(qp->q);
+
+	if (rc)
+		return rv_err(rc);
+	pthread_mutex_destroy(&ibqp->mutex);
+	pthread_cond_destroy(&ibqp->cond);
+	free(qp);
+	return 0;
+}
+
+/* Extended QP operations (ibv_wr_*) are not there: programs fall back. */
+struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	(void)qp;
+	return or_errno(NULL, EOPNOTSUPP);
+}
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *ibpd,
+			       struct ibv_srq_init_attr *attr)
+{
+	struct rv_srq *srq = calloc(1, sizeof(*srq));
+
+	if (!srq)
+		return or_errno(NULL, ENOMEM);
+	srq->s = rocemu_srq_new(WRAP(rv_pd, pd, ibpd)->p, attr);
+	if (!srq->s) {
+		int e = errno;
+		free(srq);
+		return or_errno(NULL, e);
+	}
+	rocemu_srq_set_user(srq->s, srq);
+	srq->srq = (struct ibv_srq){ .context = ibpd->context,
+				     .srq_context = attr->srq_context,
+				     .pd = ibpd };
+	pthread_mutex_init(&srq->srq.mutex, NULL);
+	pthread_cond_init(&srq->srq.cond, NULL);
+	return &srq->srq;
+}
+
+int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	return rv_err(rocemu_srq_modify(WRAP(rv_srq, srq, srq)->s, attr, mask));
+}
+
+int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	return rv_err(rocemu_srq_query(WRAP(rv_srq, srq, srq)->s, attr));
+}
+
+int ibv_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct rv_srq *srq = WRAP(rv_srq, srq, ibsrq);
+	int rc = rocemu_srq_free(srq->s);
+
+	if (rc)
+		return rv_err(rc);
+	pthread_mutex_destroy(&ibsrq->mutex);
+	pthread_cond_destroy(&ibsrq->cond);
+	free(srq);
+	return 0;
+}
+
+struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
+{
+	struct rv_ah *ah = calloc(1, sizeof(*ah));
+
+	if (!ah)
+		return or_errno(NULL, ENOMEM);
+	ah->a = rocemu_ah_new(WRAP(rv_pd, pd, ibpd)->p, attr);
+	if (!ah->a) {
+		int e = errno;
+		free(ah);
+		return or_errno(NULL, e);
+	}
+	ah->ah = (struct ibv_ah){ .context = ibpd->context, .pd = ibpd };
+	return &ah->ah;
+}
+
+int ibv_destroy_ah(struct ibv_ah *ibah)
+{
+	struct rv_ah *ah = WRAP(rv_ah, ah, ibah);
+	int rc = rocemu_ah_free(ah->a);
+
+	if (!rc)
+		free(ah);
+	return rv_err(rc);
+}
+
+int ibv_get_async_event(struct ibv_context *context,
+			struct ibv_async_event *event)
+{
+	struct rocemu_dev *d = ctx_dev(context);
+
+	for (;;) {
+		if (rocemu_dev_get_async_event(d, event) == 0)
+			break;
+		struct pollfd pfd = { rocemu_dev_async_fd(d), POLLIN, 0 };
+		if (poll(&pfd, 1, -1) < 0)
+			return -1;
+	}
+	/* The device names its own objects: give the verbs ones instead. */
+	switch (event->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		event->element.cq = &((struct rv_cq *)rocemu_cq_user(
+				(struct rocemu_cq *)(void *)event->element.cq))->cq;
+		break;
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case IBV_EVENT_SRQ_ERR:
+		event->element.srq = &((struct rv_srq *)rocemu_srq_user(
+				(struct rocemu_srq *)(void *)event->element.srq))->srq;
+		break;
+	default:
+		event->element.qp = &((struct rv_qp *)rocemu_qp_user(
+				(struct rocemu_qp *)(void *)event->element.qp))->qp;
+	}
+	return 0;
+}
+
+void ibv_ack_async_event(struct ibv_async_event *event)
+{
+	(void)event;
+}
+
+/* ---- the ops the header's inline functions call ----------------------- */
+
+static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			struct ibv_send_wr **bad)
+{
+	struct rv_qp *qp = WRAP(rv_qp, qp, ibqp);
+
+	if (ibqp->qp_type != IBV_QPT_UD)
+		return rv_err(rocemu_post_send(qp->q, wr, bad));
+	/* UD WRs name verbs AHs: post them one by one with the device's. */
+	for (; wr; wr = wr->next) {
+		struct ibv_send_wr one = *wr, *b;
+		one.next = NULL;
+		one.wr.ud.ah = wr->wr.ud.ah
+			? (struct ibv_ah *)(void *)WRAP(rv_ah, ah, wr->wr.ud.ah)->a
+			: NULL;
+		int rc = rocemu_post_send(qp->q, &one, &b);
+		if (rc) {
+			*bad = wr;
+			return rv_err(rc);
+		}
+	}
+	return 0;
+}
+
+static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad)
+{
+	return rv_err(rocemu_post_recv(WRAP(rv_qp, qp, qp)->q, wr, bad));
+}
+
+static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad)
+{
+	return rv_err(rocemu_post_srq_recv(WRAP(rv_srq, srq, srq)->s, wr, bad));
+}
+
+static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	return rocemu_cq_poll(WRAP(rv_cq, cq, cq)->c, n, wc);
+}
+
+static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	return rv_err(rocemu_cq_req_notify(WRAP(rv_cq, cq, cq)->c,
+					   solicited_only != 0));
+}
+
+static int op_query_port(struct ibv_context *context, uint8_t port,
+			 struct ibv_port_attr *attr, size_t len);
+
+void rv_fill_ops(struct rv_context *ctx)
+{
+	struct ibv_context_ops *ops = &ctx->vctx.context.ops;
+
+	ops->post_send = op_post_send;
+	ops->post_recv = op_post_recv;
+	ops->post_srq_recv = op_post_srq_recv;
+	ops->poll_cq = op_poll_cq;
+	ops->req_notify_cq = op_req_notify_cq;
+	ctx->vctx.query_port = op_query_port;
+}
+
+static int op_query_port(struct ibv_context *context, uint8_t port,
+			 struct ibv_port_attr *attr, size_t len)
+{
+	return rv_query_port(context, port, attr, len);
+}
