@@ -71,5 +71,36 @@ for m in 1024 4096; do
 	pp "ud-e-m$m" env ROCEMU_MTU=$m ibv_ud_pingpong -e -s $m -n 300
 done
 
+# perftest over its own TCP exchange (not -R), GID index 1 as on rxe.
+# perf NAME BINARY ARGS...: server on .2, client on .3, both exit 0.
+perf() {
+	local name=$1
+	shift
+	port=$((port + 1))
+	ROCEMU_ADDR=127.0.0.2 timeout 60 "$@" -x 1 -p $port \
+		>"$work/$name.server" 2>&1 &
+	local spid=$!
+	sleep 0.5
+	ROCEMU_ADDR=127.0.0.3 timeout 60 "$@" -x 1 -p $port 127.0.0.1 \
+		>"$work/$name.client" 2>&1
+	local crc=$?
+	wait $spid
+	local src=$?
+	if [ $crc = 0 ] && [ $src = 0 ] && grep -q "#bytes" "$work/$name.client"; then
+		ok
+	else
+		bad "$name: client exit $crc, server exit $src"
+		tail -n 3 "$work/$name.client" "$work/$name.server"
+	fi
+}
+
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+	perf "$t" $t -n 300 -s 65536
+done
+perf ib_atomic_bw ib_atomic_bw -n 300
+for t in ib_write_lat ib_read_lat ib_send_lat; do
+	perf "$t" $t -n 500
+done
+
 echo "verbs_bins: $pass passed, $fail failed"
 [ "$fail" = 0 ]

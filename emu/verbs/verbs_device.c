@@ -341,3 +341,68 @@ int ibv_fork_init(void)
 {
 	return 0; /* nothing is pinned: fork is always safe */
 }
+
+/* The one P_Key of the port: the default, full membership. */
+int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
+		   __be16 *pkey)
+{
+	(void)context;
+	if (port_num != 1 || index != 0)
+		return -1;
+	*pkey = htobe16(0xffff);
+	return 0;
+}
+
+int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+		      uint32_t gid_index, struct ibv_gid_entry *entry,
+		      uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num,
+				   .gid_type = IBV_GID_TYPE_ROCE_V2 };
+
+	if (flags || entry_size < sizeof(e))
+		return EINVAL;
+	if (ibv_query_gid(context, (uint8_t)port_num, (int)gid_index, &e.gid))
+		return ENODATA;
+	*entry = e;
+	return 0;
+}
+
+int ibv_get_device_index(struct ibv_device *device)
+{
+	(void)device;
+	return 0;
+}
+
+int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num,
+		       __be16 pkey)
+{
+	(void)context;
+	return port_num == 1 && (be16toh(pkey) & 0x7fff) == 0x7fff ? 0 : -1;
+}
+
+/* Enhanced connection establishment: no options to offer or accept. */
+int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp, (void)ece;
+	return EOPNOTSUPP;
+}
+
+int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp, (void)ece;
+	return EOPNOTSUPP;
+}
+
+/* The Ethernet address behind a GID, made as rocemu devices make theirs. */
+int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
+				struct ibv_ah_attr *attr, uint8_t eth_mac[6],
+				uint16_t *vid)
+{
+	(void)context;
+	eth_mac[0] = 0x02;
+	eth_mac[1] = 0;
+	memcpy(eth_mac + 2, attr->grh.dgid.raw + 12, 4);
+	*vid = 0xffff; /* no VLAN */
+	return 0;
+}

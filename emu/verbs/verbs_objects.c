@@ -428,3 +428,37 @@ static int op_query_port(struct ibv_context *context, uint8_t port,
 {
 	return rv_query_port(context, port, attr, len);
 }
+
+/* An address handle back to whoever sent a UD message: the GRH area of the
+ * receive buffer holds the sender's address (ibv_create_ah_from_wc(3)). */
+struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+				     struct ibv_grh *grh, uint8_t port_num)
+{
+	struct ibv_ah_attr attr = { .is_global = 1, .port_num = port_num,
+				    .sl = wc->sl };
+	const uint8_t *g = (const uint8_t *)grh;
+
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return or_errno(NULL, EINVAL);
+	if ((g[20] >> 4) == 4) { /* IPv4: its header fills the last 20 bytes */
+		attr.grh.dgid.raw[10] = attr.grh.dgid.raw[11] = 0xff;
+		memcpy(attr.grh.dgid.raw + 12, g + 20 + 12, 4);
+	} else {
+		memcpy(attr.grh.dgid.raw, grh->sgid.raw, 16);
+	}
+	attr.grh.hop_limit = 64;
+	return ibv_create_ah(pd, &attr);
+}
+
+/* Multicast is not there (no RoCE multicast on the UDP wire yet). */
+int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp, (void)gid, (void)lid;
+	return EOPNOTSUPP;
+}
+
+int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp, (void)gid, (void)lid;
+	return EOPNOTSUPP;
+}
