@@ -133,10 +133,11 @@ check: all
 	$(Q)tests/net_cli.sh $(BUILD)
 	$(Q)tests/net_hosts.sh $(BUILD)
 	$(Q)tests/verbs_bins.sh $(BUILD)
+	$(Q)tests/examples.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
 	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap \
-	  $$(ls $(BUILD)/net_*/*.pcap 2>/dev/null)
+	  $$(ls $(BUILD)/net_*/*.pcap $(BUILD)/examples/*.pcap 2>/dev/null)
 
 # ---- the main job -------------------------------------------------------
 demo: $(ROCEMU)

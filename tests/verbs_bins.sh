@@ -7,17 +7,12 @@ set -u
 build=$(cd "${1:?usage: verbs_bins.sh BUILD_DIR}" && pwd)
 work=$build/verbs_bins
 rm -rf "$work" && mkdir -p "$work"
-export LD_LIBRARY_PATH=$build/lib
 pass=0 fail=0 port=18700
 
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-# Under SAN=1 the library carries ASan, the binaries do not: load it first.
-if nm -D "$build/lib/libibverbs.so.1" | grep -q __asan_init; then
-	export LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)
-	export ASAN_OPTIONS=detect_leaks=0
-fi
+. "$(dirname "$0")/verbs_env.sh"
 
 for b in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong \
 	 ibv_ud_pingpong ibv_srq_pingpong; do
