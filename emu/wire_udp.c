@@ -241,21 +241,40 @@ static bool ipv4_id_found(uint8_t *ip, size_t len)
 }
 
 /* Rebuilds the frame a datagram arrived in, as far as a socket shows it. */
+/* The GID of a datagram's source address; returns its port. */
+static uint16_t gid_of_sockaddr(const struct sockaddr_storage *src,
+				uint8_t gid[16])
+{
+	if (src->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)src;
+		roce_gid_from_ipv4(gid, (const uint8_t *)&a->sin_addr);
+		return ntohs(a->sin_port);
+	}
+	const struct sockaddr_in6 *a = (const void *)src;
+	memcpy(gid, &a->sin6_addr, 16);
+	return ntohs(a->sin6_port);
+}
+
+/* A datagram one of the world's own devices sent: the tap has it already. */
+static bool sent_by_world(const struct rocemu_world *w,
+			  const struct sockaddr_storage *src)
+{
+	uint8_t gid[16];
+
+	gid_of_sockaddr(src, gid);
+	for (const struct rocemu_dev *d = w->devs; d; d = d->next)
+		if (d->udp_fd >= 0 && !memcmp(d->gid, gid, 16))
+			return true;
+	return false;
+}
+
 static size_t rebuild(const struct rocemu_dev *d, const struct sockaddr_storage *src,
 		      const uint8_t *payload, size_t plen, uint8_t *out)
 {
 	struct roce_frame f;
 
 	roce_frame_init(&f, roce_gid_is_ipv4(d->gid) ? 4 : 6);
-	if (src->ss_family == AF_INET) {
-		const struct sockaddr_in *a = (const void *)src;
-		roce_gid_from_ipv4(f.src_gid, (const uint8_t *)&a->sin_addr);
-		f.sport = ntohs(a->sin_port);
-	} else {
-		const struct sockaddr_in6 *a = (const void *)src;
-		memcpy(f.src_gid, &a->sin6_addr, 16);
-		f.sport = ntohs(a->sin6_port);
-	}
+	f.sport = gid_of_sockaddr(src, f.src_gid);
 	memcpy(f.dst_gid, d->gid, 16);
 	memcpy(f.eth_dst, d->mac, 6);
 	f.ip_frag = 0; /* the ID and DF are solved for below */
@@ -328,8 +347,9 @@ static unsigned udp_receive(struct rocemu_dev *d)
 			size_t len = rebuild(d, &from[i],
 					     bufs + (size_t)i * RX_BUF,
 					     msgs[i].msg_len, frame);
-			/* The tap shows both directions of a real wire. */
-			if (d->w->pcap)
+			/* The tap shows both directions of a real wire,
+			 * each packet once. */
+			if (d->w->pcap && !sent_by_world(d->w, &from[i]))
 				roce_pcap_write(d->w->pcap, d->w->now, frame, len);
 			dev_receive(d, frame, len);
 		}

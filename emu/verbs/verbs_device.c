@@ -368,6 +368,30 @@ int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 	return 0;
 }
 
+/* Every valid GID of the one port; returns how many, or a negative errno. */
+ssize_t _ibv_query_gid_table(struct ibv_context *context,
+			     struct ibv_gid_entry *entries, size_t max_entries,
+			     uint32_t flags, size_t entry_size)
+{
+	static const union ibv_gid zero;
+	size_t n = 0;
+
+	if (flags || entry_size < sizeof(*entries))
+		return -EINVAL;
+	for (uint32_t i = 0;; i++) {
+		struct ibv_gid_entry e;
+
+		if (_ibv_query_gid_ex(context, 1, i, &e, 0, sizeof(e)))
+			break;
+		if (!memcmp(&e.gid, &zero, sizeof(zero)))
+			continue;
+		if (n == max_entries)
+			return -ENOMEM;
+		memcpy((char *)entries + n++ * entry_size, &e, sizeof(e));
+	}
+	return (ssize_t)n;
+}
+
 int ibv_get_device_index(struct ibv_device *device)
 {
 	(void)device;

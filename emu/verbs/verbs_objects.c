@@ -429,25 +429,37 @@ static int op_query_port(struct ibv_context *context, uint8_t port,
 	return rv_query_port(context, port, attr, len);
 }
 
-/* An address handle back to whoever sent a UD message: the GRH area of the
- * receive buffer holds the sender's address (ibv_create_ah_from_wc(3)). */
+/* The address of whoever sent a UD message: the GRH area of the receive
+ * buffer holds it (ibv_init_ah_from_wc(3)); for RoCEv2 over IPv4 that area
+ * ends with the IPv4 header. */
+int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
+			struct ibv_wc *wc, struct ibv_grh *grh,
+			struct ibv_ah_attr *attr)
+{
+	const uint8_t *g = (const uint8_t *)grh;
+
+	(void)context;
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return EINVAL;
+	*attr = (struct ibv_ah_attr){ .is_global = 1, .port_num = port_num,
+				      .sl = wc->sl };
+	if ((g[20] >> 4) == 4) {
+		attr->grh.dgid.raw[10] = attr->grh.dgid.raw[11] = 0xff;
+		memcpy(attr->grh.dgid.raw + 12, g + 20 + 12, 4);
+	} else {
+		memcpy(attr->grh.dgid.raw, grh->sgid.raw, 16);
+	}
+	attr->grh.hop_limit = 64;
+	return 0;
+}
+
 struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
 				     struct ibv_grh *grh, uint8_t port_num)
 {
-	struct ibv_ah_attr attr = { .is_global = 1, .port_num = port_num,
-				    .sl = wc->sl };
-	const uint8_t *g = (const uint8_t *)grh;
+	struct ibv_ah_attr attr;
+	int rc = ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr);
 
-	if (!(wc->wc_flags & IBV_WC_GRH))
-		return or_errno(NULL, EINVAL);
-	if ((g[20] >> 4) == 4) { /* IPv4: its header fills the last 20 bytes */
-		attr.grh.dgid.raw[10] = attr.grh.dgid.raw[11] = 0xff;
-		memcpy(attr.grh.dgid.raw + 12, g + 20 + 12, 4);
-	} else {
-		memcpy(attr.grh.dgid.raw, grh->sgid.raw, 16);
-	}
-	attr.grh.hop_limit = 64;
-	return ibv_create_ah(pd, &attr);
+	return rc ? or_errno(NULL, rc) : ibv_create_ah(pd, &attr);
 }
 
 /* Multicast is not there (no RoCE multicast on the UDP wire yet). */

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The small conversions libibverbs offers besides the device: event names,
+ * link rates, and the calls for features rocemu does not have, which answer
+ * with the errno their man pages give instead of being missing symbols.
+ */
+#include "verbs_local.h"
+
+#include <errno.h>
+
+/* The header turns these calls into inline wrappers; here are the symbols. */
+#undef ibv_reg_mr_iova
+#undef ibv_reg_mr_iova2
+
+const char *ibv_event_type_str(enum ibv_event_type event)
+{
+	static const char *const s[] = {
+		"CQ error", "local work queue catastrophic error",
+		"invalid request local work queue error",
+		"local access violation work queue error", "communication established",
+		"send queue drained", "path migrated", "path migration request error",
+		"local catastrophic error", "port active", "port error",
+		"LID change", "P_Key change", "SM change", "SRQ catastrophic error",
+		"SRQ limit reached", "last WQE reached", "client reregistration",
+		"GID table change", "WQ fatal error",
+	};
+
+	return (unsigned)event < sizeof(s) / sizeof(s[0]) ? s[event] : "unknown";
+}
+
+/* Data rate in Mb/s of each enum ibv_rate, indexed by its value; the newer
+ * rates count their 64b/66b encoding, as rdma-core reports them. */
+static const int rate_mbps[] = {
+	[IBV_RATE_2_5_GBPS] = 2500,	[IBV_RATE_5_GBPS] = 5000,
+	[IBV_RATE_10_GBPS] = 10000,	[IBV_RATE_20_GBPS] = 20000,
+	[IBV_RATE_30_GBPS] = 30000,	[IBV_RATE_40_GBPS] = 40000,
+	[IBV_RATE_60_GBPS] = 60000,	[IBV_RATE_80_GBPS] = 80000,
+	[IBV_RATE_120_GBPS] = 120000,	[IBV_RATE_14_GBPS] = 14062,
+	[IBV_RATE_56_GBPS] = 56250,	[IBV_RATE_112_GBPS] = 112500,
+	[IBV_RATE_168_GBPS] = 168750,	[IBV_RATE_25_GBPS] = 25781,
+	[IBV_RATE_100_GBPS] = 103125,	[IBV_RATE_200_GBPS] = 206250,
+	[IBV_RATE_300_GBPS] = 309375,	[IBV_RATE_28_GBPS] = 28125,
+	[IBV_RATE_50_GBPS] = 53125,	[IBV_RATE_400_GBPS] = 425000,
+	[IBV_RATE_600_GBPS] = 637500,	[IBV_RATE_800_GBPS] = 850000,
+	[IBV_RATE_1200_GBPS] = 1275000,
+};
+#define N_RATES ((int)(sizeof(rate_mbps) / sizeof(rate_mbps[0])))
+
+int ibv_rate_to_mbps(enum ibv_rate rate)
+{
+	return (int)rate > 0 && (int)rate < N_RATES ? rate_mbps[rate] : -1;
+}
+
+enum ibv_rate mbps_to_ibv_rate(int mbps)
+{
+	for (int r = 1; r < N_RATES; r++)
+		if (rate_mbps[r] == mbps)
+			return (enum ibv_rate)r;
+	return IBV_RATE_MAX;
+}
+
+/* Multiples of 2.5 Gb/s: only the rates that are whole multiples have one. */
+int ibv_rate_to_mult(enum ibv_rate rate)
+{
+	int mbps = ibv_rate_to_mbps(rate);
+
+	return mbps > 0 && mbps % 2500 == 0 ? mbps / 2500 : -1;
+}
+
+enum ibv_rate mult_to_ibv_rate(int mult)
+{
+	return mult > 0 ? mbps_to_ibv_rate(mult * 2500) : IBV_RATE_MAX;
+}
+
+enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_UNNEEDED; /* nothing is pinned, fork is always safe */
+}
+
+/* Every rocemu QP places data in PSN order, for every operation. */
+int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
+			       uint32_t flags)
+{
+	(void)qp, (void)op, (void)flags;
+	return 1;
+}
+
+/* Provider libraries register here when loaded; rocemu serves its own
+ * device and has no use for them. */
+void ibv_register_driver(const char *name, void *init_func);
+void ibv_register_driver(const char *name, void *init_func)
+{
+	(void)name, (void)init_func;
+}
+
+static void *no_such(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	(void)cq, (void)cqe;
+	return EOPNOTSUPP;
+}
+
+int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+		 size_t length, int access)
+{
+	(void)mr, (void)flags, (void)pd, (void)addr, (void)length, (void)access;
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
+}
+
+struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+			       uint64_t iova, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned)access);
+}
+
+struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				 size_t length, uint64_t iova, int fd,
+				 int access)
+{
+	(void)pd, (void)offset, (void)length, (void)iova, (void)fd, (void)access;
+	return no_such(EOPNOTSUPP); /* no device memory to share a buffer with */
+}
+
+/* Sharing objects between processes needs a kernel device file. */
+struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	(void)cmd_fd;
+	return no_such(EOPNOTSUPP);
+}
+
+struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
+{
+	(void)context, (void)pd_handle;
+	return no_such(EOPNOTSUPP);
+}
+
+struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	(void)pd, (void)mr_handle;
+	return no_such(EOPNOTSUPP);
+}
+
+struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
+{
+	(void)context, (void)dm_handle;
+	return no_such(EOPNOTSUPP);
+}
+
+void ibv_unimport_pd(struct ibv_pd *pd)
+{
+	(void)pd;
+}
+
+void ibv_unimport_mr(struct ibv_mr *mr)
+{
+	(void)mr;
+}
+
+void ibv_unimport_dm(struct ibv_dm *dm)
+{
+	(void)dm;
+}
