@@ -97,5 +97,20 @@ for t in ib_write_lat ib_read_lat ib_send_lat; do
 	perf "$t" $t -n 500
 done
 
+# The calls besides the data path: names and rates as the system's own
+# libibverbs gives them (the same program, run on both), and rocemu's GID
+# table and unsupported features.
+calls=$work/verbs_calls
+if cc -Wall -Wextra -Werror -o "$calls" "$(dirname "$0")/verbs_calls.c" -libverbs; then
+	env -u LD_LIBRARY_PATH -u LD_PRELOAD "$calls" --tables >"$work/tables.sys"
+	"$calls" --tables >"$work/tables.rocemu"
+	diff "$work/tables.sys" "$work/tables.rocemu" >"$work/tables.diff" \
+		&& ok || { bad "names or rates differ from libibverbs'"; head "$work/tables.diff"; }
+	ROCEMU_ADDR=127.0.0.2 "$calls" >"$work/calls.out" 2>&1 \
+		&& ok || { bad "verbs_calls"; cat "$work/calls.out"; }
+else
+	bad "tests/verbs_calls.c does not compile"
+fi
+
 echo "verbs_bins: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -304,39 +304,6 @@ int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
 	return (int)strlen(buf);
 }
 
-const char *ibv_wc_status_str(enum ibv_wc_status status)
-{
-	static const char *const s[] = {
-		"success", "local length error", "local QP operation error",
-		"local EE context operation error", "local protection error",
-		"Work Request Flushed Error", "memory management operation error",
-		"bad response error", "local access error",
-		"remote invalid request error", "remote access error",
-		"remote operation error", "transport retry counter exceeded",
-		"RNR retry counter exceeded", "local RDD violation error",
-		"remote invalid RD request", "aborted error",
-		"invalid EE context number", "invalid EE context state",
-		"fatal error", "response timeout error", "general error",
-	};
-
-	return (unsigned)status < sizeof(s) / sizeof(s[0]) ? s[status]
-							  : "unknown";
-}
-
-const char *ibv_node_type_str(enum ibv_node_type t)
-{
-	return t == IBV_NODE_CA ? "InfiniBand channel adapter" : "unknown";
-}
-
-const char *ibv_port_state_str(enum ibv_port_state s)
-{
-	static const char *const n[] = { "PORT_NOP", "PORT_DOWN", "PORT_INIT",
-					 "PORT_ARMED", "PORT_ACTIVE",
-					 "PORT_ACTIVE_DEFER" };
-
-	return (unsigned)s < 6 ? n[s] : "invalid state";
-}
-
 int ibv_fork_init(void)
 {
 	return 0; /* nothing is pinned: fork is always safe */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The small conversions libibverbs offers besides the device: event names,
- * link rates, and the calls for features rocemu does not have, which answer
- * with the errno their man pages give instead of being missing symbols.
+ * The small conversions libibverbs offers besides the device: names of
+ * statuses, events and states, link rates; and the calls for features
+ * rocemu does not have, which answer with the errno their man pages give
+ * instead of being missing symbols.
  */
 #include "verbs_local.h"
 
@@ -11,6 +12,31 @@
 /* The header turns these calls into inline wrappers; here are the symbols. */
 #undef ibv_reg_mr_iova
 #undef ibv_reg_mr_iova2
+
+/* The names are rdma-core's own words: programs print them, and scripts and
+ * users compare that output with what they see on other devices. */
+#define NAME_OF(table, i)                                                  \
+	((unsigned)(i) < sizeof(table) / sizeof(table[0]) && table[i] ? \
+		 table[i] : "unknown")
+
+const char *ibv_wc_status_str(enum ibv_wc_status status)
+{
+	static const char *const s[] = {
+		"success", "local length error", "local QP operation error",
+		"local EE context operation error", "local protection error",
+		"Work Request Flushed Error", "memory management operation error",
+		"bad response error", "local access error",
+		"remote invalid request error", "remote access error",
+		"remote operation error", "transport retry counter exceeded",
+		"RNR retry counter exceeded", "local RDD violation error",
+		"remote invalid RD request", "aborted error",
+		"invalid EE context number", "invalid EE context state",
+		"fatal error", "response timeout error", "general error",
+		"TM error", "TM software rendezvous",
+	};
+
+	return NAME_OF(s, status);
+}
 
 const char *ibv_event_type_str(enum ibv_event_type event)
 {
@@ -22,10 +48,34 @@ const char *ibv_event_type_str(enum ibv_event_type event)
 		"local catastrophic error", "port active", "port error",
 		"LID change", "P_Key change", "SM change", "SRQ catastrophic error",
 		"SRQ limit reached", "last WQE reached", "client reregistration",
-		"GID table change", "WQ fatal error",
+		"GID table change", "WQ fatal",
 	};
 
-	return (unsigned)event < sizeof(s) / sizeof(s[0]) ? s[event] : "unknown";
+	return NAME_OF(s, event);
+}
+
+const char *ibv_node_type_str(enum ibv_node_type t)
+{
+	static const char *const s[] = {
+		[IBV_NODE_CA] = "InfiniBand channel adapter",
+		[IBV_NODE_SWITCH] = "InfiniBand switch",
+		[IBV_NODE_ROUTER] = "InfiniBand router",
+		[IBV_NODE_RNIC] = "iWARP NIC", [IBV_NODE_USNIC] = "usNIC",
+		[IBV_NODE_USNIC_UDP] = "usNIC UDP",
+		[IBV_NODE_UNSPECIFIED] = "unspecified",
+	};
+
+	return NAME_OF(s, t);
+}
+
+const char *ibv_port_state_str(enum ibv_port_state state)
+{
+	static const char *const s[] = {
+		"no state change (NOP)", "down", "init", "armed", "active",
+		"active defer",
+	};
+
+	return NAME_OF(s, state);
 }
 
 /* Data rate in Mb/s of each enum ibv_rate, indexed by its value; the newer
@@ -44,32 +94,55 @@ static const int rate_mbps[] = {
 	[IBV_RATE_600_GBPS] = 637500,	[IBV_RATE_800_GBPS] = 850000,
 	[IBV_RATE_1200_GBPS] = 1275000,
 };
-#define N_RATES ((int)(sizeof(rate_mbps) / sizeof(rate_mbps[0])))
 
-int ibv_rate_to_mbps(enum ibv_rate rate)
+/* Multiples of 2.5 Gb/s of the nominal rate; rdma-core gives none for the
+ * FDR and EDR rates, whose nominal figures are not such multiples either. */
+static const int rate_mult[] = {
+	[IBV_RATE_2_5_GBPS] = 1,	[IBV_RATE_5_GBPS] = 2,
+	[IBV_RATE_10_GBPS] = 4,		[IBV_RATE_20_GBPS] = 8,
+	[IBV_RATE_30_GBPS] = 12,	[IBV_RATE_40_GBPS] = 16,
+	[IBV_RATE_60_GBPS] = 24,	[IBV_RATE_80_GBPS] = 32,
+	[IBV_RATE_120_GBPS] = 48,	[IBV_RATE_28_GBPS] = 11,
+	[IBV_RATE_50_GBPS] = 20,	[IBV_RATE_400_GBPS] = 160,
+	[IBV_RATE_600_GBPS] = 240,	[IBV_RATE_800_GBPS] = 320,
+	[IBV_RATE_1200_GBPS] = 480,
+};
+
+/* table[rate] if the rate has an entry there, else -1. */
+static int rate_lookup(const int *table, int n, int rate)
 {
-	return (int)rate > 0 && (int)rate < N_RATES ? rate_mbps[rate] : -1;
+	return rate > 0 && rate < n && table[rate] ? table[rate] : -1;
 }
 
-enum ibv_rate mbps_to_ibv_rate(int mbps)
+/* The rate whose table entry is @v, else IBV_RATE_MAX. */
+static enum ibv_rate rate_find(const int *table, int n, int v)
 {
-	for (int r = 1; r < N_RATES; r++)
-		if (rate_mbps[r] == mbps)
+	for (int r = 1; r < n; r++)
+		if (table[r] && table[r] == v)
 			return (enum ibv_rate)r;
 	return IBV_RATE_MAX;
 }
 
-/* Multiples of 2.5 Gb/s: only the rates that are whole multiples have one. */
+#define N_OF(t) ((int)(sizeof(t) / sizeof(t[0])))
+
+int ibv_rate_to_mbps(enum ibv_rate rate)
+{
+	return rate_lookup(rate_mbps, N_OF(rate_mbps), (int)rate);
+}
+
+enum ibv_rate mbps_to_ibv_rate(int mbps)
+{
+	return rate_find(rate_mbps, N_OF(rate_mbps), mbps);
+}
+
 int ibv_rate_to_mult(enum ibv_rate rate)
 {
-	int mbps = ibv_rate_to_mbps(rate);
-
-	return mbps > 0 && mbps % 2500 == 0 ? mbps / 2500 : -1;
+	return rate_lookup(rate_mult, N_OF(rate_mult), (int)rate);
 }
 
 enum ibv_rate mult_to_ibv_rate(int mult)
 {
-	return mult > 0 ? mbps_to_ibv_rate(mult * 2500) : IBV_RATE_MAX;
+	return rate_find(rate_mult, N_OF(rate_mult), mult);
 }
 
 enum ibv_fork_status ibv_is_fork_initialized(void)

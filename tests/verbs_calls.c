@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The libibverbs calls besides the data path, checked against what the
+ * verbs man pages and the IBTA say, through the system header as a user
+ * program sees them. Prints each failure; exits with how many failed.
+ * With --tables, prints every name and rate conversion instead.
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failed;
+
+#define CHECK(cond)                                                     \
+	do {                                                            \
+		if (!(cond)) {                                          \
+			printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, \
+			       #cond);                                  \
+			failed++;                                       \
+		}                                                       \
+	} while (0)
+
+/* Every name and conversion, one per line: the test compares this output
+ * with the same program's on the system's own libibverbs. */
+static void print_tables(void)
+{
+	for (int i = 0; i <= IBV_WC_TM_RNDV_INCOMPLETE + 1; i++)
+		printf("wc_status %d %s\n", i, ibv_wc_status_str(i));
+	for (int i = 0; i <= IBV_EVENT_WQ_FATAL + 1; i++)
+		printf("event %d %s\n", i, ibv_event_type_str(i));
+	for (int i = 0; i <= IBV_PORT_ACTIVE_DEFER + 1; i++)
+		printf("port_state %d %s\n", i, ibv_port_state_str(i));
+	for (int i = IBV_NODE_UNKNOWN; i <= IBV_NODE_UNSPECIFIED + 1; i++)
+		printf("node_type %d %s\n", i, ibv_node_type_str(i));
+	for (int r = 0; r <= IBV_RATE_1200_GBPS + 1; r++)
+		printf("rate %d mbps %d mult %d\n", r, ibv_rate_to_mbps(r),
+		       ibv_rate_to_mult(r));
+	for (int m = 0; m <= 500; m++)
+		printf("mult %d rate %d\n", m, mult_to_ibv_rate(m));
+	for (int r = 0; r <= IBV_RATE_1200_GBPS + 1; r++) {
+		int mbps = ibv_rate_to_mbps(r);
+		printf("mbps %d rate %d\n", mbps, mbps_to_ibv_rate(mbps));
+	}
+}
+
+/* rxe's layout: the link-local GID first, then the IPv4-mapped one. */
+static void gid_table(struct ibv_context *ctx)
+{
+	struct ibv_gid_entry e[4];
+	ssize_t n = ibv_query_gid_table(ctx, e, 4, 0);
+
+	CHECK(n == 2);
+	if (n != 2)
+		return;
+	CHECK(e[0].gid_index == 0 && e[0].gid.raw[0] == 0xfe &&
+	      e[0].gid.raw[1] == 0x80);
+	CHECK(e[1].gid_index == 1 && e[1].gid.raw[10] == 0xff &&
+	      e[1].gid.raw[11] == 0xff);
+	CHECK(e[1].gid_type == IBV_GID_TYPE_ROCE_V2);
+	CHECK(ibv_query_gid_table(ctx, e, 1, 0) == -ENOMEM);
+}
+
+static void unsupported(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+
+	CHECK(pd && cq);
+	if (!pd || !cq)
+		return;
+	CHECK(ibv_resize_cq(cq, 64) == EOPNOTSUPP);
+	errno = 0;
+	CHECK(!ibv_reg_dmabuf_mr(pd, 0, 4096, 0, -1, 0) && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(!ibv_import_device(3) && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(!ibv_alloc_mw(pd, IBV_MW_TYPE_1) && errno == EOPNOTSUPP);
+	CHECK(ibv_attach_mcast(NULL, NULL, 0) == EOPNOTSUPP);
+	CHECK(ibv_destroy_cq(cq) == 0);
+	CHECK(ibv_dealloc_pd(pd) == 0);
+}
+
+int main(int argc, char **argv)
+{
+	int n = 0;
+
+	if (argc > 1 && !strcmp(argv[1], "--tables")) {
+		print_tables();
+		return 0;
+	}
+	struct ibv_device **list = ibv_get_device_list(&n);
+	struct ibv_context *ctx = n > 0 ? ibv_open_device(list[0]) : NULL;
+
+	CHECK(ctx);
+	if (ctx) {
+		gid_table(ctx);
+		unsupported(ctx);
+		ibv_close_device(ctx);
+	}
+	if (list)
+		ibv_free_device_list(list);
+	printf("verbs_calls: %d failed\n", failed);
+	return failed;
+}
