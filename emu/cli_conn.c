@@ -320,27 +320,56 @@ int conn_post_recv(struct conn *c, uint64_t wr_id, size_t off, uint32_t len)
 		      : rocemu_post_recv(c->qp, &wr, &bad);
 }
 
+static int wait_failed(const struct ibv_wc *wc, const char *who)
+{
+	if (wc->status == IBV_WC_SUCCESS)
+		return 0;
+	fprintf(stderr, "%s: a work request failed: status %d%s\n", who,
+		wc->status, wc->status == IBV_WC_RETRY_EXC_ERR
+				    ? " (the peer stopped answering)" : "");
+	return -1;
+}
+
+static int nothing_for(int timeout_ms, const char *who)
+{
+	fprintf(stderr, "%s: nothing from the peer for %d ms\n", who, timeout_ms);
+	return -1;
+}
+
+/* --poll: the caller's thread drives the wire while it waits, as a
+ * busy-polling verbs program does. */
+static int spin_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
+		     const char *who)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned spins = 0;; spins++) {
+		if (rocemu_cq_poll(c->cq, 1, wc) == 1)
+			return wait_failed(wc, who);
+		rocemu_world_poll(c->w);
+		if (spins % 1024)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 +
+			    (t.tv_nsec - t0.tv_nsec) / 1000000 > timeout_ms)
+			return nothing_for(timeout_ms, who);
+	}
+}
+
 int conn_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
 	      const char *who)
 {
 	struct rocemu_cq *got;
 
+	if (c->o.busy_poll)
+		return spin_wait(c, wc, timeout_ms, who);
 	for (;;) {
-		if (rocemu_cq_poll(c->cq, 1, wc) == 1) {
-			if (wc->status == IBV_WC_SUCCESS)
-				return 0;
-			fprintf(stderr, "%s: a work request failed: status %d%s\n",
-				who, wc->status,
-				wc->status == IBV_WC_RETRY_EXC_ERR
-					? " (the peer stopped answering)" : "");
-			return -1;
-		}
+		if (rocemu_cq_poll(c->cq, 1, wc) == 1)
+			return wait_failed(wc, who);
 		struct pollfd pfd = { rocemu_channel_fd(c->ch), POLLIN, 0 };
-		if (poll(&pfd, 1, timeout_ms) != 1) {
-			fprintf(stderr, "%s: nothing from the peer for %d ms\n", who,
-				timeout_ms);
-			return -1;
-		}
+		if (poll(&pfd, 1, timeout_ms) != 1)
+			return nothing_for(timeout_ms, who);
 		rocemu_channel_get_event(c->ch, &got);
 		rocemu_cq_ack_events(got, 1);
 		rocemu_cq_req_notify(c->cq, false);
@@ -352,8 +381,10 @@ int conn_parse_opt(struct conn_opts *o, int argc, char **argv, int i,
 {
 	const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-	if (!strcmp(a, "--trace") || !strcmp(a, "--srq")) {
-		*(a[2] == 't' ? &o->trace : &o->srq) = true;
+	if (!strcmp(a, "--trace") || !strcmp(a, "--srq") ||
+	    !strcmp(a, "--poll")) {
+		*(a[2] == 't' ? &o->trace : a[3] == 'r' ? &o->srq
+						       : &o->busy_poll) = true;
 		return 1;
 	}
 	if (strcmp(a, "--addr") && strcmp(a, "--port") && strcmp(a, "-t") &&

@@ -20,6 +20,7 @@ struct conn_opts {
 	const char *pcap;
 	bool trace;
 	bool srq;		/* receives from a shared receive queue */
+	bool busy_poll;		/* spin on the CQ instead of sleeping */
 	int wait_s;		/* client: how long to try reaching the server */
 };
 

@@ -15,7 +15,7 @@ static const char usage_text[] =
 	"  -n ITERS      operations (default 5000)\n"
 	"  -d DEPTH      operations in flight for bandwidth (default 64)\n"
 	"  --lat         latency: one operation at a time\n"
-	"  --addr IP, --port PORT, -m MTU, --srq, --wait SEC, --pcap FILE,\n"
+	"  --addr IP, --port PORT, -m MTU, --srq, --poll, --wait SEC, --pcap FILE,\n"
 	"  --trace: as for rocemu ping\n";
 
 static const char *who = "rocemu perf";

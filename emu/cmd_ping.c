@@ -19,6 +19,7 @@ static const char usage_text[] =
 	"  -n ITERS      round trips (default 1000)\n"
 	"  -m MTU        path MTU: 256, 512, 1024, 2048, 4096 (default 1024)\n"
 	"  --srq         take receives from a shared receive queue\n"
+	"  --poll        spin on the completion queue instead of sleeping\n"
 	"  --wait SEC    client: how long to try reaching the server (10)\n"
 	"  --pcap FILE   record the device's traffic\n"
 	"  --trace       print each WQE, packet and CQE to stderr\n";

@@ -73,6 +73,9 @@ struct rocemu_world {
 	 * call holds the world lock, and new work kicks the thread awake. */
 	bool threaded, kick;
 	_Atomic bool stop;
+	/* When a busy-polling caller last ran the engines: while it keeps
+	 * doing so, the thread stays off the CPU and the lock. */
+	_Atomic uint64_t polled_at;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	int wake[2];

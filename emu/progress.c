@@ -37,6 +37,15 @@ static void drain(int fd)
 		;
 }
 
+/* A caller spinning on rocemu_world_poll does all the work the thread would;
+ * competing with it for a CPU and the lock only delays both. */
+enum { SPINNER_NS = 1000000 };
+
+static bool spinner_active(struct rocemu_world *w)
+{
+	return udp_clock_ns() - atomic_load(&w->polled_at) < SPINNER_NS;
+}
+
 static void *progress(void *arg)
 {
 	struct rocemu_world *w = arg;
@@ -44,11 +53,14 @@ static void *progress(void *arg)
 
 	while (!atomic_load(&w->stop)) {
 		nfds_t n = 0;
-		int ms;
-		pthread_mutex_lock(&w->lock);
-		rocemu_world_run(w);
-		ms = world_poll_setup(w, pfd + 1, 64, &n, 100000000);
-		pthread_mutex_unlock(&w->lock);
+		int ms = 1;
+
+		if (!spinner_active(w)) {
+			pthread_mutex_lock(&w->lock);
+			rocemu_world_run(w);
+			ms = world_poll_setup(w, pfd + 1, 64, &n, 100000000);
+			pthread_mutex_unlock(&w->lock);
+		}
 		pfd[0] = (struct pollfd){ w->wake[0], POLLIN, 0 };
 		if (poll(pfd, n + 1, ms) > 0 && (pfd[0].revents & POLLIN))
 			drain(w->wake[0]);
@@ -58,6 +70,20 @@ static void *progress(void *arg)
 	rocemu_world_run(w);
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
+}
+
+unsigned long rocemu_world_poll(struct rocemu_world *w)
+{
+	unsigned long n;
+
+	if (!w->threaded)
+		return rocemu_world_run(w);
+	if (pthread_mutex_trylock(&w->lock))
+		return 0; /* someone is running the engines right now */
+	atomic_store(&w->polled_at, udp_clock_ns());
+	n = rocemu_world_run(w);
+	pthread_mutex_unlock(&w->lock);
+	return n;
 }
 
 int rocemu_world_start(struct rocemu_world *w)

@@ -51,6 +51,11 @@ pair ping-rc-64k-m4096 ping -m 4096 -s 65536 -n 50 -- ping -m 4096 -s 65536 -n 5
 pair ping-ud-mtu ping -t ud -m 4096 -s 4096 -n 50 -- ping -t ud -m 4096 -s 4096 -n 50
 pair ping-srq ping --srq -n 200 -s 3000 -- ping --srq -n 200 -s 3000
 pair ping-uc-srq ping -t uc --srq -n 200 -- ping -t uc --srq -n 200
+# Busy polling on one side, sleeping on the other; then both spinning.
+pair ping-poll ping --poll -n 2000 -s 64 -- ping -n 2000 -s 64
+expect_in ping-poll.client "2000 iters in"
+pair perf-poll perf write --poll -n 2000 -s 4096 -- perf write --poll -n 2000 -s 4096
+expect_in perf-poll.client "BW average"
 pair ping-pcap ping -n 20 -s 3000 -- ping -n 20 -s 3000 --pcap "$work/ping.pcap"
 "$rocemu" dump "$work/ping.pcap" >"$work/dump.out" && ok || bad "dump of ping.pcap"
 expect_in dump.out "ICRC bad 0, malformed 0"

@@ -397,9 +397,16 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	return rv_err(rocemu_post_srq_recv(WRAP(rv_srq, srq, srq)->s, wr, bad));
 }
 
+/* Programs that spin on ibv_poll_cq get their completions from their own
+ * thread's work, as a polling-mode driver would give them. */
 static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
-	return rocemu_cq_poll(WRAP(rv_cq, cq, cq)->c, n, wc);
+	struct rocemu_cq *c = WRAP(rv_cq, cq, cq)->c;
+	int got = rocemu_cq_poll(c, n, wc);
+
+	if (got == 0 && n > 0 && rocemu_world_poll(rv_world()))
+		got = rocemu_cq_poll(c, n, wc);
+	return got;
 }
 
 static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only)

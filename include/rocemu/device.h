@@ -58,6 +58,14 @@ void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns);
  * world (it has no real time to follow). Start and stop from one thread.
  */
 int rocemu_world_start(struct rocemu_world *w);
+/*
+ * For a caller that busy-polls: does what rocemu_world_run does, unless
+ * another thread is running the engines at this moment (then returns 0 at
+ * once). A busy-polling application thus drives the wire itself instead of
+ * waiting for the progress thread to be scheduled, which on a loaded
+ * machine can take milliseconds.
+ */
+unsigned long rocemu_world_poll(struct rocemu_world *w);
 /* Stops it after a last pass over what arrived; no completion is lost. */
 void rocemu_world_stop(struct rocemu_world *w);
 void rocemu_world_free(struct rocemu_world *w);
