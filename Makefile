@@ -145,10 +145,11 @@ demo: $(ROCEMU)
 	$(ROCEMU) dump $(BUILD)/demo.pcap
 
 # ---- speed --------------------------------------------------------------
-bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP)
+bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP) $(VERBS_SO)
 	$(Q)$(BENCH) --rocemu $(ROCEMU) --mkcap $(MKCAP) --work $(BUILD)/bench
 	$(Q)$(BENCH_DEV)
 	$(Q)$(BENCH_NET)
+	$(Q)tests/tools/bench_verbs.sh $(BUILD)
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
 # Two targets: the frame decoder, and an RC responder in RTS that must never
