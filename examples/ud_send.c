@@ -52,9 +52,7 @@ int main(void)
 	     wc.byte_len == GRH_BYTES + sizeof(msg) &&
 	     !strcmp(p.b.buf + GRH_BYTES, msg);
 out:
-	if (ah && p.a.qp)
-		ibv_destroy_qp(p.a.qp), p.a.qp = NULL;
-	if (ah)
+	if (ah) /* before its PD goes */
 		ibv_destroy_ah(ah);
 	pair_close(&p);
 	return ok ? 0 : 1;

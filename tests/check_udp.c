@@ -292,6 +292,63 @@ START_TEST(test_progress_thread)
 }
 END_TEST
 
+/* Counts completions on h's CQ with wr_ids in order from *next. */
+static int take_in_order(struct host *h, uint64_t *next)
+{
+	struct ibv_wc wc[16];
+	int n = rocemu_cq_poll(h->cq, 16, wc);
+
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+		ck_assert_int_eq(wc[i].wr_id, (*next)++);
+	}
+	return n;
+}
+
+/* A busy-polling caller drives the wire itself while the progress threads
+ * run; once it stops spinning, the threads take over again. */
+START_TEST(test_busy_poll)
+{
+	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	uint64_t sent = 0, recvd = 0;
+	unsigned long by_caller = 0;
+
+	ck_assert_int_eq(host_up(a, 2, IBV_QPT_RC), 0);
+	ck_assert_int_eq(host_up(b, 3, IBV_QPT_RC), 0);
+	connect_rc(a, b);
+	connect_rc(b, a);
+	ck_assert_int_eq(rocemu_world_start(a->w), 0);
+	ck_assert_int_eq(rocemu_world_start(b->w), 0);
+	for (uint64_t k = 0; k < 200; k++) {
+		recv1(b, k, (uint32_t)(k % 64) * 64, 64);
+		post1(a, IBV_WR_SEND, k, 64, 0, 0);
+		for (long spin = 0; sent <= k || recvd <= k; spin++) {
+			ck_assert_int_lt(spin, 50000000);
+			by_caller += rocemu_world_poll(a->w) + rocemu_world_poll(b->w);
+			take_in_order(a, &sent);
+			take_in_order(b, &recvd);
+		}
+	}
+	ck_assert_uint_gt(by_caller, 0);
+	/* Nobody spins now: the threads must deliver on their own. */
+	recv1(b, 200, 0, 64);
+	post1(a, IBV_WR_SEND, 200, 64, 0, 0);
+	for (int i = 0; i < 5000 && (sent < 201 || recvd < 201); i++) {
+		take_in_order(a, &sent);
+		take_in_order(b, &recvd);
+		usleep(1000);
+	}
+	ck_assert_int_eq(sent, 201);
+	ck_assert_int_eq(recvd, 201);
+	rocemu_world_stop(a->w);
+	rocemu_world_stop(b->w);
+	host_down(a);
+	host_down(b);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* Sends the UDP payload of a frame built from 127.0.0.9:port to b. */
 static void send_built(int fd, uint16_t port, struct roce_frame *f,
 		       size_t cut)
@@ -386,6 +443,7 @@ Suite *udp_suite(void)
 	tcase_add_test(tc, test_ud_over_udp);
 	tcase_add_test(tc, test_foreign_datagrams);
 	tcase_add_test(tc, test_progress_thread);
+	tcase_add_test(tc, test_busy_poll);
 	tcase_add_test(tc, test_wrong_keys_over_udp);
 	tcase_add_test(tc, test_address_taken);
 	suite_add_tcase(s, tc);
