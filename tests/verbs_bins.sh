@@ -29,27 +29,29 @@ for want in "hca_id:	rocemu0" "PORT_ACTIVE (4)" "link_layer:		Ethernet" \
 	grep -qF "$want" "$work/devinfo" && ok || bad "ibv_devinfo: no '$want'"
 done
 
-# pp NAME BINARY ARGS...: server on .2, client on .3, both exit 0.
-pp() {
-	local name=$1
-	shift
+# two GIDFLAG WANT NAME BINARY ARGS...: server on .2, client on .3, both
+# exit 0 and the client's output holds WANT.
+two() {
+	local gid=$1 want=$2 name=$3
+	shift 3
 	port=$((port + 1))
-	ROCEMU_ADDR=127.0.0.2 timeout 60 "$@" -g 1 -p $port \
+	ROCEMU_ADDR=127.0.0.2 timeout 60 "$@" $gid 1 -p $port \
 		>"$work/$name.server" 2>&1 &
 	local spid=$!
-	sleep 0.3
-	ROCEMU_ADDR=127.0.0.3 timeout 60 "$@" -g 1 -p $port 127.0.0.1 \
+	sleep 0.5
+	ROCEMU_ADDR=127.0.0.3 timeout 60 "$@" $gid 1 -p $port 127.0.0.1 \
 		>"$work/$name.client" 2>&1
 	local crc=$?
 	wait $spid
 	local src=$?
-	if [ $crc = 0 ] && [ $src = 0 ] && grep -q "iters in" "$work/$name.client"; then
+	if [ $crc = 0 ] && [ $src = 0 ] && grep -q -- "$want" "$work/$name.client"; then
 		ok
 	else
 		bad "$name: client exit $crc, server exit $src"
 		tail -n 3 "$work/$name.client" "$work/$name.server"
 	fi
 }
+pp() { two -g "iters in" "$@"; }
 
 for kind in rc uc srq; do
 	for m in 1024 4096; do
@@ -67,27 +69,7 @@ for m in 1024 4096; do
 done
 
 # perftest over its own TCP exchange (not -R), GID index 1 as on rxe.
-# perf NAME BINARY ARGS...: server on .2, client on .3, both exit 0.
-perf() {
-	local name=$1
-	shift
-	port=$((port + 1))
-	ROCEMU_ADDR=127.0.0.2 timeout 60 "$@" -x 1 -p $port \
-		>"$work/$name.server" 2>&1 &
-	local spid=$!
-	sleep 0.5
-	ROCEMU_ADDR=127.0.0.3 timeout 60 "$@" -x 1 -p $port 127.0.0.1 \
-		>"$work/$name.client" 2>&1
-	local crc=$?
-	wait $spid
-	local src=$?
-	if [ $crc = 0 ] && [ $src = 0 ] && grep -q "#bytes" "$work/$name.client"; then
-		ok
-	else
-		bad "$name: client exit $crc, server exit $src"
-		tail -n 3 "$work/$name.client" "$work/$name.server"
-	fi
-}
+perf() { two -x "#bytes" "$@"; }
 
 for t in ib_write_bw ib_read_bw ib_send_bw; do
 	perf "$t" $t -n 300 -s 65536
