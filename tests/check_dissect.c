@@ -69,8 +69,8 @@ START_TEST(test_json_has_the_fields)
 		"\"sport\":49441", "\"opcode\":10",
 		"\"opcode_name\":\"RC_RDMA_WRITE_ONLY\"", "\"dqpn\":17",
 		"\"psn\":16300624", "\"ackreq\":true",
-		"\"reth\":{\"va\":\"0x00005567ef93f000\",\"rkey\":746,"
-		"\"len\":3}",
+		("\"reth\":{\"va\":\"0x00005567ef93f000\",\"rkey\":746,"
+		 "\"len\":3}"),
 		"\"payload_len\":3", "\"icrc_ok\":true}\n",
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
