@@ -124,6 +124,19 @@ void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_pkeys = 1;
 	a->phys_port_cnt = 1;
+	a->vendor_id = 0x524f; /* "RO" */
+	a->vendor_part_id = 1;
+	a->hw_ver = 1;
+	a->sys_image_guid = a->node_guid;
+	a->max_srq = 0xffff;
+	a->max_srq_wr = MAX_QP_WR;
+	a->max_srq_sge = MAX_SGE;
+	a->max_ah = 0xffff;
+	a->max_sge_rd = MAX_SGE;
+	a->max_res_rd_atom = MAX_RD_ATOMIC * a->max_qp;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
+			      IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_SYS_IMAGE_GUID;
 }
 
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,

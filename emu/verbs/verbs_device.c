@@ -194,20 +194,6 @@ int ibv_query_device(struct ibv_context *context,
 {
 	(void)context;
 	rocemu_dev_attr(rv_dev(), device_attr);
-	device_attr->vendor_id = 0x524f;	/* "RO" */
-	device_attr->vendor_part_id = 1;
-	device_attr->hw_ver = 1;
-	device_attr->sys_image_guid = device_attr->node_guid;
-	device_attr->max_srq = 0xffff;
-	device_attr->max_srq_wr = 16384;
-	device_attr->max_srq_sge = 8;
-	device_attr->max_ah = 0xffff;
-	device_attr->max_cq = 0xffff;
-	device_attr->max_sge_rd = 8;
-	device_attr->max_res_rd_atom = 16 * 0xffff;
-	device_attr->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
-					IBV_DEVICE_PORT_ACTIVE_EVENT |
-					IBV_DEVICE_SYS_IMAGE_GUID;
 	return 0;
 }
 
