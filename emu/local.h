@@ -147,6 +147,7 @@ struct rocemu_dev {
 	struct rocemu_mr *mrs;		/* hash by key */
 	uint32_t next_qpn;
 	uint32_t next_mr_index;
+	uint64_t mr_serial;		/* registrations so far */
 	int async_pipe[2];
 	int udp_fd;			/* UDP wire: port 4791; else -1 */
 	uint8_t *udp_rx;		/* UDP wire: receive buffers */
@@ -180,12 +181,17 @@ struct rocemu_mr {
 	uint64_t len;
 	int access;
 	uint32_t key;		/* lkey and rkey */
-	bool valid;		/* false after a remote invalidate */
+	/* Which registration this is, never repeated in a device: an engine
+	 * that must know a key still names the MR it checked at the start of
+	 * a message compares this, not the key, which can be reused. */
+	uint64_t serial;
 };
 
 /*
  * Finds the MR with this key in pd covering [va, va+len) with all of the
  * access bits; NULL if any check fails. len 0 checks the key alone.
+ * The result is good until the world lock is released: engines look an
+ * MR up again for every packet and never keep the pointer.
  */
 struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 			   uint64_t len, int access);
@@ -325,7 +331,7 @@ struct rocemu_qp {
 		uint64_t va;		/* RDMA WRITE position */
 		uint32_t rkey, resid;
 		uint32_t write_len;	/* RETH length of this WRITE */
-		struct rocemu_mr *mr;
+		uint64_t mr_serial;	/* the MR its first packet named */
 		uint32_t ack_psn;	/* coalesced ACK owed */
 		bool ack_owed;
 		bool drop_msg;		/* UC: dropping the rest of a message */

@@ -54,7 +54,7 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 	mr->access = access;
 	/* index in the top 24 bits, a varying key byte below, as rxe does */
 	mr->key = (d->next_mr_index++ << 8) | (uint32_t)(world_rand(d->w) & 0xff);
-	mr->valid = true;
+	mr->serial = ++d->mr_serial;
 	HASH_ADD(hh, d->mrs, key, sizeof(mr->key), mr);
 	pd->users++;
 	return mr;
@@ -86,7 +86,7 @@ struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 	uint64_t base;
 
 	HASH_FIND(hh, pd->dev->mrs, &key, sizeof(key), mr);
-	if (!mr || mr->pd != pd || !mr->valid ||
+	if (!mr || mr->pd != pd ||
 	    (mr->access & access) != access)
 		return NULL;
 	base = (uint64_t)(uintptr_t)mr->addr;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* RC responder: request packets into memory effects, ACKs, NAKs, READ responses, atomic ACKs. */
+#include <errno.h>
 #include <string.h>
 
 #include "local.h"
@@ -112,6 +113,20 @@ static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
 		  roce_aeth_syndrome(ROCE_AETH_RNR_NAK, qp->attr.min_rnr_timer));
 }
 
+/*
+ * SEND with Invalidate: only a type 2 memory window or a fast-registration
+ * MR may be invalidated by the peer (IBTA 10.6.7.2.4, o10-37.2.x); rocemu
+ * has neither yet, so every R_Key is refused and an ordinary MR stays
+ * valid. The request is an invalid request (rxe refuses it too, though it
+ * still ACKs the packet; see the README).
+ */
+static int invalidate_rkey(struct rocemu_qp *qp, uint32_t rkey)
+{
+	(void)qp;
+	(void)rkey;
+	return -EINVAL;
+}
+
 /* Takes the next receive WQE; false (an RNR NAK is due) if none. */
 static bool take_rwqe(struct rocemu_qp *qp)
 {
@@ -193,14 +208,9 @@ static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
 	qp->resp.msg_op = ROCE_OPF_SEND;
 	if (qp->resp.in_msg)
 		return true;
-	if (ib->exts & ROCE_EXT_IETH) {
-		struct rocemu_mr *mr;
-		HASH_FIND(hh, qp->dev->mrs, &ib->ieth, sizeof(ib->ieth), mr);
-		if (!mr || mr->pd != qp->pd) {
-			nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_LOC_QP_OP_ERR);
-			return false;
-		}
-		mr->valid = false;
+	if ((ib->exts & ROCE_EXT_IETH) && invalidate_rkey(qp, ib->ieth)) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_REM_INV_REQ_ERR);
+		return false;
 	}
 	qp->resp.msn++;
 	complete_recv(qp, ib, IBV_WC_RECV, qp->resp.recvd);
@@ -210,6 +220,20 @@ static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
 static bool qp_allows(const struct rocemu_qp *qp, int access)
 {
 	return (qp->attr.qp_access_flags & access) == (unsigned)access;
+}
+
+/*
+ * Every packet of a WRITE looks its MR up again: one deregistered (or
+ * registered anew, even under the same key) since the first packet ends
+ * the message with a NAK, and nothing is written into memory the
+ * application may already have freed.
+ */
+static bool write_target_ok(const struct rocemu_qp *qp, uint32_t n)
+{
+	struct rocemu_mr *mr = mr_check(qp->pd, qp->resp.rkey, qp->resp.va, n,
+					IBV_ACCESS_REMOTE_WRITE);
+
+	return mr && mr->serial == qp->resp.mr_serial;
 }
 
 static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
@@ -233,19 +257,20 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 		qp->resp.va = ib->reth.va;
 		qp->resp.rkey = ib->reth.rkey;
 		qp->resp.resid = qp->resp.write_len = ib->reth.len;
-		qp->resp.mr = NULL;
+		qp->resp.mr_serial = 0;
 		if (ib->reth.len > MAX_MR_SIZE) {
 			nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 			return false;
 		}
+		struct rocemu_mr *mr = NULL;
 		if (ib->reth.len &&
-		    !(qp->resp.mr = mr_check(qp->pd, ib->reth.rkey, ib->reth.va,
-					     ib->reth.len,
-					     IBV_ACCESS_REMOTE_WRITE))) {
+		    !(mr = mr_check(qp->pd, ib->reth.rkey, ib->reth.va,
+				    ib->reth.len, IBV_ACCESS_REMOTE_WRITE))) {
 			nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn,
 				  IBV_WC_WR_FLUSH_ERR);
 			return false;
 		}
+		qp->resp.mr_serial = mr ? mr->serial : 0;
 	}
 	/* The packets must add up to the RETH length exactly. */
 	if (ib->payload_len > qp->resp.resid ||
@@ -253,8 +278,7 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
-	/* The MR may have been invalidated between packets. */
-	if (ib->payload_len && (!qp->resp.mr || !qp->resp.mr->valid)) {
+	if (ib->payload_len && !write_target_ok(qp, ib->payload_len)) {
 		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
@@ -476,8 +500,14 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 		do_read(qp, ib);
 		return;
 	}
-	if (fl & ROCE_OPF_ATOMIC) {
+	if ((fl & ROCE_OPF_ATOMIC) && (ib->exts & ROCE_EXT_ATMETH)) {
 		do_atomic(qp, ib);
+		return;
+	}
+	/* IBTA 1.5's FLUSH and ATOMIC_WRITE are not supported: an opcode the
+	 * responder does not implement is an invalid request (9.7.5.1.3). */
+	if (!(fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE))) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	if (!((fl & ROCE_OPF_SEND) ? do_send(qp, ib) : do_write(qp, ib)))

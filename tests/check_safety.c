@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/* What a peer may not make the device do: objects that went away between packets, remote invalidation, opcodes it does not serve. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_pair.h"
+#include "check_suites.h"
+
+/* A request packet from a's address to b's QP, as a peer would craft it. */
+struct req {
+	uint8_t opcode;
+	uint32_t psn;
+	bool ackreq;
+	uint64_t va;
+	uint32_t rkey, len;	/* RETH */
+	uint32_t ieth;
+	const uint8_t *payload;
+	uint32_t plen;
+};
+
+static void inject(struct pair *p, const struct req *r)
+{
+	struct roce_frame f;
+	uint8_t *buf = malloc(8192);
+	uint8_t a4[4] = { 10, 0, 0, 1 }, b4[4] = { 10, 0, 0, 2 };
+
+	roce_frame_init(&f, 4);
+	roce_gid_from_ipv4(f.src_gid, a4);
+	roce_gid_from_ipv4(f.dst_gid, b4);
+	f.sport = 0xc000;
+	f.ib.bth.opcode = r->opcode;
+	f.ib.bth.dqpn = rocemu_qp_num(p->b.qp);
+	f.ib.bth.psn = r->psn;
+	f.ib.bth.ackreq = r->ackreq;
+	f.ib.bth.pad = (uint8_t)roce_pad_len(r->plen);
+	f.ib.reth.va = r->va;
+	f.ib.reth.rkey = r->rkey;
+	f.ib.reth.len = r->len;
+	f.ib.ieth = r->ieth;
+	f.ib.payload = r->payload;
+	f.ib.payload_len = r->plen;
+	int n = roce_frame_build(&f, buf, 8192);
+	ck_assert_int_gt(n, 0);
+	rocemu_world_inject(p->w, buf, (size_t)n);
+	rocemu_world_settle(p->w, 1000000);
+	free(buf);
+}
+
+static uint64_t cnt(struct side *s, enum rocemu_counter c)
+{
+	return rocemu_dev_counter(s->dev, c);
+}
+
+static enum ibv_qp_state qp_state(struct rocemu_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr init;
+
+	ck_assert_int_eq(rocemu_qp_query(qp, &a, &init), 0);
+	return a.qp_state;
+}
+
+enum { KIB = 1024 };
+
+/*
+ * A peer's multi-packet WRITE whose MR is deregistered after its FIRST
+ * packet: the rest is NAKed (remote access) and not one byte of it lands
+ * in the memory the application has taken back.
+ */
+START_TEST(test_write_after_dereg_is_naked)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	uint8_t *mem = calloc(1, 4 * KIB), data[KIB];
+
+	pair_up(&p, &o);
+	struct rocemu_mr *mr = rocemu_mr_reg(p.b.pd, mem, 4 * KIB,
+					     IBV_ACCESS_LOCAL_WRITE |
+						     IBV_ACCESS_REMOTE_WRITE);
+	ck_assert_ptr_nonnull(mr);
+	uint64_t va = (uint64_t)(uintptr_t)mem;
+	struct req r = { .opcode = 0x06, .psn = 0, .va = va,
+			 .rkey = rocemu_mr_rkey(mr), .len = 3 * KIB,
+			 .payload = data, .plen = KIB };
+	memset(data, 0xab, sizeof(data));
+	inject(&p, &r);
+	ck_assert_uint_eq(mem[0], 0xab);
+	ck_assert_uint_eq(mem[KIB - 1], 0xab);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), 0);
+	memset(data, 0xcd, sizeof(data));
+	r = (struct req){ .opcode = 0x07, .psn = 1, .payload = data,
+			  .plen = KIB };
+	inject(&p, &r);
+	r.opcode = 0x08;
+	r.psn = 2;
+	r.ackreq = true;
+	inject(&p, &r);
+	for (size_t i = KIB; i < 4 * KIB; i++)
+		ck_assert_uint_eq(mem[i], 0);
+	ck_assert_uint_eq(cnt(&p.b, ROCEMU_CNT_NAK_SENT_REM_ACCESS), 1);
+	ck_assert_uint_eq(cnt(&p.b, ROCEMU_CNT_ACKS_SENT), 0);
+	ck_assert_int_eq(qp_state(p.b.qp), IBV_QPS_ERR);
+	pair_down(&p);
+	free(mem);
+}
+END_TEST
+
+/* The same when the range is registered again between the packets, even
+ * if the new registration happened to get the same key: the message
+ * began under another registration. */
+START_TEST(test_write_after_reregistration_is_naked)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	uint8_t *mem = calloc(1, 4 * KIB), data[KIB];
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+	pair_up(&p, &o);
+	struct rocemu_mr *mr = rocemu_mr_reg(p.b.pd, mem, 4 * KIB, access);
+	struct req r = { .opcode = 0x06, .va = (uint64_t)(uintptr_t)mem,
+			 .rkey = rocemu_mr_rkey(mr), .len = 2 * KIB,
+			 .payload = data, .plen = KIB };
+	memset(data, 0x11, sizeof(data));
+	inject(&p, &r);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), 0);
+	mr = rocemu_mr_reg(p.b.pd, mem, 4 * KIB, access);
+	ck_assert_ptr_nonnull(mr);
+	r = (struct req){ .opcode = 0x08, .psn = 1, .ackreq = true,
+			  .payload = data, .plen = KIB };
+	memset(data, 0x22, sizeof(data));
+	inject(&p, &r);
+	ck_assert_uint_eq(mem[KIB], 0);
+	ck_assert_uint_eq(cnt(&p.b, ROCEMU_CNT_NAK_SENT_REM_ACCESS), 1);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), 0);
+	pair_down(&p);
+	free(mem);
+}
+END_TEST
+
+/* Takes both QPs back through RESET to RTS, with fresh PSNs. */
+static void reconnect(struct pair *p)
+{
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct pair_opts o = { 0 };
+	uint8_t ga[16] = { [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 1 };
+	uint8_t gb[16] = { [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 2 };
+
+	ck_assert_int_eq(rocemu_qp_modify(p->a.qp, &reset, IBV_QP_STATE), 0);
+	ck_assert_int_eq(rocemu_qp_modify(p->b.qp, &reset, IBV_QP_STATE), 0);
+	ck_assert_int_eq(qp_connect(p->a.qp, rocemu_qp_num(p->b.qp), gb, 50,
+				    60, &o), 0);
+	ck_assert_int_eq(qp_connect(p->b.qp, rocemu_qp_num(p->a.qp), ga, 60,
+				    50, &o), 0);
+}
+
+/* Drains s's CQ. */
+static void drain(struct pair *p, struct side *s)
+{
+	struct ibv_wc wc[16];
+
+	rocemu_world_settle(p->w, 1000000000);
+	while (rocemu_cq_poll(s->cq, 16, wc) > 0)
+		;
+}
+
+/*
+ * SEND with Invalidate naming an ordinary MR: the peer may invalidate only
+ * type 2 windows and fast-registration MRs. The request is refused (NAK
+ * invalid request; the sender sees REM_INV_REQ_ERR, the receive completes
+ * in error) and the MR stays valid: a WRITE into it still works.
+ */
+START_TEST(test_send_invalidate_of_an_mr_refused)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	pair_up(&p, &o);
+	sge = (struct ibv_sge){ addr_of(&p.a, 0), 16, rocemu_mr_lkey(p.a.mr) };
+	wr.invalidate_rkey = rocemu_mr_rkey(p.b.mr);
+	post_recv1(&p.b, 1, 0, 64);
+	ck_assert_int_eq(rocemu_post_send(p.a.qp, &wr, &bad), 0);
+	struct ibv_wc wc = poll1(&p, &p.a);
+	ck_assert_int_eq(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	wc = poll1(&p, &p.b);
+	ck_assert_uint_eq(wc.wr_id, 1);
+	ck_assert_int_eq(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	ck_assert_uint_eq(cnt(&p.b, ROCEMU_CNT_NAK_SENT_INV_REQ), 1);
+	drain(&p, &p.a);
+	drain(&p, &p.b);
+	reconnect(&p);
+	memset(p.a.buf, 0x5e, 64);
+	post_send1(&p.a, IBV_WR_RDMA_WRITE, 2, 0, 64, addr_of(&p.b, 128),
+		   rocemu_mr_rkey(p.b.mr), 0);
+	wc = poll1(&p, &p.a);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(p.b.buf[128], 0x5e);
+	ck_assert_uint_eq(p.b.buf[191], 0x5e);
+	pair_down(&p);
+}
+END_TEST
+
+/* IBTA 1.5's ATOMIC_WRITE and FLUSH are not implemented: an invalid
+ * request, with no memory touched, whatever key they name. */
+START_TEST(test_unsupported_opcodes_are_invalid_request)
+{
+	static const uint8_t ops[] = { 0x1d, 0x1c };
+	struct pair p;
+	struct pair_opts o = { 0 };
+	uint8_t v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	pair_up(&p, &o);
+	uint8_t op = ops[_i];
+	struct req r = { .opcode = op, .ackreq = true,
+			 .va = addr_of(&p.b, 0), .rkey = rocemu_mr_rkey(p.b.mr),
+			 .len = op == 0x1d ? 8 : 0, .payload = v,
+			 .plen = op == 0x1d ? 8 : 0 };
+	inject(&p, &r);
+	ck_assert_uint_eq(cnt(&p.b, ROCEMU_CNT_NAK_SENT_INV_REQ), 1);
+	ck_assert_uint_eq(cnt(&p.b, ROCEMU_CNT_NAK_SENT_REM_ACCESS), 0);
+	ck_assert_uint_eq(cnt(&p.b, ROCEMU_CNT_ACKS_SENT), 0);
+	for (int i = 0; i < 8; i++)
+		ck_assert_uint_eq(p.b.buf[i], 0);
+	pair_down(&p);
+}
+END_TEST
+
+Suite *safety_suite(void)
+{
+	Suite *s = suite_create("safety");
+	TCase *tc = tcase_create("peer");
+
+	tcase_add_test(tc, test_write_after_dereg_is_naked);
+	tcase_add_test(tc, test_write_after_reregistration_is_naked);
+	tcase_add_test(tc, test_send_invalidate_of_an_mr_refused);
+	tcase_add_loop_test(tc, test_unsupported_opcodes_are_invalid_request,
+			    0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
