@@ -371,7 +371,6 @@ int conn_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
 		if (poll(&pfd, 1, timeout_ms) != 1)
 			return nothing_for(timeout_ms, who);
 		rocemu_channel_get_event(c->ch, &got);
-		rocemu_cq_ack_events(got, 1);
 		rocemu_cq_req_notify(c->cq, false);
 	}
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Completion queues as rings of ibv_wc, and completion channels as pipes. */
+/* Completion queues as rings of ibv_wc, and completion channels as queues of CQs with an event. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "local.h"
@@ -31,13 +33,17 @@ void ring_fini(struct ring *r)
 	r->slots = NULL;
 }
 
+/* ---- channels ------------------------------------------------------ */
+
 struct rocemu_channel *rocemu_channel_new(struct rocemu_dev *d)
 {
 	struct rocemu_channel *ch = calloc(1, sizeof(*ch));
 
 	if (!ch)
 		return NULL;
-	if (pipe2(ch->pipe, O_CLOEXEC)) {
+	/* A socket pair rather than a pipe: the device side never blocks,
+	 * and the application may make its end non-blocking as it likes. */
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ch->sock)) {
 		free(ch);
 		return NULL;
 	}
@@ -50,27 +56,93 @@ int rocemu_channel_free(struct rocemu_channel *ch)
 	WORLD_GUARD(ch->dev->w);
 	if (ch->users)
 		return -EBUSY;
-	close(ch->pipe[0]);
-	close(ch->pipe[1]);
+	close(ch->sock[0]);
+	close(ch->sock[1]);
 	free(ch);
 	return 0;
 }
 
 int rocemu_channel_fd(const struct rocemu_channel *ch)
 {
-	return ch->pipe[0];
+	return ch->sock[0];
 }
 
-/* Each event is the CQ's address written to the pipe: a blocking read
- * waits for one, and poll() sees the pipe readable while any is queued. */
+/* The fd turns readable when the first CQ is queued... */
+static void channel_signal(struct rocemu_channel *ch)
+{
+	ssize_t n = send(ch->sock[1], "e", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	(void)n; /* one byte in an empty socket always fits */
+}
+
+/* ...and stops being readable when the last one is taken. */
+static void channel_quiet(struct rocemu_channel *ch)
+{
+	char buf[16];
+
+	while (recv(ch->sock[0], buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+}
+
+static void channel_queue(struct rocemu_channel *ch, struct rocemu_cq *cq)
+{
+	if (cq->event_queued)
+		return; /* coalesced with the event not yet read */
+	cq->event_queued = true;
+	cq->event_next = NULL;
+	if (ch->last)
+		ch->last->event_next = cq;
+	else
+		ch->first = cq;
+	ch->last = cq;
+	if (ch->first == cq)
+		channel_signal(ch);
+}
+
+/* Takes cq off its channel's queue, if it is there. */
+static void channel_unqueue(struct rocemu_channel *ch, struct rocemu_cq *cq)
+{
+	struct rocemu_cq **p, *prev = NULL;
+
+	if (!cq->event_queued)
+		return;
+	for (p = &ch->first; *p != cq; prev = *p, p = &(*p)->event_next)
+		;
+	*p = cq->event_next;
+	if (ch->last == cq)
+		ch->last = prev;
+	cq->event_queued = false;
+	if (!ch->first)
+		channel_quiet(ch);
+}
+
+int rocemu_channel_try_event(struct rocemu_channel *ch, struct rocemu_cq **cq)
+{
+	WORLD_GUARD(ch->dev->w);
+	if (!ch->first)
+		return -EAGAIN;
+	*cq = ch->first;
+	channel_unqueue(ch, ch->first);
+	return 0;
+}
+
 int rocemu_channel_get_event(struct rocemu_channel *ch, struct rocemu_cq **cq)
 {
-	ssize_t n = read(ch->pipe[0], cq, sizeof(*cq));
+	int rc;
 
-	if (n == sizeof(*cq))
-		return 0;
-	return n < 0 ? -errno : -EIO;
+	while ((rc = rocemu_channel_try_event(ch, cq)) == -EAGAIN) {
+		int fl = fcntl(ch->sock[0], F_GETFL);
+		struct pollfd pfd = { ch->sock[0], POLLIN, 0 };
+
+		if (fl < 0 || (fl & O_NONBLOCK))
+			return fl < 0 ? -errno : -EAGAIN;
+		if (poll(&pfd, 1, -1) < 0)
+			return -errno;
+	}
+	return rc;
 }
+
+/* ---- completion queues ---------------------------------------------- */
 
 struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 				struct rocemu_channel *ch)
@@ -86,6 +158,7 @@ struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_spin_init(&cq->poll_lock, PTHREAD_PROCESS_PRIVATE);
 	cq->dev = d;
 	cq->ch = ch;
 	if (ch)
@@ -98,21 +171,15 @@ int rocemu_cq_free(struct rocemu_cq *cq)
 	WORLD_GUARD(cq->dev->w);
 	if (cq->users)
 		return -EBUSY;
-	if (cq->ch)
+	if (cq->ch) {
+		channel_unqueue(cq->ch, cq); /* an unread event goes with it */
 		cq->ch->users--;
+	}
+	dev_forget_events(cq->dev, cq);
+	pthread_spin_destroy(&cq->poll_lock);
 	ring_fini(&cq->ring);
 	free(cq);
 	return 0;
-}
-
-static void notify(struct rocemu_cq *cq)
-{
-	struct rocemu_cq *self = cq;
-
-	cq->armed = cq->armed_solicited = false;
-	cq->events++;
-	ssize_t n = write(cq->ch->pipe[1], &self, sizeof(self));
-	(void)n; /* a pipe holds thousands of events; more are coalesced */
 }
 
 void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)
@@ -136,8 +203,10 @@ void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 	ring_produce(&cq->ring);
 	/* Errors wake solicited-only waiters too (ibv_req_notify_cq(3)). */
 	if (cq->ch && (cq->armed || (cq->armed_solicited &&
-				     (solicited || wc->status))))
-		notify(cq);
+				     (solicited || wc->status)))) {
+		cq->armed = cq->armed_solicited = false;
+		channel_queue(cq->ch, cq);
+	}
 }
 
 int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc)
@@ -147,26 +216,25 @@ int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc)
 
 	if (n < 0)
 		return -EINVAL;
+	pthread_spin_lock(&cq->poll_lock);
 	while (got < n && (slot = ring_cons_slot(&cq->ring))) {
 		wc[got++] = *slot;
 		ring_consume(&cq->ring);
 	}
+	pthread_spin_unlock(&cq->poll_lock);
 	return got;
 }
 
 int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only)
 {
 	WORLD_GUARD(cq->dev->w);
+	/* Without a channel there is nobody to tell: accepted and ignored,
+	 * as rxe and mlx5 do. */
 	if (!cq->ch)
-		return -EINVAL;
+		return 0;
 	if (solicited_only)
 		cq->armed_solicited = true;
 	else
 		cq->armed = true;
 	return 0;
-}
-
-void rocemu_cq_ack_events(struct rocemu_cq *cq, unsigned n)
-{
-	cq->acked += n;
 }

@@ -71,8 +71,10 @@ struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 	d->mac[0] = 0x02;
 	memcpy(d->mac + 2, cfg->gid + 12, 4);
 	d->mtu = cfg->mtu;
-	d->next_qpn = 0x11; /* as rxe: QP0 and QP1 are special */
-	d->next_mr_index = 1;
+	/* QPNs from 0x11 as rxe gives them (QP0 and QP1 are special, the
+	 * rest of the first 16 rxe keeps back too); MR indices from 1. */
+	idgen_init(&d->qpns, 0x11, ROCE_PSN_MASK, cfg->first_qpn);
+	idgen_init(&d->mr_indices, 1, 0xffffff, 1);
 	if (w->udp) {
 		int rc = udp_dev_open(d);
 		if (rc) {
@@ -160,10 +162,41 @@ void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
 		ev->element.srq = element;
 	else
 		ev->element.qp = element;
-	ssize_t wr = write(d->async_pipe[1], "e", 1);
-	(void)wr; /* a full pipe still signals readability */
+	/* The fd holds one byte while the queue is not empty. */
+	if (d->async_n == 1) {
+		ssize_t wr = write(d->async_pipe[1], "e", 1);
+		(void)wr; /* an empty pipe always takes a byte */
+	}
 	world_trace(d->w, "%s async event %s", d->name,
 		    event_name(type));
+}
+
+static void async_quiet(struct rocemu_dev *d)
+{
+	char buf[16];
+
+	while (read(d->async_pipe[0], buf, sizeof(buf)) > 0)
+		;
+}
+
+/* Every element of the union is a pointer: compare any of them. */
+static const void *event_element(const struct ibv_async_event *ev)
+{
+	return ev->element.qp;
+}
+
+void dev_forget_events(struct rocemu_dev *d, const void *element)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < d->async_n; i++)
+		if (event_element(&d->async_q[i]) != element)
+			d->async_q[kept++] = d->async_q[i];
+	if (kept == d->async_n)
+		return;
+	d->async_n = kept;
+	if (!kept)
+		async_quiet(d);
 }
 
 int rocemu_dev_async_fd(const struct rocemu_dev *d)
@@ -174,15 +207,13 @@ int rocemu_dev_async_fd(const struct rocemu_dev *d)
 int rocemu_dev_get_async_event(struct rocemu_dev *d, struct ibv_async_event *ev)
 {
 	WORLD_GUARD(d->w);
-	char c;
-
 	if (!d->async_n)
 		return -EAGAIN;
 	*ev = d->async_q[0];
 	memmove(d->async_q, d->async_q + 1,
 		--d->async_n * sizeof(*d->async_q));
-	ssize_t rd = read(d->async_pipe[0], &c, 1);
-	(void)rd;
+	if (!d->async_n)
+		async_quiet(d);
 	return 0;
 }
 

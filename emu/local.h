@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <uthash.h>
 
+#include "idgen.h"
 #include "ring.h"
 #include "rocemu/device.h"
 #include "rocemu/proto.h"
@@ -69,8 +70,9 @@ struct rocemu_world {
 	/* Payload gathered from several SGEs; one world's engines run one
 	 * at a time, so one buffer serves them all. */
 	uint8_t bounce[4096];
-	/* The progress thread (UDP worlds): while it runs, every public
-	 * call holds the world lock, and new work kicks the thread awake. */
+	/* Every public call holds the world lock (progress.c says why). The
+	 * progress thread (UDP worlds) runs the engines under it too, and
+	 * new work kicks the thread awake. */
 	bool threaded, kick;
 	_Atomic bool stop;
 	/* When a busy-polling caller last ran the engines: while it keeps
@@ -81,6 +83,10 @@ struct rocemu_world {
 	int wake[2];
 };
 
+/* Sets up the world's lock (recursive): 0, or -errno. */
+int world_lock_init(struct rocemu_world *w);
+/* Take and release the world lock; releasing wakes the progress thread
+ * when the holder left it new work. */
 struct rocemu_world *world_lock(struct rocemu_world *w);
 void world_unlock(struct rocemu_world **wp);
 
@@ -144,9 +150,9 @@ struct rocemu_dev {
 	enum ibv_mtu mtu;
 	uint64_t cnt[ROCEMU_CNT_COUNTER_MAX];
 	struct rocemu_qp *qps;		/* hash by qpn */
-	struct rocemu_mr *mrs;		/* hash by key */
-	uint32_t next_qpn;
-	uint32_t next_mr_index;
+	struct rocemu_mr *mrs;		/* hash by index (key >> 8) */
+	struct idgen qpns;
+	struct idgen mr_indices;
 	uint64_t mr_serial;		/* registrations so far */
 	int async_pipe[2];
 	int udp_fd;			/* UDP wire: port 4791; else -1 */
@@ -165,6 +171,8 @@ static inline void dev_count(struct rocemu_dev *d, enum rocemu_counter c)
 /* Queues an async event about element (a QP, CQ or SRQ, by type). */
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
 		     void *element);
+/* Drops the queued events about element, which is being destroyed. */
+void dev_forget_events(struct rocemu_dev *d, const void *element);
 
 /* Receives one frame that the wire routed to d. */
 void dev_receive(struct rocemu_dev *d, const uint8_t *frame, size_t len);
@@ -176,6 +184,7 @@ struct rocemu_pd {
 
 struct rocemu_mr {
 	UT_hash_handle hh;
+	uint32_t index;		/* the key's top 24 bits, unique in the device */
 	struct rocemu_pd *pd;
 	uint8_t *addr;
 	uint64_t len;
@@ -186,6 +195,10 @@ struct rocemu_mr {
 	 * a message compares this, not the key, which can be reused. */
 	uint64_t serial;
 };
+
+/* 0 if [addr, addr+len) is mapped readable, and writable too when write
+ * is asked for; -EFAULT if any byte of it is not. */
+int mem_range_check(const void *addr, uint64_t len, bool write);
 
 /*
  * Finds the MR with this key in pd covering [va, va+len) with all of the
@@ -225,9 +238,16 @@ struct rocemu_srq {
 
 /* ---- completion queues ------------------------------------------- */
 
+/*
+ * A completion channel queues the CQs that have an event to be read, each
+ * at most once (events coalesce, as on hardware), so the device never
+ * waits on the application. Its fd is one end of a socket pair that holds
+ * a byte exactly while the queue is not empty.
+ */
 struct rocemu_channel {
 	struct rocemu_dev *dev;
-	int pipe[2];
+	int sock[2];		/* [0] the application's fd; [1] the device's */
+	struct rocemu_cq *first, *last;
 	unsigned users;
 };
 
@@ -235,10 +255,14 @@ struct rocemu_cq {
 	struct rocemu_dev *dev;
 	struct rocemu_channel *ch;
 	struct ring ring;	/* struct ibv_wc */
+	/* The ring has one producer (the engines, under the world lock) and
+	 * any number of pollers, who take turns under this lock. */
+	pthread_spinlock_t poll_lock;
 	bool armed, armed_solicited, overrun;
+	bool event_queued;		/* on its channel's queue */
+	struct rocemu_cq *event_next;
 	unsigned users;
 	void *user;
-	unsigned events, acked;
 };
 
 /* Adds a completion; an overrun raises IBV_EVENT_CQ_ERR and loses it. */
@@ -256,7 +280,9 @@ struct swqe {
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint64_t compare_add, swap;
-	struct rocemu_ah *ah;	/* UD: where it goes */
+	/* UD: where it goes, copied from the AH at post time (as rxe does),
+	 * so the AH may be destroyed as soon as the post returns. */
+	struct ibv_ah_attr av;
 	uint32_t remote_qpn, remote_qkey;
 	uint32_t num_sge;
 	uint32_t length;

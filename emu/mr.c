@@ -31,6 +31,19 @@ enum {
 	NEEDS_LOCAL_WRITE = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
 };
 
+static struct rocemu_mr *mr_by_index(struct rocemu_dev *d, uint32_t index)
+{
+	struct rocemu_mr *mr;
+
+	HASH_FIND(hh, d->mrs, &index, sizeof(index), mr);
+	return mr;
+}
+
+static bool index_in_use(void *dev, uint32_t index)
+{
+	return mr_by_index(dev, index) != NULL;
+}
+
 struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 				int access)
 {
@@ -42,20 +55,32 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 		errno = EINVAL;
 		return NULL;
 	}
+	/* Remote atomics write as well (and need local write, above). */
+	int rc = mem_range_check(addr, len, access & (IBV_ACCESS_LOCAL_WRITE |
+						      NEEDS_LOCAL_WRITE));
+	if (rc) {
+		errno = -rc;
+		return NULL;
+	}
 	struct rocemu_mr *mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	struct rocemu_dev *d = pd->dev;
+	if (idgen_take(&d->mr_indices, index_in_use, d, &mr->index)) {
+		free(mr);
+		errno = ENOMEM;
+		return NULL;
+	}
 	mr->pd = pd;
 	mr->addr = addr;
 	mr->len = len;
 	mr->access = access;
 	/* index in the top 24 bits, a varying key byte below, as rxe does */
-	mr->key = (d->next_mr_index++ << 8) | (uint32_t)(world_rand(d->w) & 0xff);
+	mr->key = mr->index << 8 | (uint32_t)(world_rand(d->w) & 0xff);
 	mr->serial = ++d->mr_serial;
-	HASH_ADD(hh, d->mrs, key, sizeof(mr->key), mr);
+	HASH_ADD(hh, d->mrs, index, sizeof(mr->index), mr);
 	pd->users++;
 	return mr;
 }
@@ -85,8 +110,8 @@ struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 	struct rocemu_mr *mr;
 	uint64_t base;
 
-	HASH_FIND(hh, pd->dev->mrs, &key, sizeof(key), mr);
-	if (!mr || mr->pd != pd ||
+	mr = mr_by_index(pd->dev, key >> 8);
+	if (!mr || mr->key != key || mr->pd != pd ||
 	    (mr->access & access) != access)
 		return NULL;
 	base = (uint64_t)(uintptr_t)mr->addr;

@@ -7,21 +7,41 @@
 
 #include "local.h"
 
+/*
+ * One lock per world, always taken, even with no progress thread: the
+ * application may call into the device from any number of threads
+ * (rdma-core's promise for every verbs entry point), and the engines run
+ * under it. It is recursive because API calls nest (connect calls modify,
+ * wait calls run). Only rocemu_cq_poll and the completion channel's
+ * blocking wait run outside it; each CQ's consumer side has a lock of its
+ * own (taken after the world lock when both are held, never before).
+ */
+int world_lock_init(struct rocemu_world *w)
+{
+	pthread_mutexattr_t ma;
+	int rc;
+
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	rc = pthread_mutex_init(&w->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	return -rc;
+}
+
 struct rocemu_world *world_lock(struct rocemu_world *w)
 {
-	if (w->threaded)
-		pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->lock);
 	return w;
 }
 
 void world_unlock(struct rocemu_world **wp)
 {
 	struct rocemu_world *w = *wp;
+	bool kick = w->threaded && w->kick &&
+		    !pthread_equal(pthread_self(), w->thread);
 
-	if (!w->threaded)
-		return;
-	bool kick = w->kick && !pthread_equal(pthread_self(), w->thread);
-	w->kick = false;
+	if (w->threaded)
+		w->kick = false;
 	pthread_mutex_unlock(&w->lock);
 	if (kick) {
 		ssize_t n = write(w->wake[1], "k", 1);
@@ -76,8 +96,6 @@ unsigned long rocemu_world_poll(struct rocemu_world *w)
 {
 	unsigned long n;
 
-	if (!w->threaded)
-		return rocemu_world_run(w);
 	if (pthread_mutex_trylock(&w->lock))
 		return 0; /* someone is running the engines right now */
 	atomic_store(&w->polled_at, udp_clock_ns());
@@ -88,23 +106,16 @@ unsigned long rocemu_world_poll(struct rocemu_world *w)
 
 int rocemu_world_start(struct rocemu_world *w)
 {
-	pthread_mutexattr_t ma;
-
+	WORLD_GUARD(w);
 	if (!w->udp || w->threaded)
 		return -EINVAL;
 	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK))
 		return -errno;
-	pthread_mutexattr_init(&ma);
-	/* API calls nest (connect calls modify, wait calls run). */
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&w->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
 	atomic_store(&w->stop, false);
 	w->threaded = true;
 	int rc = pthread_create(&w->thread, NULL, progress, w);
 	if (rc) {
 		w->threaded = false;
-		pthread_mutex_destroy(&w->lock);
 		close(w->wake[0]);
 		close(w->wake[1]);
 		return -rc;
@@ -120,8 +131,9 @@ void rocemu_world_stop(struct rocemu_world *w)
 	ssize_t n = write(w->wake[1], "s", 1);
 	(void)n;
 	pthread_join(w->thread, NULL);
+	pthread_mutex_lock(&w->lock);
 	w->threaded = false;
-	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_unlock(&w->lock);
 	close(w->wake[0]);
 	close(w->wake[1]);
 }

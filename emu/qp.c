@@ -17,6 +17,15 @@ static bool caps_ok(const struct ibv_qp_cap *c, bool srq)
 	       c->max_inline_data <= MAX_INLINE;
 }
 
+static bool qpn_in_use(void *dev, uint32_t qpn)
+{
+	struct rocemu_dev *d = dev;
+	struct rocemu_qp *qp;
+
+	HASH_FIND(hh, d->qps, &qpn, sizeof(qpn), qp);
+	return qp != NULL;
+}
+
 struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 				struct ibv_qp_init_attr *attr)
 {
@@ -50,7 +59,13 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 	qp->scq = (struct rocemu_cq *)(void *)attr->send_cq;
 	qp->rcq = (struct rocemu_cq *)(void *)attr->recv_cq;
 	qp->state = IBV_QPS_RESET;
-	qp->qpn = d->next_qpn++ & ROCE_PSN_MASK;
+	if (idgen_take(&d->qpns, qpn_in_use, d, &qp->qpn)) {
+		ring_fini(&qp->sq);
+		ring_fini(&qp->rq);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
 	HASH_ADD(hh, d->qps, qpn, sizeof(qp->qpn), qp);
 	if (attr->qp_type == IBV_QPT_UD) {
 		/* A datagram QP keeps the port rxe gives it at creation. */
@@ -100,6 +115,7 @@ int rocemu_qp_free(struct rocemu_qp *qp)
 {
 	WORLD_GUARD(qp->dev->w);
 	unlink_world(qp);
+	dev_forget_events(qp->dev, qp);
 	HASH_DELETE(hh, qp->dev->qps, qp);
 	qp->pd->users--;
 	qp->scq->users--;
@@ -276,7 +292,7 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	wqe->imm = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey
 						       : be32toh(wr->imm_data);
 	if (qp_is(qp, IBV_QPT_UD)) {
-		wqe->ah = (struct rocemu_ah *)(void *)wr->wr.ud.ah;
+		wqe->av = ((struct rocemu_ah *)(void *)wr->wr.ud.ah)->attr;
 		wqe->remote_qpn = wr->wr.ud.remote_qpn & ROCE_PSN_MASK;
 		wqe->remote_qkey = wr->wr.ud.remote_qkey;
 	} else if (atomic) {

@@ -37,6 +37,7 @@ int rocemu_srq_free(struct rocemu_srq *srq)
 	WORLD_GUARD(srq->dev->w);
 	if (srq->users)
 		return -EBUSY;
+	dev_forget_events(srq->dev, srq);
 	srq->pd->users--;
 	ring_fini(&srq->rq);
 	free(srq);

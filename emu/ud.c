@@ -31,7 +31,7 @@ void ud_send(struct rocemu_qp *qp, struct swqe *wqe)
 	ib.imm = wqe->imm;
 	ib.payload = data;
 	ib.payload_len = wqe->length;
-	qp_template_to(qp, &wqe->ah->attr);
+	qp_template_to(qp, &wqe->av);
 	qp_send_packet(qp, &ib);
 	qp->req.psn = roce_psn_add(qp->req.psn, 1);
 }

@@ -25,6 +25,10 @@ struct rocemu_world *rocemu_world_new(uint64_t seed)
 
 	if (!w)
 		return NULL;
+	if (world_lock_init(w)) {
+		free(w);
+		return NULL;
+	}
 	w->rng = seed;
 	w->faults.latency_ns = DEFAULT_LATENCY_NS;
 	w->frames.elem_size = sizeof(struct inflight);
@@ -45,6 +49,7 @@ void rocemu_world_free(struct rocemu_world *w)
 	free(w->frames.v);
 	free(w->timers.v);
 	roce_pcap_finish(w->pcap);
+	pthread_mutex_destroy(&w->lock);
 	free(w);
 }
 

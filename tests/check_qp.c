@@ -364,7 +364,6 @@ START_TEST(test_completion_channel)
 	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
 	ck_assert_int_eq(rocemu_channel_get_event(ch, &got), 0);
 	ck_assert_ptr_eq(got, cq);
-	rocemu_cq_ack_events(cq, 1);
 	/* an event disarms: the next needs a new request */
 	post_recv1(&p.b, 4, 0, 64);
 	post_send1(&p.a, IBV_WR_SEND, 4, 0, 8, 0, 0,

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* What a peer may not make the device do: objects that went away between packets, remote invalidation, opcodes it does not serve. */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "../emu/idgen.h"
 #include "check_pair.h"
 #include "check_suites.h"
 
@@ -229,6 +233,233 @@ START_TEST(test_unsupported_opcodes_are_invalid_request)
 }
 END_TEST
 
+/* ---- the application's side: objects and their lifetimes --------- */
+
+/* An armed CQ whose events nobody reads, re-armed and completed 20 000
+ * times: its events coalesce into one, and the device never waits on the
+ * application (a pipe of pointers filled after about 8 000). */
+START_TEST(test_channel_events_coalesce)
+{
+	struct pair p;
+	struct pair_opts o = { .cq_size = 1 << 16 };
+	struct rocemu_cq *got;
+
+	pair_up(&p, &o);
+	struct rocemu_channel *ch = rocemu_channel_new(p.a.dev);
+	ck_assert_ptr_nonnull(ch);
+	/* a's QP completes into a CQ on the channel */
+	struct rocemu_cq *cq = rocemu_cq_new(p.a.dev, 1 << 16, ch);
+	struct ibv_qp_init_attr init = { .send_cq = (struct ibv_cq *)(void *)cq,
+					 .recv_cq = (struct ibv_cq *)(void *)cq,
+					 .qp_type = IBV_QPT_RC,
+					 .cap = { 16, 16, 1, 1, 0 } };
+	ck_assert_int_eq(rocemu_qp_free(p.a.qp), 0);
+	p.a.qp = rocemu_qp_new(p.a.pd, &init);
+	reconnect(&p);
+	for (int i = 0; i < 20000; i++) {
+		ck_assert_int_eq(rocemu_cq_req_notify(cq, false), 0);
+		post_send1(&p.a, IBV_WR_RDMA_WRITE, (uint64_t)i, 0, 8,
+			   addr_of(&p.b, 0), rocemu_mr_rkey(p.b.mr), 0);
+		rocemu_world_settle(p.w, 1000000000);
+	}
+	struct pollfd pfd = { rocemu_channel_fd(ch), POLLIN, 0 };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert_int_eq(rocemu_channel_try_event(ch, &got), 0);
+	ck_assert_ptr_eq(got, cq);
+	ck_assert_int_eq(rocemu_channel_try_event(ch, &got), -EAGAIN);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	struct ibv_wc wc[64];
+	int n = 0, k;
+	while ((k = rocemu_cq_poll(cq, 64, wc)) > 0)
+		n += k;
+	ck_assert_int_eq(n, 20000);
+	ck_assert_int_eq(rocemu_qp_free(p.a.qp), 0);
+	p.a.qp = rocemu_qp_new(p.a.pd, &(struct ibv_qp_init_attr){
+		.send_cq = (struct ibv_cq *)(void *)p.a.cq,
+		.recv_cq = (struct ibv_cq *)(void *)p.a.cq,
+		.qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } });
+	ck_assert_int_eq(rocemu_cq_free(cq), 0);
+	ck_assert_int_eq(rocemu_channel_free(ch), 0);
+	pair_down(&p);
+}
+END_TEST
+
+/* Two CQs with an event each on one channel; the first is destroyed
+ * before its event is read: the channel hands out only the other, then
+ * nothing (the kernel discards a destroyed CQ's unread events). */
+START_TEST(test_destroyed_cq_event_discarded)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct rocemu_cq *got, *cq[2];
+
+	pair_up(&p, &o);
+	struct rocemu_channel *ch = rocemu_channel_new(p.a.dev);
+	for (int i = 0; i < 2; i++)
+		cq[i] = rocemu_cq_new(p.a.dev, 16, ch);
+	/* b's QP sends into cq[0], then into cq[1], each armed */
+	for (int i = 0; i < 2; i++) {
+		struct ibv_qp_init_attr init = {
+			.send_cq = (struct ibv_cq *)(void *)cq[i],
+			.recv_cq = (struct ibv_cq *)(void *)cq[i],
+			.qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } };
+		ck_assert_int_eq(rocemu_qp_free(p.a.qp), 0);
+		p.a.qp = rocemu_qp_new(p.a.pd, &init);
+		reconnect(&p);
+		ck_assert_int_eq(rocemu_cq_req_notify(cq[i], false), 0);
+		post_send1(&p.a, IBV_WR_RDMA_WRITE, 1, 0, 8, addr_of(&p.b, 0),
+			   rocemu_mr_rkey(p.b.mr), 0);
+		rocemu_world_settle(p.w, 1000000000);
+	}
+	ck_assert_int_eq(rocemu_cq_free(cq[0]), 0);
+	ck_assert_int_eq(rocemu_channel_try_event(ch, &got), 0);
+	ck_assert_ptr_eq(got, cq[1]);
+	ck_assert_int_eq(rocemu_channel_try_event(ch, &got), -EAGAIN);
+	ck_assert_int_eq(rocemu_qp_free(p.a.qp), 0);
+	p.a.qp = rocemu_qp_new(p.a.pd, &(struct ibv_qp_init_attr){
+		.send_cq = (struct ibv_cq *)(void *)p.a.cq,
+		.recv_cq = (struct ibv_cq *)(void *)p.a.cq,
+		.qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } });
+	ck_assert_int_eq(rocemu_cq_free(cq[1]), 0);
+	ck_assert_int_eq(rocemu_channel_free(ch), 0);
+	pair_down(&p);
+}
+END_TEST
+
+/* A QP's asynchronous event still queued when it is destroyed goes with
+ * it: nothing handed out later names the freed QP. */
+START_TEST(test_destroyed_qp_async_event_discarded)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct ibv_async_event ev;
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+
+	pair_up(&p, &o);
+	/* a remote access error puts b's QP in ERROR with an event */
+	post_send1(&p.a, IBV_WR_RDMA_WRITE, 1, 0, 8, 0, 12345, 0);
+	rocemu_world_settle(p.w, 1000000000);
+	ck_assert_int_eq(rocemu_qp_modify(p.a.qp, &err, IBV_QP_STATE), 0);
+	struct pollfd pfd = { rocemu_dev_async_fd(p.b.dev), POLLIN, 0 };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert_int_eq(rocemu_qp_free(p.b.qp), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	ck_assert_int_eq(rocemu_dev_get_async_event(p.b.dev, &ev), -EAGAIN);
+	p.b.qp = rocemu_qp_new(p.b.pd, &(struct ibv_qp_init_attr){
+		.send_cq = (struct ibv_cq *)(void *)p.b.cq,
+		.recv_cq = (struct ibv_cq *)(void *)p.b.cq,
+		.qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } });
+	pair_down(&p);
+}
+END_TEST
+
+/* ibv_reg_mr's checks: unmapped memory, or read-only memory with a write
+ * access, is EFAULT, as the kernel answers; read-only memory registered
+ * for remote reads only is fine. */
+START_TEST(test_register_unmapped_or_read_only)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, (size_t)pg * 3, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+	pair_up(&p, &o);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	ck_assert_int_eq(munmap(m + 2 * pg, (size_t)pg), 0);
+	ck_assert_int_eq(mprotect(m + pg, (size_t)pg, PROT_READ), 0);
+	struct rocemu_mr *mr = rocemu_mr_reg(p.b.pd, m + 2 * pg, 64, rw);
+	ck_assert_ptr_null(mr);
+	ck_assert_int_eq(errno, EFAULT);
+	/* mapped, then a hole */
+	errno = 0;
+	ck_assert_ptr_null(rocemu_mr_reg(p.b.pd, m + pg, (size_t)pg + 1,
+					 IBV_ACCESS_REMOTE_READ));
+	ck_assert_int_eq(errno, EFAULT);
+	/* read-only: no write access of any kind */
+	errno = 0;
+	ck_assert_ptr_null(rocemu_mr_reg(p.b.pd, m + pg, 64, rw));
+	ck_assert_int_eq(errno, EFAULT);
+	ck_assert_ptr_null(rocemu_mr_reg(p.b.pd, m + pg, 64,
+					 IBV_ACCESS_LOCAL_WRITE));
+	mr = rocemu_mr_reg(p.b.pd, m + pg, 64, IBV_ACCESS_REMOTE_READ);
+	ck_assert_ptr_nonnull(mr);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), 0);
+	/* across two writable-and-readable pages and one read-only one */
+	mr = rocemu_mr_reg(p.b.pd, m, (size_t)pg * 2, IBV_ACCESS_REMOTE_READ);
+	ck_assert_ptr_nonnull(mr);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), 0);
+	ck_assert_ptr_null(rocemu_mr_reg(p.b.pd, m, (size_t)pg * 2, rw));
+	munmap(m, (size_t)pg * 2);
+	pair_down(&p);
+}
+END_TEST
+
+/* QP numbers wrap from 0xffffff to 0x11: never 0 or 1 (the special QPs),
+ * never a number a live QP holds. */
+START_TEST(test_qpn_wrap_skips_reserved_and_live)
+{
+	struct rocemu_world *w = rocemu_world_new(1);
+	struct rocemu_dev_cfg cfg = { .name = "wrap", .mtu = IBV_MTU_1024,
+				      .gid = { [10] = 0xff, [11] = 0xff,
+					       [12] = 10, [15] = 9 },
+				      .first_qpn = 0xfffffe };
+	struct rocemu_dev *d = rocemu_dev_new(w, &cfg);
+	struct rocemu_pd *pd = rocemu_pd_alloc(d);
+	struct rocemu_cq *cq = rocemu_cq_new(d, 16, NULL);
+	struct ibv_qp_init_attr init = { .send_cq = (struct ibv_cq *)(void *)cq,
+					 .recv_cq = (struct ibv_cq *)(void *)cq,
+					 .qp_type = IBV_QPT_RC,
+					 .cap = { 1, 1, 1, 1, 0 } };
+	struct rocemu_qp *q[4];
+
+	for (int i = 0; i < 4; i++)
+		ck_assert_ptr_nonnull(q[i] = rocemu_qp_new(pd, &init));
+	ck_assert_uint_eq(rocemu_qp_num(q[0]), 0xfffffe);
+	ck_assert_uint_eq(rocemu_qp_num(q[1]), 0xffffff);
+	ck_assert_uint_eq(rocemu_qp_num(q[2]), 0x11);
+	ck_assert_uint_eq(rocemu_qp_num(q[3]), 0x12);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(rocemu_qp_free(q[i]), 0);
+	ck_assert_int_eq(rocemu_cq_free(cq), 0);
+	ck_assert_int_eq(rocemu_pd_free(pd), 0);
+	rocemu_dev_free(d);
+	rocemu_world_free(w);
+}
+END_TEST
+
+static bool in_set(void *arg, uint32_t n)
+{
+	const uint32_t *set = arg;
+
+	for (int i = 0; set[i]; i++)
+		if (set[i] == n)
+			return true;
+	return false;
+}
+
+/* The allocator itself over a small range: after a wrap it skips what is
+ * in use, and says so when nothing is left. */
+START_TEST(test_idgen_skips_live_numbers)
+{
+	struct idgen g;
+	uint32_t live[8] = { 0x11, 0x13, 0x14 }, n;
+
+	idgen_init(&g, 0x11, 0x15, 0x15);
+	ck_assert_int_eq(idgen_take(&g, in_set, live, &n), 0);
+	ck_assert_uint_eq(n, 0x15);
+	ck_assert_int_eq(idgen_take(&g, in_set, live, &n), 0);
+	ck_assert_uint_eq(n, 0x12); /* 0x11 lives */
+	live[3] = 0x12;
+	live[4] = 0x15;
+	ck_assert_int_eq(idgen_take(&g, in_set, live, &n), -ENOSPC);
+	live[0] = 0x16; /* 0x11 is free again */
+	ck_assert_int_eq(idgen_take(&g, in_set, live, &n), 0);
+	ck_assert_uint_eq(n, 0x11);
+}
+END_TEST
+
 Suite *safety_suite(void)
 {
 	Suite *s = suite_create("safety");
@@ -239,6 +470,15 @@ Suite *safety_suite(void)
 	tcase_add_test(tc, test_send_invalidate_of_an_mr_refused);
 	tcase_add_loop_test(tc, test_unsupported_opcodes_are_invalid_request,
 			    0, 2);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("objects");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_channel_events_coalesce);
+	tcase_add_test(tc, test_destroyed_cq_event_discarded);
+	tcase_add_test(tc, test_destroyed_qp_async_event_discarded);
+	tcase_add_test(tc, test_register_unmapped_or_read_only);
+	tcase_add_test(tc, test_qpn_wrap_skips_reserved_and_live);
+	tcase_add_test(tc, test_idgen_skips_live_numbers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,6 +4,7 @@
 #define ROCEMU_EMU_VERBS_LOCAL_H
 
 #include <infiniband/verbs.h>
+#include <pthread.h>
 
 #include "rocemu/device.h"
 
@@ -26,19 +27,29 @@ struct rv_mr {
 	struct rocemu_mr *m;
 };
 
+/*
+ * Events handed to the application name these objects, so each counts
+ * the events it was named in (under the lock that hands them out); its
+ * destroy waits until the application has acknowledged as many, as
+ * libibverbs does with the counts the kernel reports
+ * (ibv_get_cq_event(3), ibv_get_async_event(3)).
+ */
 struct rv_cq {
 	struct ibv_cq cq;
 	struct rocemu_cq *c;
+	unsigned comp_reported, async_reported;
 };
 
 struct rv_qp {
 	struct ibv_qp qp;
 	struct rocemu_qp *q;
+	unsigned async_reported;
 };
 
 struct rv_srq {
 	struct ibv_srq srq;
 	struct rocemu_srq *s;
+	unsigned async_reported;
 };
 
 struct rv_ah {
@@ -49,6 +60,9 @@ struct rv_ah {
 struct rv_channel {
 	struct ibv_comp_channel ch;
 	struct rocemu_channel *c;
+	/* Taking an event and counting it on its CQ is one step with
+	 * respect to that CQ's destroy. */
+	pthread_mutex_t lock;
 };
 
 /* The one device of this process, made on first use from ROCEMU_ADDR,
@@ -64,6 +78,13 @@ int rv_query_port(struct ibv_context *context, uint8_t port,
 
 /* Fills the verbs ops the header's inline functions call. */
 void rv_fill_ops(struct rv_context *ctx);
+
+/* Destroy the device object behind a verbs object (0 or -errno, as the
+ * device's free does), then wait until every event that named the object
+ * has been acknowledged. The verbs object itself is left to the caller. */
+int rv_cq_destroy(struct rv_cq *cq);
+int rv_qp_destroy(struct rv_qp *qp);
+int rv_srq_destroy(struct rv_srq *srq);
 
 /* verbs returns positive errno; rocemu negative. */
 static inline int rv_err(int rc)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* libibverbs.so.1: PDs, MRs, CQs, channels, QPs, SRQs, AHs, and the data-path ops. */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,37 +88,16 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 	return rv_err(rc);
 }
 
-struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
-{
-	struct rv_channel *ch = calloc(1, sizeof(*ch));
-
-	if (!ch || !(ch->c = rocemu_channel_new(ctx_dev(context)))) {
-		free(ch);
-		return or_errno(NULL, ENOMEM);
-	}
-	ch->ch = (struct ibv_comp_channel){ .context = context,
-					    .fd = rocemu_channel_fd(ch->c) };
-	return &ch->ch;
-}
-
-int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
-{
-	struct rv_channel *ch = WRAP(rv_channel, ch, channel);
-	int rc = rocemu_channel_free(ch->c);
-
-	if (!rc)
-		free(ch);
-	return rv_err(rc);
-}
-
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 			     void *cq_context, struct ibv_comp_channel *channel,
 			     int comp_vector)
 {
-	struct rv_cq *cq = calloc(1, sizeof(*cq));
+	struct rv_cq *cq;
 
-	(void)comp_vector;
-	if (!cq)
+	/* One completion vector, as ibv_open_device reports. */
+	if (comp_vector < 0 || comp_vector >= context->num_comp_vectors)
+		return or_errno(NULL, EINVAL);
+	if (!(cq = calloc(1, sizeof(*cq))))
 		return or_errno(NULL, ENOMEM);
 	cq->c = rocemu_cq_new(ctx_dev(context), cqe,
 			      channel ? WRAP(rv_channel, ch, channel)->c : NULL);
@@ -141,7 +119,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 int ibv_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct rv_cq *cq = WRAP(rv_cq, cq, ibcq);
-	int rc = rocemu_cq_free(cq->c);
+	int rc = rv_cq_destroy(cq);
 
 	if (rc)
 		return rv_err(rc);
@@ -151,37 +129,15 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
-		     void **cq_context)
-{
-	struct rocemu_cq *c;
-	int rc = rocemu_channel_get_event(WRAP(rv_channel, ch, channel)->c, &c);
-
-	if (rc) {
-		errno = -rc;
-		return -1;
-	}
-	struct rv_cq *rcq = rocemu_cq_user(c);
-	*cq = &rcq->cq;
-	*cq_context = rcq->cq.cq_context;
-	return 0;
-}
-
-void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
-{
-	pthread_mutex_lock(&cq->mutex);
-	cq->comp_events_completed += nevents;
-	pthread_cond_signal(&cq->cond);
-	pthread_mutex_unlock(&cq->mutex);
-	rocemu_cq_ack_events(WRAP(rv_cq, cq, cq)->c, nevents);
-}
-
 struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
-	struct rv_qp *qp = calloc(1, sizeof(*qp));
+	struct rv_qp *qp;
 	struct ibv_qp_init_attr a = *attr;
 
-	if (!qp)
+	/* Every QP type has both CQs (ibv_create_qp(3)). */
+	if (!attr->send_cq || !attr->recv_cq)
+		return or_errno(NULL, EINVAL);
+	if (!(qp = calloc(1, sizeof(*qp))))
 		return or_errno(NULL, ENOMEM);
 	a.send_cq = (struct ibv_cq *)(void *)WRAP(rv_cq, cq, attr->send_cq)->c;
 	a.recv_cq = (struct ibv_cq *)(void *)WRAP(rv_cq, cq, attr->recv_cq)->c;
@@ -237,7 +193,7 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct rv_qp *qp = WRAP(rv_qp, qp, ibqp);
-	int rc = rocemu_qp_free(qp->q);
+	int rc = rv_qp_destroy(qp);
 
 	if (rc)
 		return rv_err(rc);
@@ -289,7 +245,7 @@ int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 int ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct rv_srq *srq = WRAP(rv_srq, srq, ibsrq);
-	int rc = rocemu_srq_free(srq->s);
+	int rc = rv_srq_destroy(srq);
 
 	if (rc)
 		return rv_err(rc);
@@ -323,41 +279,6 @@ int ibv_destroy_ah(struct ibv_ah *ibah)
 	if (!rc)
 		free(ah);
 	return rv_err(rc);
-}
-
-int ibv_get_async_event(struct ibv_context *context,
-			struct ibv_async_event *event)
-{
-	struct rocemu_dev *d = ctx_dev(context);
-
-	for (;;) {
-		if (rocemu_dev_get_async_event(d, event) == 0)
-			break;
-		struct pollfd pfd = { rocemu_dev_async_fd(d), POLLIN, 0 };
-		if (poll(&pfd, 1, -1) < 0)
-			return -1;
-	}
-	/* The device names its own objects: give the verbs ones instead. */
-	switch (event->event_type) {
-	case IBV_EVENT_CQ_ERR:
-		event->element.cq = &((struct rv_cq *)rocemu_cq_user(
-				(struct rocemu_cq *)(void *)event->element.cq))->cq;
-		break;
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
-	case IBV_EVENT_SRQ_ERR:
-		event->element.srq = &((struct rv_srq *)rocemu_srq_user(
-				(struct rocemu_srq *)(void *)event->element.srq))->srq;
-		break;
-	default:
-		event->element.qp = &((struct rv_qp *)rocemu_qp_user(
-				(struct rocemu_qp *)(void *)event->element.qp))->qp;
-	}
-	return 0;
-}
-
-void ibv_ack_async_event(struct ibv_async_event *event)
-{
-	(void)event;
 }
 
 /* ---- the ops the header's inline functions call ----------------------- */

@@ -108,6 +108,10 @@ struct rocemu_dev_cfg {
 	const char *name;
 	uint8_t gid[16];	/* ::ffff:a.b.c.d for IPv4 */
 	enum ibv_mtu mtu;	/* port MTU, IBV_MTU_256 .. IBV_MTU_4096 */
+	/* The first QP number to hand out; 0 (or below 0x11): 0x11, as
+	 * rxe. Numbers go up from there, wrap to 0x11 after 0xffffff, and
+	 * skip any still in use. */
+	uint32_t first_qpn;
 };
 
 struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
@@ -152,8 +156,10 @@ const uint8_t *rocemu_dev_gid(const struct rocemu_dev *d);
 /* Limits this device honours (what ibv_query_device reports). */
 void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a);
 
-/* Asynchronous events: a file descriptor readable when one is queued,
- * and the queue itself (-EAGAIN when empty). */
+/* Asynchronous events: a file descriptor readable while one is queued,
+ * and the queue itself (-EAGAIN when empty). An event names the device's
+ * object; the events still queued about an object go when it is
+ * destroyed, so none handed out later names a freed object. */
 int rocemu_dev_async_fd(const struct rocemu_dev *d);
 int rocemu_dev_get_async_event(struct rocemu_dev *d,
 			       struct ibv_async_event *ev);
@@ -163,8 +169,10 @@ int rocemu_dev_get_async_event(struct rocemu_dev *d,
 struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d);
 int rocemu_pd_free(struct rocemu_pd *pd);	/* -EBUSY while in use */
 
-/* Registers [addr, addr+len) with IBV_ACCESS_* flags; NULL and errno set
- * (EINVAL) for bad flags, e.g. remote write without local write. */
+/* Registers [addr, addr+len) with IBV_ACCESS_* flags; NULL and errno set:
+ * EINVAL for bad flags (e.g. remote write without local write), EFAULT
+ * when part of the range is not mapped, or not writable while a write
+ * access is asked for (as the kernel's registration answers). */
 struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 				int access);
 int rocemu_mr_dereg(struct rocemu_mr *mr);
@@ -185,25 +193,35 @@ void rocemu_ah_query(const struct rocemu_ah *ah, struct ibv_ah_attr *attr);
 
 /* ---- completion queues and channels -------------------------------- */
 
-/* A channel's fd is readable when a CQ attached to it has an event. */
+/*
+ * A channel's fd is readable while a CQ attached to it has an event. An
+ * armed CQ raises one event when a completion arrives (and disarms); a
+ * CQ's events coalesce: at most one waits to be read, so nothing the
+ * application leaves unread can make the device wait.
+ */
 struct rocemu_channel *rocemu_channel_new(struct rocemu_dev *d);
-int rocemu_channel_free(struct rocemu_channel *ch);
+int rocemu_channel_free(struct rocemu_channel *ch);	/* -EBUSY while CQs use it */
 int rocemu_channel_fd(const struct rocemu_channel *ch);
-/* Blocks (unless the fd is non-blocking) until an event; returns the CQ. */
+/* Takes the oldest event: its CQ into *cq; -EAGAIN if there is none. */
+int rocemu_channel_try_event(struct rocemu_channel *ch, struct rocemu_cq **cq);
+/* The same, but waits for an event unless the fd was made non-blocking
+ * (then -EAGAIN); another -errno if waiting failed (EINTR). */
 int rocemu_channel_get_event(struct rocemu_channel *ch, struct rocemu_cq **cq);
 
 /* At least cqe entries (rounded up to a power of two). */
 struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 				struct rocemu_channel *ch);
+/* -EBUSY while a QP uses it. Its event not yet read, and its queued
+ * asynchronous events, go with it: after this returns, no call of the
+ * device hands out the CQ again. */
 int rocemu_cq_free(struct rocemu_cq *cq);
+/* Up to n completions, oldest first; safe from any number of threads. */
 int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc);
+/* Arms the CQ's event; without a channel, accepted and ignored. */
 int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only);
 /* A pointer of the caller's, kept with the CQ (and likewise QPs, SRQs). */
 void rocemu_cq_set_user(struct rocemu_cq *cq, void *user);
 void *rocemu_cq_user(const struct rocemu_cq *cq);
-
-/* Events delivered but not yet acknowledged, as ibv_ack_cq_events counts. */
-void rocemu_cq_ack_events(struct rocemu_cq *cq, unsigned n);
 
 /* ---- shared receive queues ------------------------------------------ */
 
