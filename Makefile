@@ -133,6 +133,7 @@ check: all
 	$(Q)tests/net_cli.sh $(BUILD)
 	$(Q)tests/net_hosts.sh $(BUILD)
 	$(Q)tests/verbs_bins.sh $(BUILD)
+	$(Q)tests/verbs_lifetimes.sh $(BUILD)
 	$(Q)tests/examples.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \

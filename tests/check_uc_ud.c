@@ -290,6 +290,32 @@ START_TEST(test_ud_refuses_rdma)
 }
 END_TEST
 
+/* An AH destroyed right after a send was posted to it: the address was
+ * copied at post time (as rxe does), so the datagram still goes there,
+ * even when a new AH to elsewhere takes the old one's memory. */
+START_TEST(test_ud_ah_destroyed_after_post)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+
+	pair_up(&p, &o);
+	ud_up(&p.a, 5);
+	ud_up(&p.b, 5);
+	memcpy(aa.grh.dgid.raw, gid_b, 16);
+	struct rocemu_ah *ah = rocemu_ah_new(p.a.pd, &aa);
+	post_recv1(&p.b, 1, 0, 40 + 8);
+	ck_assert_int_eq(ud_send1(&p, ah, 8, 5, IBV_WR_SEND), 0);
+	ck_assert_int_eq(rocemu_ah_free(ah), 0);
+	aa.grh.dgid.raw[15] = 77; /* nobody */
+	struct rocemu_ah *other = rocemu_ah_new(p.a.pd, &aa);
+	ck_assert_int_eq(poll1(&p, &p.b).status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(poll1(&p, &p.a).status, IBV_WC_SUCCESS);
+	rocemu_ah_free(other);
+	pair_down(&p);
+}
+END_TEST
+
 Suite *uc_ud_suite(void)
 {
 	Suite *s = suite_create("uc_ud");
@@ -300,6 +326,7 @@ Suite *uc_ud_suite(void)
 	tcase_add_test(tc, test_uc_without_receive_is_lost);
 	tcase_add_test(tc, test_ud_send_grh_and_fields);
 	tcase_add_test(tc, test_ud_refuses_rdma);
+	tcase_add_test(tc, test_ud_ah_destroyed_after_post);
 	suite_add_tcase(s, tc);
 	return s;
 }
