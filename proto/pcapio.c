@@ -1,18 +1,60 @@
 /* SPDX-License-Identifier: MIT */
-/* pcap/pcapng I/O on top of libpcap, with link types mapped to enum roce_link. */
+/* pcap/pcapng I/O: pcap records read and checked here, pcapng and writing through libpcap. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pcap/pcap.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rocemu/frame.h"
 #include "rocemu/pcapio.h"
 
+/*
+ * The pcap format (draft-ietf-opsawg-pcap): a 24-byte file header, then
+ * records of a 16-byte header (seconds, fraction, incl_len, orig_len) and
+ * incl_len bytes, all in the writer's byte order, which the magic tells.
+ * pcap is read here rather than by libpcap so that each record is checked
+ * and a broken one is reported by number and offset: libpcap cuts a record
+ * longer than the snapshot length without a word, and lets an orig_len
+ * below incl_len through.
+ */
+enum {
+	PCAP_FILE_HDR = 24,
+	PCAP_REC_HDR = 16,
+	/* Kuznetsov's patched libpcap adds ifindex, protocol and type */
+	PCAP_KUZNETSOV_REC_HDR = 24,
+	READ_BUF = 1 << 20,
+};
+_Static_assert(READ_BUF >= PCAP_KUZNETSOV_REC_HDR + ROCE_PCAP_MAX_CAPLEN,
+	       "the read buffer holds the largest record");
+
+#define MAGIC_USEC 0xa1b2c3d4u
+#define MAGIC_NSEC 0xa1b23c4du
+#define MAGIC_KUZNETSOV 0xa1b2cd34u
+#define MAGIC_PCAPNG 0x0a0d0d0au /* the section header's type, a palindrome */
+
+struct pcap_file {
+	int fd;
+	bool big_endian, nano;
+	unsigned rec_hdr;
+	uint32_t snaplen;
+	uint8_t *buf;		/* READ_BUF bytes, unread from pos to end */
+	size_t pos, end;
+	uint64_t buf_off;	/* file offset of buf[0] */
+};
+
 struct roce_pcap_reader {
-	pcap_t *pc;
 	unsigned link;
-	int nano;
+	uint64_t records;	/* records returned so far */
+	int failed;		/* once a read failed, the error stays */
+	char msg[ROCE_PCAP_ERRLEN];
+	struct pcap_file f;	/* pcap, when pc is NULL */
+	pcap_t *pc;		/* pcapng, read by libpcap */
+	bool pc_nano;
 };
 
 struct roce_pcap_writer {
@@ -36,45 +78,231 @@ static int link_of_dlt(int dlt)
 	return -1;
 }
 
-/* libpcap says "No such file or directory" in its message; keep errno too. */
-static int open_errno(const char *path)
+/* LINKTYPE values, as pcap file headers hold them (tcpdump.org registry). */
+static int link_of_linktype(uint32_t linktype)
 {
-	FILE *fp = fopen(path, "rb");
-
-	if (!fp)
-		return -errno;
-	fclose(fp);
-	return -EIO;
+	switch (linktype) {
+	case 1: return ROCE_LINK_ETH;
+	case 113: return ROCE_LINK_SLL;
+	case 276: return ROCE_LINK_SLL2;
+	case 101: /* RAW */
+	case 228: /* IPV4 */
+	case 229: return ROCE_LINK_RAW; /* IPV6 */
+	}
+	return -1;
 }
 
-int roce_pcap_open(const char *path, struct roce_pcap_reader **r, char *err)
+static int failv(char *err, int code, const char *fmt, va_list ap)
 {
-	char perr[PCAP_ERRBUF_SIZE];
-	pcap_t *pc = pcap_open_offline_with_tstamp_precision(
-		path, PCAP_TSTAMP_PRECISION_NANO, perr);
+	vsnprintf(err, ROCE_PCAP_ERRLEN, fmt, ap);
+	return code;
+}
 
-	if (!pc) {
-		snprintf(err, ROCE_PCAP_ERRLEN, "%s", perr);
-		return open_errno(path);
+/* Writes the message into err and returns code. */
+__attribute__((format(printf, 3, 4))) static int fail(char *err, int code,
+						       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	failv(err, code, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static uint32_t load32(const uint8_t *p, bool big_endian)
+{
+	if (big_endian)
+		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+		       (uint32_t)p[2] << 8 | p[3];
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[1] << 8 | p[0];
+}
+
+static uint32_t get32(const struct pcap_file *f, const uint8_t *p)
+{
+	return load32(p, f->big_endian);
+}
+
+static uint16_t get16(const struct pcap_file *f, const uint8_t *p)
+{
+	return f->big_endian ? (uint16_t)(p[0] << 8 | p[1])
+			     : (uint16_t)(p[1] << 8 | p[0]);
+}
+
+/*
+ * Makes at least need unread bytes available at buf + pos, moving the
+ * unread ones to the front first. Returns how many are available (fewer
+ * at the end of the file), or -errno.
+ */
+static ssize_t fill(struct pcap_file *f, size_t need)
+{
+	if (f->end - f->pos >= need)
+		return (ssize_t)(f->end - f->pos);
+	memmove(f->buf, f->buf + f->pos, f->end - f->pos);
+	f->buf_off += f->pos;
+	f->end -= f->pos;
+	f->pos = 0;
+	while (f->end < need) {
+		ssize_t n = read(f->fd, f->buf + f->end, READ_BUF - f->end);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		f->end += (size_t)n;
 	}
-	int link = link_of_dlt(pcap_datalink(pc));
-	if (link < 0) {
-		snprintf(err, ROCE_PCAP_ERRLEN,
-			 "%s: link type %s is not Ethernet, Linux cooked or "
-			 "raw IP", path,
-			 pcap_datalink_val_to_name(pcap_datalink(pc)) ?: "?");
-		pcap_close(pc);
-		return -EPROTONOSUPPORT;
+	return (ssize_t)f->end;
+}
+
+/* Reads the 24-byte file header whose magic says pcap; 0 or -errno. */
+static int open_pcap(struct roce_pcap_reader *r, uint32_t magic, char *err)
+{
+	struct pcap_file *f = &r->f;
+
+	if (f->end < PCAP_FILE_HDR)
+		return fail(err, -EBADMSG,
+			    "truncated pcap file header: %zu of %d bytes",
+			    f->end, PCAP_FILE_HDR);
+	f->nano = magic == MAGIC_NSEC;
+	f->rec_hdr = magic == MAGIC_KUZNETSOV ? PCAP_KUZNETSOV_REC_HDR
+					      : PCAP_REC_HDR;
+	uint16_t major = get16(f, f->buf + 4), minor = get16(f, f->buf + 6);
+	if (major != 2 || minor != 4)
+		return fail(err, -EPROTONOSUPPORT,
+			    "pcap version %u.%u is not supported (2.4 is)",
+			    major, minor);
+	/* libpcap reads 0 or an oversized snaplen as its maximum */
+	f->snaplen = get32(f, f->buf + 16);
+	if (f->snaplen == 0 || f->snaplen > ROCE_PCAP_MAX_CAPLEN)
+		f->snaplen = ROCE_PCAP_MAX_CAPLEN;
+	/* the upper bits of the field say whether frames end in an FCS */
+	uint32_t linktype = get32(f, f->buf + 20) & 0xffff;
+	int link = link_of_linktype(linktype);
+	if (link < 0)
+		return fail(err, -EPROTONOSUPPORT,
+			    "link type %u (%s) is not Ethernet, Linux cooked "
+			    "or raw IP",
+			    linktype,
+			    pcap_datalink_val_to_name((int)linktype) ?: "?");
+	r->link = (unsigned)link;
+	f->pos = PCAP_FILE_HDR;
+	return 0;
+}
+
+/* A stream that gives the bytes already read, then the rest of the file:
+ * libpcap reads pcapng from the start, and a pipe cannot be rewound. */
+struct replay {
+	uint8_t *head;
+	size_t len, pos;
+	int fd;
+};
+
+static ssize_t replay_read(void *cookie, char *buf, size_t size)
+{
+	struct replay *rp = cookie;
+
+	if (rp->pos < rp->len) {
+		size_t n = rp->len - rp->pos < size ? rp->len - rp->pos : size;
+		memcpy(buf, rp->head + rp->pos, n);
+		rp->pos += n;
+		return (ssize_t)n;
 	}
-	*r = calloc(1, sizeof(**r));
-	if (!*r) {
-		pcap_close(pc);
-		snprintf(err, ROCE_PCAP_ERRLEN, "out of memory");
-		return -ENOMEM;
+	ssize_t n;
+	do
+		n = read(rp->fd, buf, size);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+static int replay_close(void *cookie)
+{
+	struct replay *rp = cookie;
+	int rc = close(rp->fd);
+
+	free(rp->head);
+	free(rp);
+	return rc;
+}
+
+/* Hands the file, with the bytes read so far, to libpcap; 0 or -errno. */
+static int open_pcapng(struct roce_pcap_reader *r, char *err)
+{
+	static const cookie_io_functions_t io = { .read = replay_read,
+						  .close = replay_close };
+	struct replay *rp = calloc(1, sizeof(*rp));
+	char perr[PCAP_ERRBUF_SIZE];
+	FILE *fp = rp ? fopencookie(rp, "rb", io) : NULL;
+
+	if (!fp) {
+		free(rp);
+		return fail(err, -ENOMEM, "out of memory");
 	}
-	(*r)->pc = pc;
-	(*r)->link = (unsigned)link;
-	(*r)->nano = pcap_get_tstamp_precision(pc) == PCAP_TSTAMP_PRECISION_NANO;
+	*rp = (struct replay){ r->f.buf, r->f.end, 0, r->f.fd };
+	r->f.buf = NULL; /* the stream owns the bytes and the descriptor */
+	r->f.fd = -1;
+	r->pc = pcap_fopen_offline_with_tstamp_precision(
+		fp, PCAP_TSTAMP_PRECISION_NANO, perr);
+	if (!r->pc) {
+		fclose(fp);
+		return fail(err, -EBADMSG, "%s", perr);
+	}
+	r->pc_nano = pcap_get_tstamp_precision(r->pc) ==
+		     PCAP_TSTAMP_PRECISION_NANO;
+	int dlt = pcap_datalink(r->pc), link = link_of_dlt(dlt);
+	if (link < 0)
+		return fail(err, -EPROTONOSUPPORT,
+			    "link type %d (%s) is not Ethernet, Linux cooked "
+			    "or raw IP",
+			    dlt, pcap_datalink_val_to_name(dlt) ?: "?");
+	r->link = (unsigned)link;
+	return 0;
+}
+
+/* Reads the start of the file and picks the reader its magic calls for. */
+static int open_by_magic(struct roce_pcap_reader *r, char *err)
+{
+	ssize_t n = fill(&r->f, PCAP_FILE_HDR);
+
+	if (n < 0)
+		return fail(err, (int)n, "%s", strerror((int)-n));
+	if (n < 4)
+		return fail(err, -EBADMSG,
+			    "not a pcap or pcapng capture: only %zd bytes", n);
+	uint32_t le = load32(r->f.buf, false), be = load32(r->f.buf, true);
+	if (be == MAGIC_PCAPNG)
+		return open_pcapng(r, err);
+	r->f.big_endian = be == MAGIC_USEC || be == MAGIC_NSEC ||
+			  be == MAGIC_KUZNETSOV;
+	uint32_t magic = r->f.big_endian ? be : le;
+	if (magic != MAGIC_USEC && magic != MAGIC_NSEC &&
+	    magic != MAGIC_KUZNETSOV)
+		return fail(err, -EBADMSG,
+			    "not a pcap or pcapng capture (it starts with "
+			    "0x%08x)",
+			    be);
+	return open_pcap(r, magic, err);
+}
+
+int roce_pcap_open(const char *path, struct roce_pcap_reader **out, char *err)
+{
+	struct roce_pcap_reader *r = calloc(1, sizeof(*r));
+
+	if (!r || !(r->f.buf = malloc(READ_BUF))) {
+		free(r);
+		return fail(err, -ENOMEM, "out of memory");
+	}
+	r->f.fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC)
+				    : dup(STDIN_FILENO);
+	int e = errno;
+	int rc = r->f.fd < 0 ? fail(err, -e, "%s", strerror(e))
+			     : open_by_magic(r, err);
+	if (rc) {
+		roce_pcap_close(r);
+		return rc;
+	}
+	*out = r;
 	return 0;
 }
 
@@ -83,8 +311,92 @@ unsigned roce_pcap_link(const struct roce_pcap_reader *r)
 	return r->link;
 }
 
-int roce_pcap_next(struct roce_pcap_reader *r, struct roce_pcap_rec *rec,
-		   char *err)
+/* Records the failure of record records + 1, at byte at if known. */
+__attribute__((format(printf, 4, 5))) static int
+rec_fail(struct roce_pcap_reader *r, int code, const uint64_t *at,
+	 const char *fmt, ...)
+{
+	int n = snprintf(r->msg, sizeof(r->msg), "record %llu",
+			 (unsigned long long)r->records + 1);
+	if (at)
+		n += snprintf(r->msg + n, sizeof(r->msg) - (size_t)n,
+			      " at byte %llu", (unsigned long long)*at);
+	n += snprintf(r->msg + n, sizeof(r->msg) - (size_t)n, ": ");
+	va_list ap;
+	va_start(ap, fmt);
+	failv(r->msg + n, code, fmt, ap);
+	va_end(ap);
+	r->failed = code;
+	return code;
+}
+
+/* The checks a record header must pass; 0 or -EBADMSG. */
+static int check_pcap_rec(struct roce_pcap_reader *r, uint64_t at,
+			  uint32_t frac, uint32_t incl, uint32_t orig)
+{
+	uint32_t second = r->f.nano ? 1000000000u : 1000000u;
+
+	if (incl > ROCE_PCAP_MAX_CAPLEN)
+		return rec_fail(r, -EBADMSG, &at,
+				"incl_len %u exceeds %u, the largest record a "
+				"capture may hold",
+				incl, ROCE_PCAP_MAX_CAPLEN);
+	if (incl > r->f.snaplen)
+		return rec_fail(r, -EBADMSG, &at,
+				"incl_len %u exceeds the snapshot length %u "
+				"of the file header",
+				incl, r->f.snaplen);
+	if (orig < incl)
+		return rec_fail(r, -EBADMSG, &at,
+				"orig_len %u is below incl_len %u", orig, incl);
+	if (frac >= second)
+		return rec_fail(r, -EBADMSG, &at,
+				"timestamp fraction %u is not below one second "
+				"(%u %s)",
+				frac, second,
+				r->f.nano ? "nanoseconds" : "microseconds");
+	return 0;
+}
+
+static int next_pcap(struct roce_pcap_reader *r, struct roce_pcap_rec *rec)
+{
+	struct pcap_file *f = &r->f;
+	uint64_t at = f->buf_off + f->pos;
+	ssize_t n = fill(f, f->rec_hdr);
+
+	if (n == 0)
+		return 0;
+	if (n < 0)
+		return rec_fail(r, -EIO, &at, "%s", strerror((int)-n));
+	if ((size_t)n < f->rec_hdr)
+		return rec_fail(r, -EBADMSG, &at,
+				"truncated record header: %zd of %u bytes", n,
+				f->rec_hdr);
+	const uint8_t *h = f->buf + f->pos;
+	uint32_t sec = get32(f, h), frac = get32(f, h + 4);
+	uint32_t incl = get32(f, h + 8), orig = get32(f, h + 12);
+	int rc = check_pcap_rec(r, at, frac, incl, orig);
+	if (rc)
+		return rc;
+	n = fill(f, f->rec_hdr + incl); /* moves the buffer: h is stale */
+	if (n < 0)
+		return rec_fail(r, -EIO, &at, "%s", strerror((int)-n));
+	if ((size_t)n < f->rec_hdr + incl)
+		return rec_fail(r, -EBADMSG, &at,
+				"truncated record: incl_len %u, but the file "
+				"ends %zu bytes into its data",
+				incl, (size_t)n - f->rec_hdr);
+	rec->ts_ns = sec * 1000000000ull + frac * (f->nano ? 1ull : 1000ull);
+	rec->caplen = incl;
+	rec->wire_len = orig;
+	rec->data = f->buf + f->pos + f->rec_hdr;
+	f->pos += f->rec_hdr + incl;
+	return 1;
+}
+
+/* libpcap checks the blocks of a pcapng file; these are the checks it
+ * leaves to its caller. */
+static int next_pcapng(struct roce_pcap_reader *r, struct roce_pcap_rec *rec)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
@@ -92,11 +404,19 @@ int roce_pcap_next(struct roce_pcap_reader *r, struct roce_pcap_rec *rec,
 
 	if (rc == PCAP_ERROR_BREAK)
 		return 0;
-	if (rc != 1) {
-		snprintf(err, ROCE_PCAP_ERRLEN, "%s", pcap_geterr(r->pc));
-		return -EIO;
-	}
-	uint64_t frac = (uint64_t)h->ts.tv_usec * (r->nano ? 1 : 1000);
+	if (rc != 1)
+		return rec_fail(r, -EIO, NULL, "%s", pcap_geterr(r->pc));
+	if (h->len < h->caplen)
+		return rec_fail(r, -EBADMSG, NULL,
+				"original packet length %u is below the "
+				"captured length %u",
+				h->len, h->caplen);
+	/* nanoseconds since 1970 in 63 bits reach the year 2262 */
+	if (h->ts.tv_sec < 0 || h->ts.tv_sec >= INT64_MAX / 1000000000)
+		return rec_fail(r, -EBADMSG, NULL,
+				"timestamp %lld s is out of range",
+				(long long)h->ts.tv_sec);
+	uint64_t frac = (uint64_t)h->ts.tv_usec * (r->pc_nano ? 1 : 1000);
 	rec->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000ull + frac;
 	rec->caplen = h->caplen;
 	rec->wire_len = h->len;
@@ -104,11 +424,28 @@ int roce_pcap_next(struct roce_pcap_reader *r, struct roce_pcap_rec *rec,
 	return 1;
 }
 
+int roce_pcap_next(struct roce_pcap_reader *r, struct roce_pcap_rec *rec,
+		   char *err)
+{
+	int rc = r->failed ? r->failed
+			   : r->pc ? next_pcapng(r, rec) : next_pcap(r, rec);
+
+	if (rc < 0)
+		snprintf(err, ROCE_PCAP_ERRLEN, "%s", r->msg);
+	else
+		r->records += (unsigned)rc;
+	return rc;
+}
+
 void roce_pcap_close(struct roce_pcap_reader *r)
 {
 	if (!r)
 		return;
-	pcap_close(r->pc);
+	if (r->pc)
+		pcap_close(r->pc);
+	if (r->f.fd >= 0)
+		close(r->f.fd);
+	free(r->f.buf);
 	free(r);
 }
 

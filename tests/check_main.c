@@ -14,6 +14,7 @@ int main(void)
 	srunner_add_suite(sr, frame_suite());
 	srunner_add_suite(sr, malformed_suite());
 	srunner_add_suite(sr, rxe_pcap_suite());
+	srunner_add_suite(sr, pcapio_suite());
 	srunner_add_suite(sr, dissect_suite());
 	srunner_add_suite(sr, rc_suite());
 	srunner_add_suite(sr, rc_errors_suite());

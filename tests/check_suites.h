@@ -16,6 +16,7 @@ Suite *icrc_suite(void);
 Suite *frame_suite(void);
 Suite *malformed_suite(void);
 Suite *rxe_pcap_suite(void);
+Suite *pcapio_suite(void);
 Suite *dissect_suite(void);
 Suite *rc_suite(void);
 Suite *rc_errors_suite(void);

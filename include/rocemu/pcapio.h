@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Reading pcap and pcapng captures and writing Ethernet pcaps, through libpcap. */
+/* Reading pcap and pcapng captures, every record checked, and writing Ethernet pcaps. */
 #ifndef ROCEMU_PCAPIO_H
 #define ROCEMU_PCAPIO_H
 
@@ -16,23 +16,39 @@ struct roce_pcap_rec {
 	const uint8_t *data;	/* valid until the next call */
 };
 
-enum { ROCE_PCAP_ERRLEN = 512 };
+enum {
+	ROCE_PCAP_ERRLEN = 512,
+	/* libpcap's largest snapshot length: no legal record is longer */
+	ROCE_PCAP_MAX_CAPLEN = 262144,
+};
 
 /*
- * Opens a pcap or pcapng file. Returns 0; -ENOENT/-EACCES/-EIO etc. with a
- * message in err (ROCE_PCAP_ERRLEN bytes) for a file libpcap cannot open;
- * -EPROTONOSUPPORT for a link type other than Ethernet, Linux cooked v1 or
- * v2 or raw IP.
+ * Opens a pcap or pcapng file ("-" reads standard input). Returns 0; on
+ * failure a negative errno and the reason in err (ROCE_PCAP_ERRLEN bytes),
+ * without the path, for the caller to print after it: -ENOENT, -EACCES
+ * etc. when the file cannot be opened or read, -EBADMSG for a file that is
+ * not a capture or whose header is malformed, -EPROTONOSUPPORT for a pcap
+ * version other than 2.4 or a link type other than Ethernet, Linux cooked
+ * v1 or v2 or raw IP. *r is set only on success.
  */
 int roce_pcap_open(const char *path, struct roce_pcap_reader **r, char *err);
 
 /* The enum roce_link of the capture. */
 unsigned roce_pcap_link(const struct roce_pcap_reader *r);
 
-/* Reads the next record: 1, 0 at the end, -EIO with a message in err. */
+/*
+ * Reads the next record: 1, or 0 at the clean end of the file. A record
+ * that breaks the format (cut short by the end of the file, longer than
+ * the snapshot length or ROCE_PCAP_MAX_CAPLEN, an original length below
+ * its captured length, a timestamp fraction of a second or more) gives
+ * -EBADMSG, a failed read -EIO; err then says which record, and for pcap
+ * at which byte, without the path. After a failure every later call
+ * fails the same way: records after a broken one are never guessed at.
+ */
 int roce_pcap_next(struct roce_pcap_reader *r, struct roce_pcap_rec *rec,
 		   char *err);
 
+/* Closes the file and frees r; NULL is ignored. */
 void roce_pcap_close(struct roce_pcap_reader *r);
 
 /* Creates an Ethernet pcap with nanosecond timestamps; 0 or -errno, err. */
