@@ -77,7 +77,7 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 /* One frame at a time, for -c: stops on the N-th RoCEv2 packet. Returns
  * 1 when done. */
 static int dump_one(unsigned link, const struct roce_pcap_rec *rec,
-		    uint64_t rel_ns, const struct dump_opts *o,
+		    int64_t rel_ns, const struct dump_opts *o,
 		    struct dump_stats *st)
 {
 	static char text[16384];
@@ -98,6 +98,18 @@ static int dump_one(unsigned link, const struct roce_pcap_rec *rec,
 	return st->roce >= o->max;
 }
 
+/*
+ * Time since the first frame. A capture whose clock stepped back has
+ * frames stamped before the first: their time is negative, as tshark's
+ * relative time and tcpdump -ttttt show it, rather than a wrapped
+ * unsigned difference. Stamps are below 2^63 ns, so this cannot overflow.
+ */
+static int64_t rel_time(uint64_t ts_ns, uint64_t t0_ns)
+{
+	return ts_ns >= t0_ns ? (int64_t)(ts_ns - t0_ns)
+			      : -(int64_t)(t0_ns - ts_ns);
+}
+
 /* Reads every frame; returns 0, or -EIO/-ENOMEM after printing why. */
 static int dump_loop(struct roce_pcap_reader *r, const struct dump_opts *o,
 		     struct dump_stats *st, struct batch *b)
@@ -110,18 +122,19 @@ static int dump_loop(struct roce_pcap_reader *r, const struct dump_opts *o,
 	while ((rc = roce_pcap_next(r, &rec, err)) == 1) {
 		if (n++ == 0)
 			t0 = rec.ts_ns;
+		int64_t rel = rel_time(rec.ts_ns, t0);
 		if (o->max) {
-			if (dump_one(roce_pcap_link(r), &rec, rec.ts_ns - t0,
-				     o, st))
+			if (dump_one(roce_pcap_link(r), &rec, rel, o, st))
 				break;
 			continue;
 		}
-		if (batch_full(b) && batch_process(b, stdout, st))
+		if (!batch_has_room(b, rec.caplen) &&
+		    batch_process(b, stdout, st))
 			goto nomem;
-		if (batch_add(b, rec.data, rec.caplen, rec.wire_len, n,
-			      rec.ts_ns - t0))
+		if (batch_add(b, rec.data, rec.caplen, rec.wire_len, n, rel))
 			goto nomem;
 	}
+	/* What was read before a broken record is still shown and counted */
 	if (batch_process(b, stdout, st))
 		goto nomem;
 	if (rc < 0) {
@@ -130,7 +143,7 @@ static int dump_loop(struct roce_pcap_reader *r, const struct dump_opts *o,
 	}
 	return 0;
 nomem:
-	fprintf(stderr, "rocemu dump: out of memory\n");
+	fprintf(stderr, "rocemu dump: %s: out of memory\n", o->path);
 	return -ENOMEM;
 }
 
@@ -144,13 +157,13 @@ int cmd_dump(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? CLI_OK : CLI_USAGE;
 	if (roce_pcap_open(o.path, &r, err) < 0) {
-		fprintf(stderr, "rocemu dump: %s\n", err);
+		fprintf(stderr, "rocemu dump: %s: %s\n", o.path, err);
 		return CLI_USAGE;
 	}
 	struct dump_stats *st = calloc(1, sizeof(*st));
 	struct batch *b = batch_new(roce_pcap_link(r), o.style);
 	if (!st || !b) {
-		fprintf(stderr, "rocemu dump: out of memory\n");
+		fprintf(stderr, "rocemu dump: %s: out of memory\n", o.path);
 		rc = CLI_USAGE;
 		goto done;
 	}
@@ -159,8 +172,11 @@ int cmd_dump(int argc, char **argv)
 		dump_stats_print_json(stdout, st);
 	else
 		dump_stats_print_text(stdout, st);
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "rocemu dump: writing the output failed\n");
+	int werr = fflush(stdout) ? errno : 0;
+	if (werr || ferror(stdout)) {
+		fprintf(stderr,
+			"rocemu dump: %s: writing the output failed%s%s\n",
+			o.path, werr ? ": " : "", werr ? strerror(werr) : "");
 		rc = -EIO;
 	}
 	rc = rc ? CLI_USAGE : dump_stats_clean(st) ? CLI_OK : CLI_FAIL;

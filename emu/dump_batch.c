@@ -9,6 +9,9 @@
 
 enum {
 	BATCH_FRAMES = 16384,
+	/* Frames of any size fill it: the arena is BATCH_BYTES, and a frame
+	 * that does not fit waits for the next batch, or has the empty
+	 * arena grow to its size. */
 	BATCH_BYTES = 8 << 20,
 	/* Room one rendering may need; output grows below it. */
 	RENDER_SLACK = 8192,
@@ -31,7 +34,7 @@ struct batch *batch_new(unsigned link, enum dump_style style)
 		return NULL;
 	b->link = link;
 	b->style = style;
-	b->arena_cap = BATCH_BYTES + 65536;
+	b->arena_cap = BATCH_BYTES;
 	b->cap = BATCH_FRAMES;
 	b->arena = malloc(b->arena_cap);
 	b->recs = malloc(b->cap * sizeof(*b->recs));
@@ -51,15 +54,32 @@ void batch_free(struct batch *b)
 	free(b);
 }
 
-int batch_full(const struct batch *b)
+bool batch_has_room(const struct batch *b, uint32_t caplen)
 {
-	return b->n == b->cap || b->arena_len >= BATCH_BYTES;
+	if (b->n == 0)
+		return true;
+	return b->n < b->cap && caplen <= b->arena_cap - b->arena_len;
+}
+
+/* Makes the empty arena hold a frame larger than it; 0 or -ENOMEM. */
+static int grow_arena(struct batch *b, size_t len)
+{
+	uint8_t *p = malloc(len);
+
+	if (!p)
+		return -ENOMEM;
+	free(b->arena);
+	b->arena = p;
+	b->arena_cap = len;
+	return 0;
 }
 
 int batch_add(struct batch *b, const uint8_t *data, uint32_t caplen,
-	      uint32_t wire_len, uint64_t frame_no, uint64_t rel_ns)
+	      uint32_t wire_len, uint64_t frame_no, int64_t rel_ns)
 {
-	if (b->n == b->cap || b->arena_len + caplen > b->arena_cap)
+	if (!batch_has_room(b, caplen))
+		return -ENOSPC;
+	if (caplen > b->arena_cap && grow_arena(b, caplen))
 		return -ENOMEM;
 	memcpy(b->arena + b->arena_len, data, caplen);
 	b->recs[b->n++] = (struct batch_rec){ frame_no, rel_ns, b->arena_len,

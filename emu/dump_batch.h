@@ -3,6 +3,7 @@
 #ifndef ROCEMU_EMU_DUMP_BATCH_H
 #define ROCEMU_EMU_DUMP_BATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@ enum dump_style { STYLE_LINE, STYLE_TREE, STYLE_JSON };
 
 struct batch_rec {
 	uint64_t frame_no;
-	uint64_t rel_ns;
+	int64_t rel_ns;		/* below 0 if stamped before frame 1 */
 	size_t off;		/* into the arena */
 	uint32_t caplen, wire_len;
 };
@@ -30,14 +31,23 @@ struct batch {
 
 /* Allocates an empty batch; NULL if out of memory. */
 struct batch *batch_new(unsigned link, enum dump_style style);
+
+/* Frees b and what it holds; NULL is ignored. */
 void batch_free(struct batch *b);
 
-/* True when the batch should be processed before more is added. */
-int batch_full(const struct batch *b);
+/*
+ * True when a frame of caplen bytes can be added now; false when the
+ * batch must be processed first. An empty batch takes a frame of any size.
+ */
+bool batch_has_room(const struct batch *b, uint32_t caplen);
 
-/* Copies one frame in; returns 0, or -ENOMEM leaving the batch as it was. */
+/*
+ * Copies one frame in, growing the arena if the batch is empty and the
+ * frame larger than it. Returns 0; -ENOSPC if batch_has_room() said no;
+ * -ENOMEM if the arena could not grow. On failure the batch is unchanged.
+ */
 int batch_add(struct batch *b, const uint8_t *data, uint32_t caplen,
-	      uint32_t wire_len, uint64_t frame_no, uint64_t rel_ns);
+	      uint32_t wire_len, uint64_t frame_no, int64_t rel_ns);
 
 /*
  * Decodes and renders every frame of the batch, half on a second thread,
