@@ -458,7 +458,7 @@ int roce_pcap_create(const char *path, struct roce_pcap_writer **w, char *err)
 		return -ENOMEM;
 	}
 	x->pc = pcap_open_dead_with_tstamp_precision(
-		DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
+		DLT_EN10MB, ROCE_PCAP_MAX_CAPLEN, PCAP_TSTAMP_PRECISION_NANO);
 	x->d = x->pc ? pcap_dump_open(x->pc, path) : NULL;
 	if (!x->d) {
 		int e = errno ? -errno : -EIO;
