@@ -87,15 +87,10 @@ static int link_of_linktype(uint32_t linktype)
 	case 276: return ROCE_LINK_SLL2;
 	case 101: /* RAW */
 	case 228: /* IPV4 */
-	case 229: return ROCE_LINK_RAW; /* IPV6 */
+	case 229: /* IPV6 */
+		return ROCE_LINK_RAW;
 	}
 	return -1;
-}
-
-static int failv(char *err, int code, const char *fmt, va_list ap)
-{
-	vsnprintf(err, ROCE_PCAP_ERRLEN, fmt, ap);
-	return code;
 }
 
 /* Writes the message into err and returns code. */
@@ -105,7 +100,7 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, int code,
 	va_list ap;
 
 	va_start(ap, fmt);
-	failv(err, code, fmt, ap);
+	vsnprintf(err, ROCE_PCAP_ERRLEN, fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -180,6 +175,7 @@ static int open_pcap(struct roce_pcap_reader *r, uint32_t magic, char *err)
 	/* the upper bits of the field say whether frames end in an FCS */
 	uint32_t linktype = get32(f, f->buf + 20) & 0xffff;
 	int link = link_of_linktype(linktype);
+	/* the name is the one libpcap gives the same number */
 	if (link < 0)
 		return fail(err, -EPROTONOSUPPORT,
 			    "link type %u (%s) is not Ethernet, Linux cooked "
@@ -324,7 +320,7 @@ rec_fail(struct roce_pcap_reader *r, int code, const uint64_t *at,
 	n += snprintf(r->msg + n, sizeof(r->msg) - (size_t)n, ": ");
 	va_list ap;
 	va_start(ap, fmt);
-	failv(r->msg + n, code, fmt, ap);
+	vsnprintf(r->msg + n, sizeof(r->msg) - (size_t)n, fmt, ap);
 	va_end(ap);
 	r->failed = code;
 	return code;

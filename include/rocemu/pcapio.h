@@ -41,9 +41,10 @@ unsigned roce_pcap_link(const struct roce_pcap_reader *r);
  * that breaks the format (cut short by the end of the file, longer than
  * the snapshot length or ROCE_PCAP_MAX_CAPLEN, an original length below
  * its captured length, a timestamp fraction of a second or more) gives
- * -EBADMSG, a failed read -EIO; err then says which record, and for pcap
- * at which byte, without the path. After a failure every later call
- * fails the same way: records after a broken one are never guessed at.
+ * -EBADMSG; a failed read, or a pcapng block libpcap refuses, -EIO. err
+ * then says which record, and for pcap at which byte, without the path.
+ * After a failure every later call fails the same way: records after a
+ * broken one are never guessed at.
  */
 int roce_pcap_next(struct roce_pcap_reader *r, struct roce_pcap_rec *rec,
 		   char *err);
