@@ -233,6 +233,66 @@ START_TEST(test_unsupported_opcodes_are_invalid_request)
 }
 END_TEST
 
+/* The requester's side of the same rule: a WQE whose local MR goes away
+ * while it is outstanding completes with a local protection error, and
+ * the memory is neither read nor written after dereg returned. */
+START_TEST(test_read_into_deregistered_local_mr)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	uint8_t *mem = calloc(1, 4 * KIB);
+
+	pair_up(&p, &o);
+	memset(p.b.buf, 0x77, 2 * KIB);
+	struct rocemu_mr *mr = rocemu_mr_reg(p.a.pd, mem, 4 * KIB,
+					     IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge = { (uint64_t)(uintptr_t)mem, 2 * KIB,
+			       rocemu_mr_lkey(mr) };
+	struct ibv_send_wr wr = { .wr_id = 3, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	wr.wr.rdma.remote_addr = addr_of(&p.b, 0);
+	wr.wr.rdma.rkey = rocemu_mr_rkey(p.b.mr);
+	ck_assert_int_eq(rocemu_post_send(p.a.qp, &wr, &bad), 0);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), 0);
+	struct ibv_wc wc = poll1(&p, &p.a);
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
+	for (size_t i = 0; i < 4 * KIB; i++)
+		ck_assert_uint_eq(mem[i], 0);
+	pair_down(&p);
+	free(mem);
+}
+END_TEST
+
+/* A SEND held back by an RNR NAK whose buffer is deregistered meanwhile:
+ * the retry finds the key gone and fails locally. */
+START_TEST(test_send_retry_after_local_dereg)
+{
+	struct pair p;
+	struct pair_opts o = { .min_rnr_timer = 14 };
+	uint8_t *mem = malloc(4 * KIB);
+
+	pair_up(&p, &o);
+	memset(mem, 0x42, 4 * KIB);
+	struct rocemu_mr *mr = rocemu_mr_reg(p.a.pd, mem, 4 * KIB, 0);
+	struct ibv_sge sge = { (uint64_t)(uintptr_t)mem, 3 * KIB,
+			       rocemu_mr_lkey(mr) };
+	struct ibv_send_wr wr = { .wr_id = 4, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	ck_assert_int_eq(rocemu_post_send(p.a.qp, &wr, &bad), 0);
+	rocemu_world_run(p.w); /* sent; b has no receive: RNR NAK */
+	rocemu_world_advance(p.w, 10000);
+	ck_assert_uint_eq(cnt(&p.b, ROCEMU_CNT_NAK_SENT_RNR), 1);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), 0);
+	post_recv1(&p.b, 1, 0, 4 * KIB);
+	struct ibv_wc wc = poll1(&p, &p.a);
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
+	pair_down(&p);
+	free(mem);
+}
+END_TEST
+
 /* ---- the application's side: objects and their lifetimes --------- */
 
 /* An armed CQ whose events nobody reads, re-armed and completed 20 000
@@ -473,6 +533,8 @@ Suite *safety_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("objects");
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_read_into_deregistered_local_mr);
+	tcase_add_test(tc, test_send_retry_after_local_dereg);
 	tcase_add_test(tc, test_channel_events_coalesce);
 	tcase_add_test(tc, test_destroyed_cq_event_discarded);
 	tcase_add_test(tc, test_destroyed_qp_async_event_discarded);
