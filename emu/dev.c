@@ -45,6 +45,8 @@ const char *rocemu_counter_name(enum rocemu_counter c)
 
 uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c)
 {
+	/* The engines count under the world lock, maybe on another thread. */
+	WORLD_GUARD(d->w);
 	return c < ROCEMU_CNT_COUNTER_MAX ? d->cnt[c] : 0;
 }
 

@@ -55,6 +55,8 @@ void rocemu_world_free(struct rocemu_world *w)
 
 uint64_t rocemu_world_now(const struct rocemu_world *w)
 {
+	/* The progress thread moves the clock under the lock. */
+	WORLD_GUARD((struct rocemu_world *)(uintptr_t)w);
 	return w->now;
 }
 
