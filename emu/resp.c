@@ -117,8 +117,8 @@ static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
  * SEND with Invalidate: only a type 2 memory window or a fast-registration
  * MR may be invalidated by the peer (the IBTA's invalidation rules, chapter
  * 10.6); rocemu has neither yet, so every R_Key is refused and an ordinary
- * MR stays valid. The request is an invalid request (rxe refuses it too, though it
- * still ACKs the packet; see the README).
+ * MR stays valid. The request is an invalid request (rxe refuses it too,
+ * though it still ACKs the packet; see the README).
  */
 static int invalidate_rkey(struct rocemu_qp *qp, uint32_t rkey)
 {
