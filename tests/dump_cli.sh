@@ -83,7 +83,7 @@ expect_exit 2 "unsupported link type" -- "$rocemu" dump "$work/null.pcap"
 expect_grep "$work/err" "is not Ethernet, Linux cooked or raw IP" "link type message"
 
 # Captures built here from the frames of a bundled one: pcapgen.py KIND OUT
-# writes one, and prints the offsets and lengths its errors will name.
+# writes one, then prints the offsets and lengths its errors will name.
 cat >"$work/pcapgen.py" <<'EOF'
 import struct, sys
 
@@ -106,6 +106,7 @@ def record(sec, usec, data, orig=None):
     return struct.pack('<IIII', sec, usec, len(data), orig) + data
 
 kind, out = sys.argv[1], sys.argv[2]
+info = ''
 rc = frames('pcaps/rxe/rc_send_64.pcap')
 ipv4_not_udp = b'\x02' * 6 + b'\x04' * 6 + b'\x08\x00' + b'\x45'
 big = 262144  # libpcap's largest snapshot length
@@ -129,16 +130,20 @@ elif kind == 'backwards':
         cap += record(sec, usec, f)
 elif kind == 'orig_below_incl':
     cap += record(1, 0, rc[0]) + record(1, 1, rc[1], len(rc[1]) - 1)
-    print(24 + 16 + len(rc[0]), len(rc[1]) - 1, len(rc[1]))
+    info = f'{24 + 16 + len(rc[0])} {len(rc[1]) - 1} {len(rc[1])}'
 elif kind == 'truncated':
     cap = (cap + record(1, 0, rc[0]) + record(1, 1, rc[1]))[:-10]
-    print(24 + 16 + len(rc[0]), len(rc[1]), len(rc[1]) - 10)
+    info = f'{24 + 16 + len(rc[0])} {len(rc[1])} {len(rc[1]) - 10}'
 elif kind == 'over_snaplen':
     cap = header(snaplen=100) + record(1, 0, rc[0])
-    print(len(rc[0]))
+    info = f'{len(rc[0])}'
 elif kind == 'version_2_3':
     cap = header(minor=3) + record(1, 0, rc[0])
-open(out, 'wb').write(cap)
+with open(out, 'wb') as f:
+    f.write(cap)
+# the file is complete before the shell reads this line and runs on it
+if info:
+    print(info)
 EOF
 gen() { python3 "$work/pcapgen.py" "$@" || bad "pcapgen $*"; }
 
