@@ -86,11 +86,18 @@ void roce_fmt_aeth(struct roce_sb *sb, uint8_t syn)
 	}
 }
 
-void roce_fmt_time(struct roce_sb *sb, uint64_t ns)
+void roce_fmt_time(struct roce_sb *sb, int64_t ns)
 {
-	sb_u64(sb, ns / 1000000000u);
+	/* A capture whose clock stepped back has frames stamped before the
+	 * first: -0.100000, as tshark shows them. The magnitude is taken in
+	 * unsigned arithmetic, where INT64_MIN has one too. */
+	uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+
+	if (ns < 0)
+		sb_putc(sb, '-');
+	sb_u64(sb, mag / 1000000000u);
 	sb_putc(sb, '.');
-	uint64_t us = ns % 1000000000u / 1000u;
+	uint64_t us = mag % 1000000000u / 1000u;
 	char t[6];
 	for (int i = 5; i >= 0; i--, us /= 10)
 		t[i] = (char)('0' + us % 10);

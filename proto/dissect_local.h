@@ -35,8 +35,8 @@ uint64_t roce_ext_field_value(const struct roce_ib *ib,
 /* "ACK", "NAK REM_ACCESS_ERR", "RNR_NAK 1280us" for an AETH syndrome. */
 void roce_fmt_aeth(struct roce_sb *sb, uint8_t syndrome);
 
-/* Seconds with 6 decimals. */
-void roce_fmt_time(struct roce_sb *sb, uint64_t ns);
+/* Seconds with 6 decimals, after a '-' for a negative time. */
+void roce_fmt_time(struct roce_sb *sb, int64_t ns);
 
 void roce_fmt_mac(struct roce_sb *sb, const uint8_t mac[6]);
 

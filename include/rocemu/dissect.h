@@ -27,7 +27,7 @@ static inline void roce_sb_init(struct roce_sb *sb, char *buf, size_t cap)
 /* What the formatters need besides the frame. */
 struct roce_dissect_in {
 	uint64_t frame_no;	/* 1-based position in the capture */
-	uint64_t rel_ns;	/* time since the first frame */
+	int64_t rel_ns;		/* since frame 1; < 0 if stamped before */
 	uint32_t caplen;
 	int status;		/* roce_frame_parse()'s result: 0 or -EBADMSG */
 	const char *why;	/* its reason when status != 0 */
