@@ -45,6 +45,26 @@ static int host_up(struct host *h, uint8_t octet, enum ibv_qp_type t)
 	return 0;
 }
 
+/*
+ * host_up for a test that needs the host: a failure ends the test saying
+ * which address and port and what to do, not as the bare errno (-98) a
+ * failed comparison would print.
+ */
+static void host_must_up(struct host *h, uint8_t octet, enum ibv_qp_type t)
+{
+	int rc = host_up(h, octet, t);
+
+	if (rc)
+		ck_abort_msg("cannot bind 127.0.0.%u UDP port 4791: %s%s",
+			     octet, strerror(-rc),
+			     rc == -EADDRINUSE
+				 ? " (another rocemu, a test running at "
+				   "the same time or an rxe device binds "
+				   "it: stop it or let it finish, then run "
+				   "again)"
+				 : "");
+}
+
 static void host_down(struct host *h)
 {
 	h->ep.qp = h->qp; /* a test may have replaced it */
@@ -116,8 +136,8 @@ START_TEST(test_rc_over_udp)
 {
 	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 
-	ck_assert_int_eq(host_up(a, 2, IBV_QPT_RC), 0);
-	ck_assert_int_eq(host_up(b, 3, IBV_QPT_RC), 0);
+	host_must_up(a, 2, IBV_QPT_RC);
+	host_must_up(b, 3, IBV_QPT_RC);
 	connect_rc(a, b);
 	connect_rc(b, a);
 	for (int i = 0; i < 5000; i++)
@@ -154,8 +174,8 @@ START_TEST(test_ud_over_udp)
 				  .qkey = 0x1234 };
 	int m = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
 
-	ck_assert_int_eq(host_up(a, 2, IBV_QPT_UD), 0);
-	ck_assert_int_eq(host_up(b, 3, IBV_QPT_UD), 0);
+	host_must_up(a, 2, IBV_QPT_UD);
+	host_must_up(b, 3, IBV_QPT_UD);
 	for (int i = 0; i < 2; i++) {
 		struct rocemu_qp *qp = i ? b->qp : a->qp;
 		at.qp_state = IBV_QPS_INIT;
@@ -200,8 +220,8 @@ START_TEST(test_foreign_datagrams)
 	uint64_t rng = 3;
 	uint8_t junk[600];
 
-	ck_assert_int_eq(host_up(a, 2, IBV_QPT_RC), 0);
-	ck_assert_int_eq(host_up(b, 3, IBV_QPT_RC), 0);
+	host_must_up(a, 2, IBV_QPT_RC);
+	host_must_up(b, 3, IBV_QPT_RC);
 	connect_rc(a, b);
 	connect_rc(b, a);
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -243,8 +263,8 @@ START_TEST(test_progress_thread)
 	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 	struct rocemu_cq *got;
 
-	ck_assert_int_eq(host_up(a, 2, IBV_QPT_RC), 0);
-	ck_assert_int_eq(host_up(b, 3, IBV_QPT_RC), 0);
+	host_must_up(a, 2, IBV_QPT_RC);
+	host_must_up(b, 3, IBV_QPT_RC);
 	struct rocemu_channel *ch = rocemu_channel_new(b->dev);
 	struct rocemu_cq *rcq = rocemu_cq_new(b->dev, 256, ch);
 	rocemu_qp_free(b->qp);
@@ -313,8 +333,8 @@ START_TEST(test_busy_poll)
 	uint64_t sent = 0, recvd = 0;
 	unsigned long by_caller = 0;
 
-	ck_assert_int_eq(host_up(a, 2, IBV_QPT_RC), 0);
-	ck_assert_int_eq(host_up(b, 3, IBV_QPT_RC), 0);
+	host_must_up(a, 2, IBV_QPT_RC);
+	host_must_up(b, 3, IBV_QPT_RC);
 	connect_rc(a, b);
 	connect_rc(b, a);
 	ck_assert_int_eq(rocemu_world_start(a->w), 0);
@@ -374,8 +394,8 @@ START_TEST(test_wrong_keys_over_udp)
 	struct roce_frame f;
 	struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons(50001) };
 
-	ck_assert_int_eq(host_up(a, 2, IBV_QPT_RC), 0);
-	ck_assert_int_eq(host_up(b, 3, IBV_QPT_UD), 0);
+	host_must_up(a, 2, IBV_QPT_RC);
+	host_must_up(b, 3, IBV_QPT_UD);
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				  .qkey = 7 };
 	rocemu_qp_modify(b->qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -424,7 +444,7 @@ START_TEST(test_address_taken)
 {
 	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 
-	ck_assert_int_eq(host_up(a, 4, IBV_QPT_RC), 0);
+	host_must_up(a, 4, IBV_QPT_RC);
 	ck_assert_int_eq(host_up(b, 4, IBV_QPT_RC), -EADDRINUSE);
 	rocemu_world_free(b->w);
 	host_down(a);

@@ -14,6 +14,9 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
+. "$(dirname "$0")/stats_port_free.sh"
+udp_4791_free examples 127.0.0.4
+
 # Linked against the system library, as any verbs program is, and before
 # rocemu's library is in the path: the binaries are the user's own.
 for c in "$src"/*.c; do
