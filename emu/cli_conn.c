@@ -157,12 +157,12 @@ static int make_objects(struct conn *c, const char *who)
 	c->w = rocemu_world_new_udp();
 	c->dev = c->w ? rocemu_dev_new(c->w, &cfg) : NULL;
 	if (!c->dev) {
-		fprintf(stderr, "%s: cannot bind %s UDP port 4791: %s (%s)\n", who,
-			c->o.addr, strerror(errno),
-			errno == EADDRINUSE ? "another RoCE device uses it: "
-					      "pick another address with --addr"
-					    : "use a local address, e.g. "
-					      "--addr 127.0.0.2");
+		fprintf(stderr, "%s: cannot bind %s UDP port 4791: %s (%s)\n",
+			who, c->o.addr, strerror(errno),
+			errno == EADDRINUSE
+			    ? "another rocemu or an rxe device binds it: "
+			      "stop it, or pick another address with --addr"
+			    : "use a local address, e.g. --addr 127.0.0.2");
 		return -1;
 	}
 	c->buf = calloc(1, c->o.buf_len);
@@ -309,6 +309,23 @@ void conn_down(struct conn *c)
 	free(c->buf);
 }
 
+/*
+ * Every counter, zeros included: for a lossy link the zeros are evidence
+ * too (no ICRC drop says the bytes arrive intact, no retransmit says no
+ * request was lost), a script finds each name on every run, and two runs
+ * compare line by line, as with ethtool -S or rdma statistic.
+ */
+void conn_print_counters(struct conn *c)
+{
+	if (!c->dev)
+		return;
+	rocemu_world_stop(c->w);
+	for (enum rocemu_counter k = 0; k < ROCEMU_CNT_COUNTER_MAX; k++)
+		printf("counter %s %llu\n", rocemu_counter_name(k),
+		       (unsigned long long)rocemu_dev_counter(c->dev, k));
+	fflush(stdout);
+}
+
 int conn_post_recv(struct conn *c, uint64_t wr_id, size_t off, uint32_t len)
 {
 	struct ibv_sge sge = { (uint64_t)(uintptr_t)(c->buf + off), len,
@@ -375,15 +392,24 @@ int conn_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
 	}
 }
 
+/* The options without a value: where each is kept, or NULL. */
+static bool *flag_of(struct conn_opts *o, const char *a)
+{
+	return !strcmp(a, "--trace")   ? &o->trace
+	       : !strcmp(a, "--srq")   ? &o->srq
+	       : !strcmp(a, "--poll")  ? &o->busy_poll
+	       : !strcmp(a, "--stats") ? &o->stats
+				       : NULL;
+}
+
 int conn_parse_opt(struct conn_opts *o, int argc, char **argv, int i,
 		   const char *who)
 {
 	const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	bool *flag = flag_of(o, a);
 
-	if (!strcmp(a, "--trace") || !strcmp(a, "--srq") ||
-	    !strcmp(a, "--poll")) {
-		*(a[2] == 't' ? &o->trace : a[3] == 'r' ? &o->srq
-						       : &o->busy_poll) = true;
+	if (flag) {
+		*flag = true;
 		return 1;
 	}
 	if (strcmp(a, "--addr") && strcmp(a, "--port") && strcmp(a, "-t") &&

@@ -21,6 +21,7 @@ struct conn_opts {
 	bool trace;
 	bool srq;		/* receives from a shared receive queue */
 	bool busy_poll;		/* spin on the CQ instead of sleeping */
+	bool stats;		/* print the device's counters at the end */
 	int wait_s;		/* client: how long to try reaching the server */
 };
 
@@ -55,6 +56,14 @@ struct conn {
 int conn_up(struct conn *c, const char *who);
 void conn_down(struct conn *c);
 
+/*
+ * --stats: stops the progress thread, so that the counts are final, and
+ * prints every counter of the device to stdout, one "counter NAME VALUE"
+ * line each, zeros included. Prints nothing when there is no device (the
+ * set-up failed before it); the objects stay for conn_down to free.
+ */
+void conn_print_counters(struct conn *c);
+
 /* Posts one receive of len bytes at buf + off (to the SRQ if there is one). */
 int conn_post_recv(struct conn *c, uint64_t wr_id, size_t off, uint32_t len);
 
@@ -64,8 +73,9 @@ int conn_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
 	      const char *who);
 
 /* Parses the options both tools take (--addr, --port, -t, -m, --pcap,
- * --trace, --srq, --wait); returns how many argv entries it used for this one, 0 if it
- * is not one of them, -1 after a usage message. */
+ * --trace, --srq, --poll, --stats, --wait); returns how many argv entries
+ * it used for this one, 0 if it is not one of them, -1 after a usage
+ * message. */
 int conn_parse_opt(struct conn_opts *o, int argc, char **argv, int i,
 		   const char *who);
 

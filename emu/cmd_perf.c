@@ -15,6 +15,8 @@ static const char usage_text[] =
 	"  -n ITERS      operations (default 5000)\n"
 	"  -d DEPTH      operations in flight for bandwidth (default 64)\n"
 	"  --lat         latency: one operation at a time\n"
+	"  --stats       at the end, print every counter of the device to\n"
+	"                stdout: one 'counter NAME VALUE' line each\n"
 	"  --addr IP, --port PORT, -m MTU, --srq, --poll, --wait SEC, --pcap FILE,\n"
 	"  --trace: as for rocemu ping\n";
 
@@ -182,6 +184,10 @@ static int parse(struct perf *p, int argc, char **argv)
 			i += k - 1;
 		} else if (!strcmp(argv[i], "--lat")) {
 			p->lat = true;
+		} else if (!strcmp(argv[i], "-h") ||
+			   !strcmp(argv[i], "--help")) {
+			fputs(usage_text, stdout);
+			return 1;
 		} else if ((!strcmp(argv[i], "-s") || !strcmp(argv[i], "-n") ||
 			    !strcmp(argv[i], "-d")) && i + 1 < argc) {
 			long v = atol(argv[i + 1]);
@@ -226,6 +232,8 @@ int cmd_perf(int argc, char **argv)
 	p.c.o.buf_len = p.size + 64;
 	rc = conn_up(&p.c, who) || (p.c.o.server ? client(&p) : server(&p))
 		     ? CLI_FAIL : CLI_OK;
+	if (p.c.o.stats) /* after a failed run too: that is when they matter */
+		conn_print_counters(&p.c);
 	conn_down(&p.c);
 	return rc;
 }

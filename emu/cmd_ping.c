@@ -22,7 +22,10 @@ static const char usage_text[] =
 	"  --poll        spin on the completion queue instead of sleeping\n"
 	"  --wait SEC    client: how long to try reaching the server (10)\n"
 	"  --pcap FILE   record the device's traffic\n"
-	"  --trace       print each WQE, packet and CQE to stderr\n";
+	"  --trace       print each WQE, packet and CQE to stderr\n"
+	"  --stats       at the end, print every counter of the device to\n"
+	"                stdout (packets, drops by reason, retransmits,\n"
+	"                timeouts, NAKs): one 'counter NAME VALUE' line each\n";
 
 static const char *who = "rocemu ping";
 
@@ -154,6 +157,8 @@ int cmd_ping(int argc, char **argv)
 	c.o.buf_len = (size_t)size + 64;
 	int rc = conn_up(&c, who) || run(&c, (uint32_t)size, iters) ? CLI_FAIL
 								      : CLI_OK;
+	if (c.o.stats) /* after a failed run too: that is when they matter */
+		conn_print_counters(&c);
 	conn_down(&c);
 	return rc;
 }
