@@ -12,6 +12,9 @@ pass=0 fail=0 port=18700
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
+. "$(dirname "$0")/stats_port_free.sh"
+udp_4791_free verbs_bins 127.0.0.2 127.0.0.3
+
 . "$(dirname "$0")/verbs_env.sh"
 
 for b in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong \
@@ -78,6 +81,79 @@ perf ib_atomic_bw ib_atomic_bw -n 300
 for t in ib_write_lat ib_read_lat ib_send_lat; do
 	perf "$t" $t -n 500
 done
+
+# ROCEMU_STATS=1: the device's counters on stderr at exit, once; unset or
+# 0, none. 200 round trips of 4096 bytes at MTU 1024, 4 packets a message.
+counter() { # FILE NAME: the value on the "rocemu: counter NAME VALUE" line
+	awk -v n="$2" '$2 == "counter" && $3 == n { print $4 }' "$work/$1"
+}
+expect_counter() { # FILE NAME TEST VALUE, TEST as for [ ]
+	local v
+	v=$(counter "$1" "$2")
+	if [ -n "$v" ] && [ "$v" "$3" "$4" ]; then ok; else
+		bad "$1: counter $2 is '${v:-absent}', not $3 $4"
+	fi
+}
+port=$((port + 1))
+ROCEMU_STATS=1 ROCEMU_ADDR=127.0.0.2 timeout 60 ibv_rc_pingpong -g 1 -p $port \
+	-n 200 -s 4096 -m 1024 >"$work/stats.server" 2>"$work/stats.server.err" &
+spid=$!
+sleep 0.5
+ROCEMU_STATS=0 ROCEMU_ADDR=127.0.0.3 timeout 60 ibv_rc_pingpong -g 1 -p $port \
+	-n 200 -s 4096 -m 1024 127.0.0.1 >"$work/stats.client" 2>&1 \
+	&& ok || bad "ibv_rc_pingpong client beside ROCEMU_STATS"
+wait $spid && ok || bad "ibv_rc_pingpong with ROCEMU_STATS=1"
+expect_counter stats.server.err tx_packets -ge 800
+expect_counter stats.server.err rx_packets -ge 800
+expect_counter stats.server.err acks_sent -ge 1
+# Zeros included: nothing here drops, NAKs or overruns, and it says so.
+# (Retransmits and timeouts are printed too, but a loaded machine may
+# hold a thread back past the retry timer: their value is not checked.)
+for n in rx_drop_icrc rx_drop_unknown_qp nak_rcvd_psn_seq cq_overruns; do
+	expect_counter stats.server.err $n -eq 0
+done
+for n in retransmits timeouts; do
+	expect_counter stats.server.err $n -ge 0
+done
+grep -q "counter" "$work/stats.client" "$work/rc-s1-m1024.server" \
+	&& bad "counters printed without ROCEMU_STATS=1" || ok
+# Two contexts on the one device, and a forked child that exits: the
+# counters come once, from the parent.
+cat >"$work/two_contexts.c" <<'C'
+#include <infiniband/verbs.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int main(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *a = list && list[0] ? ibv_open_device(list[0]) : NULL;
+	struct ibv_context *b = a ? ibv_open_device(list[0]) : NULL;
+	int status;
+
+	if (!b)
+		return 1;
+	pid_t child = fork();
+	if (child == 0)
+		exit(0); /* runs the library's destructor too */
+	if (child < 0 || waitpid(child, &status, 0) != child || status)
+		return 1;
+	ibv_close_device(b);
+	ibv_close_device(a);
+	ibv_free_device_list(list);
+	return 0;
+}
+C
+if cc -Wall -Wextra -Werror -o "$work/two_contexts" "$work/two_contexts.c" -libverbs; then
+	ROCEMU_STATS=1 ROCEMU_ADDR=127.0.0.2 timeout 20 "$work/two_contexts" \
+		>"$work/two_contexts.out" 2>&1 \
+		&& ok || bad "two contexts and a fork: exit $?"
+	[ "$(grep -c "^rocemu: counter tx_packets " "$work/two_contexts.out")" = 1 ] \
+		&& ok || bad "two contexts and a fork: counters not printed once"
+else
+	bad "the two-context program does not compile"
+fi
 
 # The calls besides the data path: names and rates as the system's own
 # libibverbs gives them (the same program, run on both), and rocemu's GID

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rocemu/frame.h"
 #include "verbs_local.h"
@@ -15,6 +16,7 @@
 static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rocemu_world *world;
 static struct rocemu_dev *dev;
+static pid_t owner; /* the process that made them; not a forked child */
 static uint8_t link_local[16];
 static struct ibv_device the_device = {
 	.node_type = IBV_NODE_CA,
@@ -61,6 +63,7 @@ static int make_device(void)
 	}
 	world = rocemu_world_new_udp();
 	dev = world ? rocemu_dev_new(world, &cfg) : NULL;
+	owner = getpid();
 	if (!dev) {
 		int e = errno;
 		fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s (set "
@@ -113,13 +116,34 @@ const uint8_t *rv_link_local_gid(void)
 	return link_local;
 }
 
-/* Stops the progress thread and flushes the capture at exit. */
+/* ROCEMU_STATS=1: every counter of the device, as rocemu ping --stats
+ * prints them, each line led by "rocemu: " as the library's messages are. */
+static void print_counters(void)
+{
+	const char *v = getenv("ROCEMU_STATS");
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	for (enum rocemu_counter k = 0; k < ROCEMU_CNT_COUNTER_MAX; k++)
+		fprintf(stderr, "rocemu: counter %s %llu\n",
+			rocemu_counter_name(k),
+			(unsigned long long)rocemu_dev_counter(dev, k));
+}
+
+/*
+ * At exit: stops the progress thread, flushes the capture, then prints
+ * the counters, final now. The device is one per process however many
+ * contexts are open, so they are printed once. A forked child that exits
+ * leaves all of it to its parent: the thread and the counts are the
+ * parent's, and the child would print them a second time.
+ */
 __attribute__((destructor)) static void rv_fini(void)
 {
-	if (world) {
-		rocemu_world_stop(world);
-		rocemu_world_record(world, NULL);
-	}
+	if (!world || owner != getpid())
+		return;
+	rocemu_world_stop(world);
+	rocemu_world_record(world, NULL);
+	print_counters();
 }
 
 struct ibv_device **ibv_get_device_list(int *num)
