@@ -320,9 +320,7 @@ void conn_print_counters(struct conn *c)
 	if (!c->dev)
 		return;
 	rocemu_world_stop(c->w);
-	for (enum rocemu_counter k = 0; k < ROCEMU_CNT_COUNTER_MAX; k++)
-		printf("counter %s %llu\n", rocemu_counter_name(k),
-		       (unsigned long long)rocemu_dev_counter(c->dev, k));
+	rocemu_dev_print_counters(c->dev, stdout, "");
 	fflush(stdout);
 }
 

@@ -50,6 +50,14 @@ uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c)
 	return c < ROCEMU_CNT_COUNTER_MAX ? d->cnt[c] : 0;
 }
 
+void rocemu_dev_print_counters(const struct rocemu_dev *d, FILE *f,
+			       const char *prefix)
+{
+	for (enum rocemu_counter k = 0; k < ROCEMU_CNT_COUNTER_MAX; k++)
+		fprintf(f, "%scounter %s %llu\n", prefix, rocemu_counter_name(k),
+			(unsigned long long)rocemu_dev_counter(d, k));
+}
+
 struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 				  const struct rocemu_dev_cfg *cfg)
 {

@@ -14,7 +14,7 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-. "$(dirname "$0")/stats_port_free.sh"
+. "$(dirname "$0")/udp_port_free.sh"
 udp_4791_free examples 127.0.0.4
 
 # Linked against the system library, as any verbs program is, and before

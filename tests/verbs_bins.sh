@@ -12,7 +12,7 @@ pass=0 fail=0 port=18700
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-. "$(dirname "$0")/stats_port_free.sh"
+. "$(dirname "$0")/udp_port_free.sh"
 udp_4791_free verbs_bins 127.0.0.2 127.0.0.3
 
 . "$(dirname "$0")/verbs_env.sh"

@@ -66,7 +66,8 @@ static int make_device(void)
 	owner = getpid();
 	if (!dev) {
 		int e = errno;
-		fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s (set "
+		fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s (another "
+				"rocemu or an rxe device binds it: stop it, or set "
 				"ROCEMU_ADDR to a free local address)\n", addr,
 			strerror(e));
 		rocemu_world_free(world);
@@ -124,10 +125,7 @@ static void print_counters(void)
 
 	if (!v || !*v || !strcmp(v, "0"))
 		return;
-	for (enum rocemu_counter k = 0; k < ROCEMU_CNT_COUNTER_MAX; k++)
-		fprintf(stderr, "rocemu: counter %s %llu\n",
-			rocemu_counter_name(k),
-			(unsigned long long)rocemu_dev_counter(dev, k));
+	rocemu_dev_print_counters(dev, stderr, "rocemu: ");
 }
 
 /*

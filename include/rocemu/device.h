@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * The verbs objects take and return rdma-core's own types (ibv_send_wr,
@@ -149,6 +150,10 @@ enum rocemu_counter {
 };
 uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c);
 const char *rocemu_counter_name(enum rocemu_counter c);
+/* Writes every counter, zeros included, one "<prefix>counter NAME VALUE"
+ * line each, to f (rocemu ping --stats, ROCEMU_STATS=1). */
+void rocemu_dev_print_counters(const struct rocemu_dev *d, FILE *f,
+			       const char *prefix);
 
 /* The device's GID: its IP address (IPv4-mapped for IPv4). */
 const uint8_t *rocemu_dev_gid(const struct rocemu_dev *d);
