@@ -28,6 +28,17 @@ int world_lock_init(struct rocemu_world *w)
 	return -rc;
 }
 
+void rocemu_world_fork_prepare(struct rocemu_world *w)
+{
+	pthread_mutex_lock(&w->lock);
+	roce_pcap_flush(w->pcap);
+}
+
+void rocemu_world_fork_done(struct rocemu_world *w)
+{
+	pthread_mutex_unlock(&w->lock);
+}
+
 struct rocemu_world *world_lock(struct rocemu_world *w)
 {
 	pthread_mutex_lock(&w->lock);

@@ -490,6 +490,11 @@ int roce_pcap_write_cut(struct roce_pcap_writer *w, uint64_t ts_ns,
 	return ferror(pcap_dump_file(w->d)) ? -EIO : 0;
 }
 
+int roce_pcap_flush(struct roce_pcap_writer *w)
+{
+	return w && pcap_dump_flush(w->d) ? -EIO : 0;
+}
+
 int roce_pcap_finish(struct roce_pcap_writer *w)
 {
 	if (!w)

@@ -15,7 +15,8 @@ if ! cc -Wall -Wextra -Werror -pthread -o "$work/verbs_lifetimes" \
 	exit 1
 fi
 . "$src/tests/verbs_env.sh"
-ROCEMU_ADDR=127.0.0.30 timeout 120 "$work/verbs_lifetimes" >"$work/out" 2>&1
+ROCEMU_ADDR=127.0.0.30 ROCEMU_PCAP=$work/lifetimes.pcap \
+	timeout 120 "$work/verbs_lifetimes" >"$work/out" 2>&1
 rc=$?
 grep -v "^device\|^QP .* ready" "$work/out"
 if [ $rc = 124 ]; then
@@ -24,6 +25,12 @@ fi
 if ! grep -q "^verbs_lifetimes: " "$work/out"; then
 	echo "verbs_lifetimes: exit status $rc before the end"
 	echo "verbs_lifetimes: 0 passed, 1 failed"
+	exit 1
+fi
+# The capture, written while a child was forked and exited, reads whole.
+if ! "$build/bin/rocemu" dump "$work/lifetimes.pcap" >"$work/dump" 2>&1; then
+	echo "FAIL: the capture does not read back: $(tail -n 1 "$work/dump")"
+	echo "verbs_lifetimes: 0 passed, 1 failed (capture)"
 	exit 1
 fi
 grep -q "^verbs_lifetimes: .* passed, 0 failed$" "$work/out" && [ $rc = 0 ]

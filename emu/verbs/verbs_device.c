@@ -46,6 +46,18 @@ static enum ibv_mtu mtu_from_env(void)
 	return IBV_MTU_1024;
 }
 
+/* A child forked while the device runs must not write the capture's
+ * buffer into the file a second time when it exits. */
+static void fork_prepare(void)
+{
+	rocemu_world_fork_prepare(world);
+}
+
+static void fork_done(void)
+{
+	rocemu_world_fork_done(world);
+}
+
 /* The device, bound to ROCEMU_ADDR (default 127.0.0.1), made once. */
 static int make_device(void)
 {
@@ -94,6 +106,7 @@ static int make_device(void)
 		fprintf(stderr, "rocemu: cannot write ROCEMU_PCAP=%s\n", pcap);
 	if (getenv("ROCEMU_TRACE") && strcmp(getenv("ROCEMU_TRACE"), "0"))
 		rocemu_world_trace(world, print_trace, NULL);
+	pthread_atfork(fork_prepare, fork_done, fork_done);
 	return rocemu_world_start(world);
 }
 

@@ -78,6 +78,14 @@ void rocemu_world_set_faults(struct rocemu_world *w,
 /* Records every frame the wire carries, as sent, to an Ethernet pcap. */
 int rocemu_world_record(struct rocemu_world *w, const char *path);
 
+/*
+ * For pthread_atfork: prepare takes the world lock and writes out the
+ * capture's buffer, so that a child that exits does not write it a second
+ * time into the same file; done releases the lock (in parent and child).
+ */
+void rocemu_world_fork_prepare(struct rocemu_world *w);
+void rocemu_world_fork_done(struct rocemu_world *w);
+
 /* Puts a frame on the wire as if another host had sent it: it reaches the
  * device that owns its destination address (replaying a capture against
  * an emulated responder). The wire's faults apply. */

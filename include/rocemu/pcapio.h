@@ -64,6 +64,9 @@ int roce_pcap_write(struct roce_pcap_writer *w, uint64_t ts_ns,
 int roce_pcap_write_cut(struct roce_pcap_writer *w, uint64_t ts_ns,
 			const uint8_t *frame, size_t caplen, size_t wire_len);
 
+/* Writes out what is buffered; 0, or -EIO if it did not reach the file. */
+int roce_pcap_flush(struct roce_pcap_writer *w);
+
 /* Flushes and closes; 0, or -EIO if the data did not reach the file. */
 int roce_pcap_finish(struct roce_pcap_writer *w);
 
