@@ -5,6 +5,7 @@
 #   make bench      speed figures       make fuzz    libFuzzer, bounded
 #   make install PREFIX=... DESTDIR=...
 #   SAN=1 builds with AddressSanitizer and UBSan; V=1 shows the commands.
+#   TSAN=1 builds with ThreadSanitizer (build/tsan).
 
 .DEFAULT_GOAL := all
 .SUFFIXES:
@@ -24,6 +25,18 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 else
 BUILD := build
 SANFLAGS :=
+endif
+
+# TSAN=1: ThreadSanitizer in build/tsan. gcc puts its runtime into the
+# drop-in .so too; programs built without it get it preloaded
+# (tests/verbs_env.sh). The first race report ends the program with 66.
+ifeq ($(TSAN),1)
+ifeq ($(SAN),1)
+$(error SAN=1 and TSAN=1 cannot be combined)
+endif
+BUILD := build/tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+export TSAN_OPTIONS ?= halt_on_error=1 exitcode=66 second_deadlock_stack=1
 endif
 
 ifeq ($(V),1)
@@ -134,6 +147,7 @@ check: all
 	$(Q)tests/net_hosts.sh $(BUILD)
 	$(Q)tests/verbs_bins.sh $(BUILD)
 	$(Q)tests/verbs_lifetimes.sh $(BUILD)
+	$(Q)tests/verbs_stress.sh $(BUILD)
 	$(Q)tests/examples.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
