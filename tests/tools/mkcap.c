@@ -195,10 +195,11 @@ static int gen_seeds(const char *dir, int argc, char **argv, int transport)
 		struct roce_pcap_reader *r;
 		struct roce_pcap_rec rec;
 		if (roce_pcap_open(argv[i], &r, err)) {
-			fprintf(stderr, "mkcap: %s\n", err);
+			fprintf(stderr, "mkcap: %s: %s\n", argv[i], err);
 			return 1;
 		}
-		while (roce_pcap_next(r, &rec, err) == 1) {
+		int rc;
+		while ((rc = roce_pcap_next(r, &rec, err)) == 1) {
 			snprintf(path, sizeof(path), "%s/seed-%u", dir, n++);
 			FILE *fp = fopen(path, "wb");
 			if (!fp) {
@@ -221,6 +222,361 @@ static int gen_seeds(const char *dir, int argc, char **argv, int transport)
 			fclose(fp);
 		}
 		roce_pcap_close(r);
+		if (rc < 0) {
+			fprintf(stderr, "mkcap: %s: %s\n", argv[i], err);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- sequence seeds ------------------------------------------------ */
+
+/*
+ * The input format of tests/fuzz/fuzz_sequence.c: its step numbers and
+ * packet flags (enum step and PK_* there). The two must change together.
+ */
+enum {
+	SEQ_PACKET = 0,
+	SEQ_RUN = 2,
+	SEQ_ADVANCE = 3,
+	SEQ_MR_REG = 4,
+	SEQ_MR_DEREG = 5,
+	SEQ_POST_RECV = 6,
+	SEQ_POST_SEND = 7,
+	SEQ_QP_STATE = 8,
+	SEQ_QP_CREATE = 9,
+	SEQ_CQ_POLL = 11,
+	SEQ_AH_CREATE = 17,
+	SEQ_ASYNC = 19,
+	PK_AIM = 1 << 0,
+	PK_ADDR = 1 << 1,
+	PK_PSN = 1 << 2,
+	PK_FIT = 1 << 3,
+	PK_QP1 = 1 << 6,
+	PK_QKEY = 1 << 7,
+	/* the work request opcodes of its post-send step, by index */
+	WR_SEND = 0, WR_SEND_IMM, WR_WRITE, WR_WRITE_IMM, WR_READ, WR_CAS,
+	WR_FAA, WR_SEND_INV,
+	SEQ_MAX_WRS = 12,	/* sends posted per seed: its queue holds 16 */
+};
+
+/* One RoCE packet of a capture: its flow and its transport bytes. */
+struct cap_pkt {
+	uint8_t src[16], dst[16];
+	uint32_t dqpn, psn;
+	const struct roce_opcode_info *op;
+	uint32_t reth_len, payload_len;
+	uint8_t *tp;		/* BTH to ICRC */
+	size_t tl;
+};
+
+struct seq {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void put(struct seq *s, const void *data, size_t n)
+{
+	if (s->n + n > s->cap) {
+		s->cap = 2 * (s->n + n);
+		if (!(s->p = realloc(s->p, s->cap))) {
+			fprintf(stderr, "mkcap: out of memory\n");
+			exit(1);
+		}
+	}
+	memcpy(s->p + s->n, data, n);
+	s->n += n;
+}
+
+#define PUT(s, ...) put((s), (const uint8_t[]){ __VA_ARGS__ }, \
+			sizeof((const uint8_t[]){ __VA_ARGS__ }))
+
+/* A packet's flow and a copy of its transport bytes; -ENOMEM. */
+static int keep_packet(struct cap_pkt *p, const struct roce_frame *f)
+{
+	memcpy(p->src, f->src_gid, 16);
+	memcpy(p->dst, f->dst_gid, 16);
+	p->dqpn = f->ib.bth.dqpn;
+	p->psn = f->ib.bth.psn;
+	p->op = f->ib.op;
+	p->reth_len = f->ib.reth.len;
+	p->payload_len = f->ib.payload_len;
+	p->tl = f->udp_len - ROCE_UDP_HLEN;
+	if (!(p->tp = malloc(p->tl)))
+		return -ENOMEM;
+	memcpy(p->tp, f->ib.payload - f->ib.op->hdr_len, p->tl);
+	return 0;
+}
+
+static void free_packets(struct cap_pkt *pkts, long n)
+{
+	for (long i = 0; i < n; i++)
+		free(pkts[i].tp);
+	free(pkts);
+}
+
+/* Reads every untruncated RoCE packet of a capture into *pkts_out: the
+ * count, or -1 after saying why (then nothing is left allocated). */
+static long read_packets(const char *path, struct cap_pkt **pkts_out)
+{
+	char err[ROCE_PCAP_ERRLEN];
+	struct roce_pcap_reader *r;
+	struct roce_pcap_rec rec;
+	long n = 0;
+	int rc;
+
+	*pkts_out = NULL;
+	if (roce_pcap_open(path, &r, err)) {
+		fprintf(stderr, "mkcap: %s: %s\n", path, err);
+		return -1;
+	}
+	while ((rc = roce_pcap_next(r, &rec, err)) == 1) {
+		struct roce_frame f;
+		const char *why;
+		if (roce_frame_parse(roce_pcap_link(r), rec.data, rec.caplen,
+				     rec.wire_len, &f, &why) || f.truncated)
+			continue;
+		struct cap_pkt *v =
+			realloc(*pkts_out, (size_t)(n + 1) * sizeof(*v));
+		if (v)
+			*pkts_out = v;
+		if (!v || keep_packet(&v[n], &f)) {
+			snprintf(err, sizeof(err), "out of memory");
+			rc = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	roce_pcap_close(r);
+	if (rc < 0) {
+		fprintf(stderr, "mkcap: %s: %s\n", path, err);
+		free_packets(*pkts_out, n);
+		return -1;
+	}
+	return n;
+}
+
+static bool same_flow(const struct cap_pkt *a, const struct cap_pkt *b)
+{
+	return !memcmp(a->src, b->src, 16) && !memcmp(a->dst, b->dst, 16) &&
+	       a->dqpn == b->dqpn;
+}
+
+/* The reverse direction of a flow: the peer answering it. */
+static bool reverse_flow(const struct cap_pkt *a, const struct cap_pkt *b)
+{
+	return !memcmp(a->src, b->dst, 16) && !memcmp(a->dst, b->src, 16);
+}
+
+static bool is_request(const struct cap_pkt *p)
+{
+	return !(p->op->flags & ROCE_OPF_RESP);
+}
+
+static void put_packet(struct seq *s, uint8_t flags, const struct cap_pkt *p)
+{
+	PUT(s, SEQ_PACKET, flags, (uint8_t)(p->tl >> 8), (uint8_t)p->tl);
+	put(s, p->tp, p->tl);
+}
+
+/* Verbs calls after every third packet, in turn. Where they fall is not
+ * chosen to break a message: finding such a place is the fuzzer's job. */
+static void put_interleaved(struct seq *s, unsigned turn)
+{
+	switch (turn % 7) {
+	case 0: PUT(s, SEQ_CQ_POLL, 0x1e); break;	/* CQ 0, 16 */
+	case 1: PUT(s, SEQ_ADVANCE, 20); break;	/* 1 ms */
+	case 2: PUT(s, SEQ_MR_REG, 0x12, 0, 0); break;	/* slot 2, window 2 */
+	case 3: PUT(s, SEQ_POST_RECV, 0x00, 1, 0x00, 0, 0x20, 0x00); break;
+	case 4: PUT(s, SEQ_MR_DEREG, 2); break;
+	case 5: PUT(s, SEQ_ASYNC); break;
+	default: PUT(s, SEQ_RUN); break;
+	}
+}
+
+/* A fresh connection of QP slot qp (default attributes), n receives of
+ * a whole window each. */
+static void put_prologue(struct seq *s, unsigned qp, unsigned n)
+{
+	PUT(s, SEQ_QP_STATE, (uint8_t)(1 | qp << 3), 0, 0, 0); /* RESET */
+	PUT(s, SEQ_QP_STATE, (uint8_t)(4 | qp << 3), 0x6a, 0xe4, 0); /* up */
+	PUT(s, SEQ_POST_RECV, (uint8_t)(qp | (n - 1) << 1));
+	for (unsigned i = 0; i < n; i++)
+		PUT(s, 1, 0x00, 0, 0x20, 0x00); /* MR 0, 8192 bytes */
+}
+
+static int write_seed(const char *dir, unsigned *n, const struct seq *s)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/seq-%u", dir, (*n)++);
+	FILE *fp = fopen(path, "wb");
+	bool ok = fp && fwrite(s->p, 1, s->n, fp) == s->n;
+	if ((fp && fclose(fp)) || !ok) {
+		perror(path);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The requests of the flow of pkts[first], in order, at the emulated
+ * responder: aimed at its QP with the PSN it expects and RETH/AtomicETH
+ * in its MR, with verbs calls between them. A UD flow goes to a UD QP
+ * made for it, which also sends one datagram back through an AH.
+ */
+static void seed_responder(struct seq *s, const struct cap_pkt *pkts,
+			   long n, long first)
+{
+	bool ud = pkts[first].op->transport == ROCE_TR_UD;
+	uint8_t flags = ud ? PK_AIM | PK_QP1 | PK_QKEY
+			   : PK_AIM | PK_ADDR | PK_PSN | PK_FIT;
+	unsigned turn = 0;
+
+	if (ud) {
+		PUT(s, SEQ_QP_CREATE, 0x05);	/* slot 1, UD */
+		PUT(s, SEQ_AH_CREATE, 0);
+		put_prologue(s, 1, 8);
+		/* a signaled SEND from QP 1 through AH 0, 64 bytes of MR 0 */
+		PUT(s, SEQ_POST_SEND, 0x18, 0x01, 0, 0, 0, 0x00, 0, 0, 64);
+	} else {
+		put_prologue(s, 0, 8);
+	}
+	for (long i = first; i < n; i++) {
+		if (!same_flow(&pkts[i], &pkts[first]) || !is_request(&pkts[i]))
+			continue;
+		put_packet(s, flags, &pkts[i]);
+		if (i % 3 == 2)
+			put_interleaved(s, turn++);
+	}
+	PUT(s, SEQ_ADVANCE, 30, SEQ_CQ_POLL, 0x1e, SEQ_ASYNC);
+}
+
+/* The post-send step for the message a request packet starts, or -1
+ * if it starts none: opcode index, and length (2 bytes). */
+static int wr_of(const struct cap_pkt *pkts, long n, long i, uint32_t *len)
+{
+	const struct cap_pkt *p = &pkts[i];
+	unsigned fl = p->op->flags, ex = p->op->exts;
+
+	if (!(fl & (ROCE_OPF_FIRST | ROCE_OPF_ONLY)))
+		return -1;
+	*len = fl & ROCE_OPF_ATOMIC ? 8 : p->reth_len;
+	if (fl & ROCE_OPF_READ)
+		return WR_READ;
+	if (fl & ROCE_OPF_ATOMIC)
+		return (p->tp[0] & 0x1f) == 0x13 ? WR_CAS : WR_FAA;
+	/* The rest of the message tells a SEND's length and kind, and
+	 * whether a WRITE carries an immediate. */
+	*len = fl & ROCE_OPF_WRITE ? p->reth_len : 0;
+	for (long j = i; j < n; j++) {
+		const struct cap_pkt *q = &pkts[j];
+		if (!same_flow(q, p) || !is_request(q))
+			continue;
+		if (fl & ROCE_OPF_SEND)
+			*len += q->payload_len;
+		ex |= q->op->exts;
+		if (q->op->flags & (ROCE_OPF_LAST | ROCE_OPF_ONLY))
+			break;
+	}
+	if (fl & ROCE_OPF_WRITE)
+		return ex & ROCE_EXT_IMMDT ? WR_WRITE_IMM : WR_WRITE;
+	return ex & ROCE_EXT_IMMDT ? WR_SEND_IMM
+	       : ex & ROCE_EXT_IETH ? WR_SEND_INV : WR_SEND;
+}
+
+/* Posts, from QP slot 0, the messages of the flow of pkts[first] (one
+ * per first PSN: a retransmission is not a new message). */
+static void put_sends(struct seq *s, const struct cap_pkt *pkts, long n,
+		      long first)
+{
+	uint32_t psns[SEQ_MAX_WRS];
+	unsigned posted = 0;
+
+	for (long i = first; i < n && posted < SEQ_MAX_WRS; i++) {
+		uint32_t len;
+		int wr;
+		bool seen = false;
+		if (!same_flow(&pkts[i], &pkts[first]) ||
+		    !is_request(&pkts[i]) || (wr = wr_of(pkts, n, i, &len)) < 0)
+			continue;
+		for (unsigned k = 0; k < posted; k++)
+			seen |= psns[k] == pkts[i].psn;
+		if (seen)
+			continue;
+		psns[posted++] = pkts[i].psn;
+		/* signaled, one SGE in MR 0 and the remote MR 0 */
+		PUT(s, SEQ_POST_SEND, (uint8_t)(wr | 0x10), 0x01, 0, 40, 99,
+		    0x00, 0, (uint8_t)(len >> 8 & 0x3f), (uint8_t)len);
+	}
+	PUT(s, SEQ_RUN);
+}
+
+/*
+ * The emulated device as the requester: it posts what the requests of
+ * the flow answered by pkts[first] asked for, then takes that flow's
+ * responses (ACK, NAK, READ responses, atomic ACKs) in order, each at the
+ * PSN it expects, with verbs calls between them.
+ */
+static void seed_requester(struct seq *s, const struct cap_pkt *pkts,
+			   long n, long first)
+{
+	unsigned turn = 0;
+
+	put_prologue(s, 0, 1);
+	for (long i = 0; i < n; i++)
+		if (reverse_flow(&pkts[i], &pkts[first]) &&
+		    is_request(&pkts[i])) {
+			put_sends(s, pkts, n, i);
+			break;
+		}
+	for (long i = first; i < n; i++) {
+		if (!same_flow(&pkts[i], &pkts[first]) || is_request(&pkts[i]))
+			continue;
+		put_packet(s, PK_AIM | PK_PSN, &pkts[i]);
+		if (i % 3 == 2)
+			put_interleaved(s, turn++);
+	}
+	PUT(s, SEQ_ADVANCE, 30, SEQ_CQ_POLL, 0x1e, SEQ_ASYNC);
+}
+
+/* Whether pkts[i] is the first packet of its flow of this kind. */
+static bool starts_flow(const struct cap_pkt *pkts, long i, bool requests)
+{
+	if (is_request(&pkts[i]) != requests)
+		return false;
+	for (long j = 0; j < i; j++)
+		if (same_flow(&pkts[j], &pkts[i]) &&
+		    is_request(&pkts[j]) == requests)
+			return false;
+	return true;
+}
+
+/* Writes DIR/seq-N: per flow of each capture, its requests at the
+ * responder and, if it has any, its responses at the requester. */
+static int gen_sequence_seeds(const char *dir, int argc, char **argv)
+{
+	unsigned count = 0;
+
+	for (int a = 0; a < argc; a++) {
+		struct cap_pkt *pkts;
+		long n = read_packets(argv[a], &pkts);
+		int rc = n < 0;
+		for (long i = 0; i < n && !rc; i++) {
+			struct seq s = { 0 };
+			if (starts_flow(pkts, i, true))
+				seed_responder(&s, pkts, n, i);
+			else if (starts_flow(pkts, i, false))
+				seed_requester(&s, pkts, n, i);
+			if (s.n)
+				rc = write_seed(dir, &count, &s);
+			free(s.p);
+		}
+		if (n >= 0)
+			free_packets(pkts, n);
+		if (rc)
+			return 1;
 	}
 	return 0;
 }
@@ -233,12 +589,16 @@ int main(int argc, char **argv)
 		return gen_seeds(argv[2], argc - 3, argv + 3, 0);
 	if (argc >= 3 && !strcmp(argv[1], "--transport-seeds"))
 		return gen_seeds(argv[2], argc - 3, argv + 3, 1);
+	if (argc >= 3 && !strcmp(argv[1], "--sequence-seeds"))
+		return gen_sequence_seeds(argv[2], argc - 3, argv + 3);
 	if (argc < 3 || (strcmp(argv[1], "--all") && strcmp(argv[1], "--malformed") &&
 			 strcmp(argv[1], "--bench"))) {
 		fprintf(stderr, "usage: mkcap --all|--malformed OUT.pcap\n"
 				"       mkcap --bench OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"
-				"       mkcap --transport-seeds DIR CAPTURE...\n");
+				"       mkcap --transport-seeds DIR CAPTURE...\n"
+				"       mkcap --sequence-seeds DIR "
+				"CAPTURE...\n");
 		return 2;
 	}
 	if (roce_pcap_create(argv[2], &out, err)) {
