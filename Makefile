@@ -167,31 +167,49 @@ bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP) $(VERBS_SO)
 	$(Q)tests/tools/bench_verbs.sh $(BUILD)
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
-# Two targets: the frame decoder, and an RC responder in RTS that must never
-# touch memory outside its MR. Each runs for FUZZ_SECONDS.
-FUZZ_DIR := build/fuzz
+# Three targets: the frame decoder; an RC responder in RTS that must never
+# touch memory outside its MR; and sequences of packets interleaved with
+# verbs calls (MRs deregistered mid-message, QPs reset and destroyed, CQs,
+# an SRQ, AHs), after which no memory outside a registered MR may be
+# touched. Each replays its inputs in tests/fuzz/regress_<name>/ (found
+# bugs) first, then runs for FUZZ_SECONDS.
+FUZZ_DIR ?= build/fuzz
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := fuzz_frame fuzz_responder
+FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
-	@mkdir -p $(FUZZ_DIR)/corpus_frame $(FUZZ_DIR)/corpus_responder
+	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
 	  tests/fuzz/fuzz_frame.c $(filter-out proto/pcapio.c,$(PROTO_SRC)) -lz
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_responder \
 	  tests/fuzz/fuzz_responder.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lpcap
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_sequence \
+	  tests/fuzz/fuzz_sequence.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lpcap
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
 	$(Q)$(MKCAP) --transport-seeds $(FUZZ_DIR)/corpus_responder \
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
-	$(Q)for t in frame responder; do \
-	  $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
-	    -print_final_stats=1 $(FUZZ_DIR)/corpus_$$t \
-	    >$(FUZZ_DIR)/log_$$t 2>&1; rc=$$?; \
-	  echo "fuzz_$$t: $$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' \
-	    $(FUZZ_DIR)/log_$$t)"; \
-	  if [ $$rc != 0 ]; then tail -n 30 $(FUZZ_DIR)/log_$$t; \
-	    echo "fuzz: FAILED, see $(FUZZ_DIR)/log_$$t"; exit 1; fi; \
-	done; echo "fuzz: 2 passed, 0 failed"
+	$(Q)$(MKCAP) --sequence-seeds $(FUZZ_DIR)/corpus_sequence \
+	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
+	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
+	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
+	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \
+	    grep -v '\.md$$'); \
+	  if [ -n "$$regress" ]; then \
+	    $(FUZZ_DIR)/fuzz_$$t $$regress >>$$log 2>&1 || rc=$$?; \
+	    echo "fuzz_$$t: $$(echo $$regress | wc -w) regression inputs"; \
+	  fi; \
+	  if [ $$rc = 0 ]; then \
+	    $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+	      -print_final_stats=1 $(FUZZ_DIR)/corpus_$$t >>$$log 2>&1 || rc=$$?; \
+	    echo "fuzz_$$t: $$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' \
+	      $$log)"; \
+	  fi; \
+	  if [ $$rc = 0 ]; then pass=$$((pass + 1)); else fail=$$((fail + 1)); \
+	    sed -n '/ERROR: /,/^$$/p' $$log | head -n 24; \
+	    grep 'Running: \|SUMMARY\|Test unit written' $$log | tail -n 2; \
+	    echo "fuzz_$$t: FAILED, see $$log"; fi; \
+	done; echo "fuzz: $$pass passed, $$fail failed"; [ $$fail = 0 ]
 
 # ---- install ------------------------------------------------------------
 install: $(LIB) $(ROCEMU)
