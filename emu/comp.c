@@ -67,6 +67,38 @@ static struct swqe *wqe_at(struct rocemu_qp *qp, uint32_t psn)
 	return NULL;
 }
 
+/*
+ * A response beyond comp.psn shows that what came before it was lost: go
+ * back now rather than at the timer (qib and hfi1 retry a READ so; rxe
+ * waits for the timer). Once per loss, though: the rest of what was on
+ * the wire shows the same loss.
+ */
+static void go_back_once(struct rocemu_qp *qp)
+{
+	if (qp->req.went_back && qp->req.back_psn == qp->comp.psn)
+		return;
+	req_retry(qp);
+	restart_timer(qp);
+}
+
+/*
+ * A READ response at psn, beyond comp.psn. The rest of the burst that
+ * was on the wire before the go-back comes with rising PSNs; a PSN at or
+ * below the highest seen since means the response started again and
+ * lost comp.psn once more: go back again, not at the timer.
+ */
+static void read_gap(struct rocemu_qp *qp, uint32_t psn)
+{
+	if (qp->req.went_back && qp->req.back_psn == qp->comp.psn &&
+	    roce_psn_cmp(psn, qp->req.back_seen) > 0) {
+		qp->req.back_seen = psn;
+		return;
+	}
+	qp->req.went_back = false; /* a loss not yet asked for again */
+	go_back_once(qp);
+	qp->req.back_seen = psn;
+}
+
 static void finish(struct rocemu_qp *qp, struct swqe *wqe,
 		   enum ibv_wc_status status)
 {
@@ -93,7 +125,7 @@ static bool ack_upto(struct rocemu_qp *qp, uint32_t psn)
 		if (roce_psn_cmp(psn, wqe->first_psn) < 0)
 			break;
 		if (!is_send_write(wqe)) {
-			req_retry(qp);
+			go_back_once(qp);
 			return false;
 		}
 		if (roce_psn_cmp(psn, wqe->last_psn) < 0) {
@@ -239,7 +271,8 @@ static void on_atomic_ack(struct rocemu_qp *qp, const struct roce_ib *ib)
 /*
  * A READ response or atomic ACK at a PSN beyond comp.psn acknowledges the
  * requests before it, but only if it starts its message; a later packet
- * of a READ means an earlier response was lost, and waits for the retry.
+ * of a READ means an earlier response was lost: it is dropped, and what
+ * is missing asked for again.
  */
 static bool catch_up(struct rocemu_qp *qp, const struct roce_ib *ib)
 {
@@ -247,8 +280,10 @@ static bool catch_up(struct rocemu_qp *qp, const struct roce_ib *ib)
 
 	if (psn == qp->comp.psn)
 		return true;
-	if (!(ib->op->flags & (ROCE_OPF_FIRST | ROCE_OPF_ONLY)))
+	if (!(ib->op->flags & (ROCE_OPF_FIRST | ROCE_OPF_ONLY))) {
+		read_gap(qp, psn);
 		return false;
+	}
 	bool ok = ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK));
 	comp_retire(qp);
 	return ok && psn == qp->comp.psn;

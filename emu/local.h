@@ -61,7 +61,7 @@ struct rocemu_world {
 	struct heap timers;	/* struct timer_ev */
 	struct rocemu_dev *devs;	/* linked through dev->next */
 	struct rocemu_qp *ready;	/* QPs with requester work */
-	struct rocemu_qp *acks;		/* QPs with a coalesced ACK owed */
+	struct rocemu_qp *acks;		/* QPs with responses owed */
 	struct roce_pcap_writer *pcap;
 	rocemu_trace_fn trace;
 	void *trace_arg;
@@ -122,8 +122,12 @@ unsigned wire_deliver_due(struct rocemu_world *w);
 struct tx_sock;
 struct tx_batch;
 uint64_t udp_clock_ns(void);
-/* Sends what the devices have queued (sendmmsg, one call per socket run). */
-void udp_flush_all(struct rocemu_world *w);
+/* Sends what the devices have queued (sendmmsg, one call per socket run);
+ * what a full socket buffer refuses stays queued. True if none is left. */
+bool udp_flush_all(struct rocemu_world *w);
+/* True while d's transmit queue is over its bound: the engines then make
+ * no more packets that can wait. Never on the loopback wire. */
+bool wire_busy(const struct rocemu_dev *d);
 int udp_dev_open(struct rocemu_dev *d);
 void udp_dev_close(struct rocemu_dev *d);
 void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len);
@@ -303,13 +307,18 @@ struct rwqe {
 	struct ibv_sge sg[MAX_SGE];
 };
 
-/* What a READ or atomic asked for, kept to answer a duplicate of it. */
+/* What a READ or atomic asked for, kept to answer a duplicate of it, and
+ * how much of its response is still owed. */
 struct rd_res {
 	bool valid;
 	bool atomic;
+	bool owed;		/* response packets not yet sent */
 	uint32_t first_psn, last_psn;
+	uint32_t next_psn;	/* the next response packet to send */
 	uint64_t va;
 	uint32_t rkey, len;
+	uint64_t mr_serial;	/* READ: the registration it was checked in */
+	uint32_t msn;		/* the MSN once it executed (C9-148) */
 	uint64_t orig;		/* atomic result */
 };
 
@@ -340,6 +349,9 @@ struct rocemu_qp {
 		unsigned noack;		/* packets since the last AckReq */
 		unsigned rd_atomic;	/* READ/atomics outstanding */
 		bool rnr_wait;		/* paused by an RNR NAK */
+		bool went_back;		/* went back from back_psn, */
+		uint32_t back_psn;
+		uint32_t back_seen;	/* and saw responses up to this since */
 	} req;
 	struct {
 		uint32_t psn;		/* oldest PSN not yet acknowledged */
@@ -358,11 +370,21 @@ struct rocemu_qp {
 		uint32_t rkey, resid;
 		uint32_t write_len;	/* RETH length of this WRITE */
 		uint64_t mr_serial;	/* the MR its first packet named */
-		uint32_t ack_psn;	/* coalesced ACK owed */
+		uint32_t ack_psn;	/* coalesced ACK (or NAK) owed */
+		uint8_t ack_syn;	/* its AETH syndrome */
 		bool ack_owed;
+		bool fatal_owed;	/* that NAK then ends the QP (C9-129) */
+		enum ibv_event_type fatal_ev;
+		enum ibv_wc_status fatal_status; /* for the receive WQE */
 		bool drop_msg;		/* UC: dropping the rest of a message */
 		struct rd_res res[MAX_RD_ATOMIC];
 		unsigned res_next;
+		/* READ responses go out in bursts (resp_read.c) */
+		uint64_t burst_at;	/* when this burst began */
+		uint64_t next_burst;	/* when the next may begin */
+		unsigned burst_sent;	/* its packets so far */
+		uint64_t gap_ns;	/* UDP: between the last full bursts */
+		uint64_t pace_ns;	/* UDP: per packet, since a loss */
 	} resp;
 };
 
@@ -392,7 +414,9 @@ void qp_flush(struct rocemu_qp *qp);
 /* Builds and sends a frame from qp's template and the given ib fields. */
 void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib);
 
-void req_run(struct rocemu_qp *qp);
+/* Sends what the SQ holds, as far as window and wire allow; returns the
+ * packets sent. */
+unsigned req_run(struct rocemu_qp *qp);
 /* A local error on wqe: it completes with status, the QP goes to ERROR. */
 void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
 		enum ibv_wc_status status);
@@ -414,6 +438,26 @@ void ud_receive(struct rocemu_qp *qp, const struct roce_frame *f);
 void ud_send(struct rocemu_qp *qp, struct swqe *wqe);
 /* Sets the template's destination to an address vector. */
 void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah);
-void resp_flush_ack(struct rocemu_qp *qp);
+
+/* The RC responder's owed responses (resp_read.c). */
+/* Owes an ACK, NAK or RNR NAK (AETH syndrome syn) at psn: sent after the
+ * READ responses and atomic ACKs owed before it, merged with the one
+ * owed already (ACKs coalesce, a NAK covers the ACKs before it). */
+void resp_owe_aeth(struct rocemu_qp *qp, uint32_t psn, uint8_t syn);
+/* The same for a NAK after which the QP goes to ERROR with event ev, the
+ * receive WQE in use completing with recv_status (unless WR_FLUSH_ERR). */
+void resp_owe_fatal(struct rocemu_qp *qp, uint32_t psn, uint8_t syn,
+		    enum ibv_event_type ev, enum ibv_wc_status recv_status);
+/* A new resource for the READ or atomic executing now, its response
+ * owed; the caller fills in what it asked for. */
+struct rd_res *resp_new_res(struct rocemu_qp *qp);
+/* A duplicate READ or atomic (IBTA 9.7.5.1.1): its response owed again
+ * from the PSN it asks for. False if no resource holds it. */
+bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib);
+/* Sends what qp owes, in PSN order, a bounded burst of it; returns the
+ * packets sent. qp stays on the world's list while it owes more. */
+unsigned resp_run(struct rocemu_qp *qp);
+/* When qp may next send what it owes; false if it owes nothing. */
+bool resp_due(struct rocemu_qp *qp, uint64_t *when);
 
 #endif

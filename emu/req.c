@@ -189,14 +189,20 @@ static bool send_next(struct rocemu_qp *qp, struct swqe *wqe)
 	return true;
 }
 
-void req_run(struct rocemu_qp *qp)
+unsigned req_run(struct rocemu_qp *qp)
 {
-	bool sent = false;
+	unsigned sent = 0;
 
 	while (!qp->req.rnr_wait && (qp->state == IBV_QPS_RTS ||
 				     qp->state == IBV_QPS_SQD)) {
 		if (qp->req.idx == ring_tail(&qp->sq) || window_full(qp))
 			break;
+		if (wire_busy(qp->dev)) {
+			/* the socket takes no more for now: go on once it
+			 * has sent what waits */
+			qp_make_ready(qp);
+			break;
+		}
 		struct swqe *wqe = ring_slot(&qp->sq, qp->req.idx);
 		if (wqe->state == WQE_DONE || wqe->state == WQE_SENT) {
 			/* acknowledged while being sent again: skip it */
@@ -212,8 +218,8 @@ void req_run(struct rocemu_qp *qp)
 			start(qp, wqe);
 		}
 		if (!send_next(qp, wqe))
-			return;
-		sent = true;
+			return sent;
+		sent++;
 		if (wqe->sent == wqe->length || is_rd_atomic(wqe->opcode)) {
 			/* Without acknowledgements a WQE is done once sent. */
 			wqe->state = qp_is(qp, IBV_QPT_RC) ? WQE_SENT : WQE_DONE;
@@ -226,6 +232,7 @@ void req_run(struct rocemu_qp *qp)
 		comp_retire(qp);
 	else if (sent && !qp->timer_armed[TIMER_RETRY] && qp->attr.timeout)
 		timer_arm(qp, TIMER_RETRY, 4096ull << qp->attr.timeout);
+	return sent;
 }
 
 /*
@@ -263,6 +270,8 @@ void req_retry(struct rocemu_qp *qp)
 	if (!found)
 		return;
 	dev_count(qp->dev, ROCEMU_CNT_RETRANSMITS);
+	qp->req.went_back = true;
+	qp->req.back_psn = qp->req.back_seen = qp->comp.psn;
 	qp->req.psn = qp->comp.psn;
 	qp->req.noack = 0;
 	qp_make_ready(qp);

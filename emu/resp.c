@@ -1,62 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* RC responder: request packets into memory effects, ACKs, NAKs, READ responses, atomic ACKs. */
+/* RC and UC responder: request packets into memory effects, and the responses they owe. */
 #include <errno.h>
 #include <string.h>
 
 #include "local.h"
 
-static void send_aeth(struct rocemu_qp *qp, uint8_t opcode, uint32_t psn,
-		      uint8_t syndrome)
-{
-	struct roce_ib ib = { 0 };
-
-	ib.bth.opcode = opcode;
-	ib.bth.psn = psn;
-	ib.aeth.syndrome = syndrome;
-	ib.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
-	qp_send_packet(qp, &ib);
-}
-
-void resp_flush_ack(struct rocemu_qp *qp)
-{
-	if (!qp->resp.ack_owed || qp->state == IBV_QPS_RESET)
-		return;
-	qp->resp.ack_owed = false;
-	dev_count(qp->dev, ROCEMU_CNT_ACKS_SENT);
-	send_aeth(qp, 0x11, qp->resp.ack_psn, 0x1f);
-}
-
 /*
  * ACKs are coalesced: every packet that asks for one moves the PSN owed,
- * and one ACK goes out when the frames due now have all been taken in
- * (or before any other response, to keep the order).
+ * and one ACK goes out when the frames due now have all been taken in,
+ * after the READ responses and atomic ACKs owed before it.
  */
 static void owe_ack(struct rocemu_qp *qp, uint32_t psn)
 {
-	struct rocemu_world *w = qp->dev->w;
-
-	if (!qp->resp.ack_owed || roce_psn_cmp(psn, qp->resp.ack_psn) > 0)
-		qp->resp.ack_psn = psn;
-	qp->resp.ack_owed = true;
-	if (!qp->in_acks) {
-		qp->in_acks = true;
-		qp->ack_next = w->acks;
-		w->acks = qp;
-	}
+	resp_owe_aeth(qp, psn, roce_aeth_syndrome(ROCE_AETH_ACK,
+						  ROCE_AETH_CREDITS_INVALID));
 }
-
-static const enum rocemu_counter nak_counter[] = {
-	[ROCE_NAK_PSN_SEQ] = ROCEMU_CNT_NAK_SENT_SEQ,
-	[ROCE_NAK_INV_REQ] = ROCEMU_CNT_NAK_SENT_INV_REQ,
-	[ROCE_NAK_REM_ACCESS] = ROCEMU_CNT_NAK_SENT_REM_ACCESS,
-	[ROCE_NAK_REM_OP] = ROCEMU_CNT_NAK_SENT_REM_OP,
-};
 
 static void send_nak(struct rocemu_qp *qp, unsigned code, uint32_t psn)
 {
-	resp_flush_ack(qp);
-	dev_count(qp->dev, nak_counter[code]);
-	send_aeth(qp, 0x11, psn, roce_aeth_syndrome(ROCE_AETH_NAK, code));
+	resp_owe_aeth(qp, psn, roce_aeth_syndrome(ROCE_AETH_NAK, code));
 }
 
 /* UC answers nothing: what RC would NAK, it drops with the rest of the
@@ -87,17 +49,11 @@ static void nak_fatal(struct rocemu_qp *qp, unsigned code, uint32_t psn,
 		uc_drop_message(qp);
 		return;
 	}
-	send_nak(qp, code, psn);
-	if (qp->resp.have_wqe && recv_status != IBV_WC_WR_FLUSH_ERR) {
-		struct ibv_wc wc = { .wr_id = qp->resp.wqe.wr_id,
-				     .status = recv_status,
-				     .opcode = IBV_WC_RECV, .qp_num = qp->qpn };
-		cq_push(qp->rcq, &wc, false);
-		qp->resp.have_wqe = false;
-	}
-	qp_error(qp, code == ROCE_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
-			: code == ROCE_NAK_INV_REQ ? IBV_EVENT_QP_REQ_ERR
-						   : IBV_EVENT_QP_FATAL);
+	resp_owe_fatal(qp, psn, roce_aeth_syndrome(ROCE_AETH_NAK, code),
+		       code == ROCE_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
+		       : code == ROCE_NAK_INV_REQ  ? IBV_EVENT_QP_REQ_ERR
+						   : IBV_EVENT_QP_FATAL,
+		       recv_status);
 }
 
 static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
@@ -107,10 +63,9 @@ static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
 		uc_drop_message(qp);
 		return;
 	}
-	resp_flush_ack(qp);
-	dev_count(qp->dev, ROCEMU_CNT_NAK_SENT_RNR);
-	send_aeth(qp, 0x11, psn,
-		  roce_aeth_syndrome(ROCE_AETH_RNR_NAK, qp->attr.min_rnr_timer));
+	resp_owe_aeth(qp, psn,
+		      roce_aeth_syndrome(ROCE_AETH_RNR_NAK,
+					 qp->attr.min_rnr_timer));
 }
 
 /*
@@ -298,40 +253,6 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 	return true;
 }
 
-/* READ response packets for len bytes at va, PSNs from psn. A replay
- * that starts inside the original READ begins with MIDDLE, as rxe does. */
-static void send_read_data(struct rocemu_qp *qp, uint32_t psn, uint64_t va,
-			   uint32_t len, bool from_start)
-{
-	uint32_t mtu = qp_mtu(qp), left = len;
-
-	resp_flush_ack(qp);
-	do {
-		struct roce_ib ib = { 0 };
-		uint32_t n = left < mtu ? left : mtu;
-		bool first = left == len && from_start, last = n == left;
-		ib.bth.opcode = first ? (last ? 0x10 : 0x0d) : (last ? 0x0f : 0x0e);
-		ib.bth.psn = psn;
-		ib.aeth.syndrome = 0x1f;
-		ib.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
-		ib.payload = (const uint8_t *)(uintptr_t)va;
-		ib.payload_len = n;
-		qp_send_packet(qp, &ib);
-		psn = roce_psn_add(psn, 1);
-		va += n;
-		left -= n;
-	} while (left);
-}
-
-static struct rd_res *new_res(struct rocemu_qp *qp)
-{
-	unsigned max = qp->attr.max_dest_rd_atomic;
-	struct rd_res *r = &qp->resp.res[qp->resp.res_next % max];
-
-	qp->resp.res_next++;
-	return r;
-}
-
 static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
 {
 	uint32_t psn = ib->bth.psn, len = ib->reth.len, mtu = qp_mtu(qp);
@@ -342,17 +263,22 @@ static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
 		return;
 	}
 	/* A zero-length READ skips the key check (IBTA 9.4.3). */
-	if (len && !mr_check(qp->pd, ib->reth.rkey, ib->reth.va, len,
-			     IBV_ACCESS_REMOTE_READ)) {
+	struct rocemu_mr *mr = NULL;
+	if (len && !(mr = mr_check(qp->pd, ib->reth.rkey, ib->reth.va, len,
+				   IBV_ACCESS_REMOTE_READ))) {
 		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	uint32_t n = len ? (len + mtu - 1) / mtu : 1;
-	struct rd_res *r = new_res(qp);
-	*r = (struct rd_res){ true, false, psn, roce_psn_add(psn, n - 1),
-			      ib->reth.va, ib->reth.rkey, len, 0 };
-	qp->resp.msn++; /* C9-148: a READ counts when it executes */
-	send_read_data(qp, psn, ib->reth.va, len, true);
+	struct rd_res *r = resp_new_res(qp);
+	r->first_psn = r->next_psn = psn;
+	r->last_psn = roce_psn_add(psn, n - 1);
+	r->va = ib->reth.va;
+	r->rkey = ib->reth.rkey;
+	r->len = len;
+	r->mr_serial = mr ? mr->serial : 0;
+	r->msn = ++qp->resp.msn; /* C9-148: a READ counts when it executes */
+	/* The responses go out from the world's step, a burst at a time. */
 	qp->resp.psn = roce_psn_add(psn, n);
 }
 
@@ -378,26 +304,24 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 	else
 		v = orig + a->swap_add;
 	memcpy((void *)(uintptr_t)a->va, &v, 8);
-	struct rd_res *r = new_res(qp);
-	*r = (struct rd_res){ true, true, psn, psn, a->va, a->rkey, 8, orig };
-	qp->resp.msn++;
-	resp_flush_ack(qp);
-	struct roce_ib ack = { 0 };
-	ack.bth.opcode = 0x12;
-	ack.bth.psn = psn;
-	ack.aeth.syndrome = 0x1f;
-	ack.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
-	ack.atmack = orig;
-	qp_send_packet(qp, &ack);
+	/* Its ACK is owed, in order after the responses before it. */
+	struct rd_res *r = resp_new_res(qp);
+	r->atomic = true;
+	r->first_psn = r->last_psn = r->next_psn = psn;
+	r->va = a->va;
+	r->rkey = a->rkey;
+	r->len = 8;
+	r->orig = orig;
+	r->msn = ++qp->resp.msn;
 	qp->resp.psn = roce_psn_add(psn, 1);
 }
 
 /* IBTA 9.7.5.1.1: a duplicate SEND or WRITE is acknowledged again, a
- * duplicate READ executed again, a duplicate atomic answered from its
- * saved result and not applied twice. */
+ * duplicate READ executed again (its response restarted from the PSN it
+ * asks for), a duplicate atomic answered from its saved result and not
+ * applied twice. */
 static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
 {
-	uint32_t psn = ib->bth.psn;
 	unsigned fl = ib->op->flags;
 
 	dev_count(qp->dev, ROCEMU_CNT_DUP_REQUESTS);
@@ -405,35 +329,8 @@ static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
 		owe_ack(qp, roce_psn_add(qp->resp.psn, ROCE_PSN_MASK));
 		return;
 	}
-	for (unsigned i = 0; i < MAX_RD_ATOMIC; i++) {
-		struct rd_res *r = &qp->resp.res[i];
-		if (!r->valid || roce_psn_cmp(psn, r->first_psn) < 0 ||
-		    roce_psn_cmp(psn, r->last_psn) > 0)
-			continue;
-		if (r->atomic && (fl & ROCE_OPF_ATOMIC) && psn == r->first_psn) {
-			struct roce_ib ack = { 0 };
-			resp_flush_ack(qp);
-			ack.bth.opcode = 0x12;
-			ack.bth.psn = psn;
-			ack.aeth.syndrome = 0x1f;
-			ack.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
-			ack.atmack = r->orig;
-			qp_send_packet(qp, &ack);
-			return;
-		}
-		uint64_t off = (uint64_t)roce_psn_diff(psn, r->first_psn) *
-			       qp_mtu(qp);
-		if (!r->atomic && (fl & ROCE_OPF_READ) &&
-		    ib->reth.rkey == r->rkey && ib->reth.va == r->va + off &&
-		    (uint64_t)ib->reth.len + off == r->len &&
-		    (!ib->reth.len ||
-		     mr_check(qp->pd, r->rkey, ib->reth.va, ib->reth.len,
-			      IBV_ACCESS_REMOTE_READ))) {
-			send_read_data(qp, psn, ib->reth.va, ib->reth.len,
-				       psn == r->first_psn);
-			return;
-		}
-	}
+	if (resp_replay(qp, ib))
+		return;
 	dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ); /* nothing to answer */
 }
 
@@ -478,6 +375,12 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 	int32_t d = roce_psn_cmp(psn, qp->resp.psn);
 	unsigned fl = ib->op->flags;
 
+	if (qp->resp.fatal_owed && d >= 0) {
+		/* a fatal NAK waits behind READ responses: the QP takes
+		 * nothing new meanwhile */
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_BAD_STATE);
+		return;
+	}
 	if (d > 0) {
 		/* C9-110: one NAK per gap, then silence until it closes. */
 		if (!qp->resp.nak_sent) {

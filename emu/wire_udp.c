@@ -14,6 +14,9 @@
 
 enum { RX_BATCH = 32, RX_BUF = 9216, HDR_ROOM = ROCE_ETH_HLEN + ROCE_IPV6_HLEN +
 					      ROCE_UDP_HLEN };
+/* Batches one pass takes from a socket: a stream of responses must not
+ * keep the engines from sending (a retry among what they send). */
+enum { RX_PASS = 8 };
 
 struct tx_sock {
 	UT_hash_handle hh;
@@ -21,41 +24,81 @@ struct tx_sock {
 	int fd;
 };
 
-enum { TX_BATCH = 64 };
+/*
+ * A device's transmit queue: datagrams in the order the engines made
+ * them, each with the socket of its source port. sendmmsg takes runs of
+ * them from one socket; what a full socket buffer refuses stays queued
+ * until the socket polls writable. Over TX_HIGH the engines make no more
+ * packets that can wait (requests, READ responses); the rest of the ring
+ * is room for the ACKs and NAKs that answer what arrives meanwhile.
+ */
+enum { TX_RING = 512, TX_HIGH = 128, TX_BATCH = 64 };
 
-/* Datagrams waiting for one sendmmsg: all from one socket. */
 struct tx_batch {
-	int fd;
-	unsigned n;
-	uint8_t *frame[TX_BATCH];	/* owned until sent */
-	struct iovec iov[TX_BATCH];
-	struct sockaddr_storage to[TX_BATCH];
-	struct mmsghdr msg[TX_BATCH];
+	uint32_t head, tail;		/* free-running, as in ring.h */
+	int blocked_fd;			/* refused the head; -1 if none */
+	int fd[TX_RING];
+	uint8_t *frame[TX_RING];	/* owned until sent */
+	struct iovec iov[TX_RING];
+	struct sockaddr_storage to[TX_RING];
+	struct mmsghdr msg[TX_RING];
 };
 
-static void tx_flush(struct rocemu_world *w, struct tx_batch *b)
+static uint32_t tx_used(const struct tx_batch *b)
 {
-	unsigned done = 0;
-
-	while (done < b->n) {
-		int k = sendmmsg(b->fd, b->msg + done, b->n - done, 0);
-		if (k <= 0) {
-			/* a full socket buffer: the rest is lost, as on a wire */
-			w->wire_dropped += b->n - done;
-			break;
-		}
-		done += (unsigned)k;
-	}
-	for (unsigned i = 0; i < b->n; i++)
-		free(b->frame[i]);
-	b->n = 0;
+	return b->tail - b->head;
 }
 
-void udp_flush_all(struct rocemu_world *w)
+/* Frees the n oldest datagrams. */
+static void tx_release(struct tx_batch *b, uint32_t n)
 {
+	for (uint32_t i = 0; i < n; i++)
+		free(b->frame[(b->head + i) & (TX_RING - 1)]);
+	b->head += n;
+}
+
+/* Sends from the head while the sockets take it; true if all went. */
+static bool tx_flush(struct rocemu_world *w, struct tx_batch *b)
+{
+	b->blocked_fd = -1;
+	while (tx_used(b)) {
+		uint32_t i = b->head & (TX_RING - 1), k = 1;
+		uint32_t run = TX_RING - i; /* to the end of the ring */
+		if (run > tx_used(b))
+			run = tx_used(b);
+		while (k < run && b->fd[i + k] == b->fd[i])
+			k++;
+		int sent = sendmmsg(b->fd[i], b->msg + i, k, 0);
+		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			b->blocked_fd = b->fd[i]; /* wait for POLLOUT */
+			return false;
+		}
+		if (sent < 0 && errno == EINTR)
+			continue;
+		if (sent <= 0) {
+			/* refused for good (no route, too big): that one
+			 * datagram is lost, as on a wire */
+			w->wire_dropped++;
+			sent = 1;
+		}
+		tx_release(b, (uint32_t)sent);
+	}
+	return true;
+}
+
+bool udp_flush_all(struct rocemu_world *w)
+{
+	bool all = true;
+
 	for (struct rocemu_dev *d = w->devs; d; d = d->next)
-		if (d->udp_tx && d->udp_tx->n)
-			tx_flush(w, d->udp_tx);
+		if (d->udp_tx && tx_used(d->udp_tx))
+			all &= tx_flush(w, d->udp_tx);
+	return all;
+}
+
+bool wire_busy(const struct rocemu_dev *d)
+{
+	return d->udp_tx && tx_used(d->udp_tx) >= TX_HIGH;
 }
 
 uint64_t udp_clock_ns(void)
@@ -118,9 +161,12 @@ int udp_dev_open(struct rocemu_dev *d)
 	if (!d->udp_rx || !d->udp_tx) {
 		free(d->udp_rx);
 		free(d->udp_tx);
+		d->udp_rx = NULL;
+		d->udp_tx = NULL;
 		close(fd);
 		return -ENOMEM;
 	}
+	d->udp_tx->blocked_fd = -1;
 	/* Bursts of a whole send window arrive at once; the kernel caps
 	 * this at net.core.rmem_max. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
@@ -132,6 +178,11 @@ void udp_dev_close(struct rocemu_dev *d)
 {
 	struct tx_sock *t, *tmp;
 
+	if (d->udp_tx && !tx_flush(d->w, d->udp_tx)) {
+		/* what the socket will not take now goes with the device */
+		d->w->wire_dropped += tx_used(d->udp_tx);
+		tx_release(d->udp_tx, tx_used(d->udp_tx));
+	}
 	HASH_ITER(hh, d->tx_socks, t, tmp) {
 		HASH_DEL(d->tx_socks, t);
 		if (t->fd != d->udp_fd)
@@ -143,7 +194,7 @@ void udp_dev_close(struct rocemu_dev *d)
 	d->udp_fd = -1;
 	free(d->udp_rx);
 	d->udp_rx = NULL;
-	free(d->udp_tx); /* flushed by the world before a device goes */
+	free(d->udp_tx);
 	d->udp_tx = NULL;
 }
 
@@ -204,10 +255,15 @@ void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len)
 			udp[f.udp_len - 4 + i] = (uint8_t)(icrc >> (24 - 8 * i));
 	}
 	struct tx_batch *b = d->udp_tx;
-	if (b->n && (b->fd != fd || b->n == TX_BATCH))
+	/* Sent a batch at a time; the world sends the rest after each pass. */
+	if (b->blocked_fd < 0 && tx_used(b) >= TX_BATCH)
 		tx_flush(w, b);
-	unsigned i = b->n++;
-	b->fd = fd;
+	if (tx_used(b) == TX_RING) {
+		w->wire_dropped++; /* a full ring: lost, and counted */
+		goto out;
+	}
+	uint32_t i = b->tail & (TX_RING - 1);
+	b->fd[i] = fd;
 	b->frame[i] = frame;
 	b->iov[i] = (struct iovec){ udp + ROCE_UDP_HLEN,
 				    f.udp_len - ROCE_UDP_HLEN };
@@ -215,6 +271,7 @@ void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len)
 		.msg_name = &b->to[i],
 		.msg_namelen = sockaddr_of(f.dst_gid, ROCE_UDP_PORT, &b->to[i]),
 		.msg_iov = &b->iov[i], .msg_iovlen = 1 };
+	b->tail++;
 	return;
 out:
 	free(frame);
@@ -320,15 +377,15 @@ static size_t rebuild(const struct rocemu_dev *d, const struct sockaddr_storage 
 	return hl + plen;
 }
 
-/* Takes in what the device's socket holds, in batches; returns how many
- * datagrams. */
+/* Takes in what the device's socket holds, up to RX_PASS batches;
+ * returns how many datagrams. */
 static unsigned udp_receive(struct rocemu_dev *d)
 {
 	uint8_t *bufs = d->udp_rx, *frame = bufs + (size_t)RX_BATCH * RX_BUF;
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	struct sockaddr_storage from[RX_BATCH];
-	unsigned total = 0;
+	unsigned total = 0, pass = 0;
 	int n;
 
 	do {
@@ -354,7 +411,7 @@ static unsigned udp_receive(struct rocemu_dev *d)
 			dev_receive(d, frame, len);
 		}
 		total += n > 0 ? (unsigned)n : 0;
-	} while (n == RX_BATCH);
+	} while (n == RX_BATCH && ++pass < RX_PASS);
 	return total;
 }
 
@@ -368,20 +425,39 @@ unsigned udp_receive_all(struct rocemu_world *w)
 	return n;
 }
 
+/* When the engines have work: a requester or responder whose device's
+ * queue has room (one whose queue is full waits for POLLOUT); a paced
+ * responder at its next burst. Lowers *when, if any is sooner. */
+static void engines_due(struct rocemu_world *w, uint64_t *when)
+{
+	uint64_t t;
+
+	for (struct rocemu_qp *qp = w->ready; qp; qp = qp->ready_next)
+		if (!wire_busy(qp->dev))
+			*when = w->now;
+	for (struct rocemu_qp *qp = w->acks; qp; qp = qp->ack_next)
+		if (!wire_busy(qp->dev) && resp_due(qp, &t) && t < *when)
+			*when = t;
+}
+
 int world_poll_setup(struct rocemu_world *w, struct pollfd *pfd, unsigned max,
 		     unsigned long *n, uint64_t max_ns)
 {
-	uint64_t when, wait = max_ns;
+	uint64_t when, due = w->now + max_ns, wait;
 
 	*n = 0;
-	if (world_next_timer(w, &when))
-		wait = when <= w->now ? 0 : when - w->now < wait ? when - w->now
-								 : wait;
-	if (w->ready)
-		wait = 0;
-	for (struct rocemu_dev *d = w->devs; d && *n < max; d = d->next)
-		if (d->udp_fd >= 0)
-			pfd[(*n)++] = (struct pollfd){ d->udp_fd, POLLIN, 0 };
+	if (world_next_timer(w, &when) && when < due)
+		due = when;
+	engines_due(w, &due);
+	wait = due <= w->now ? 0 : due - w->now;
+	for (struct rocemu_dev *d = w->devs; d && *n < max; d = d->next) {
+		if (d->udp_fd < 0)
+			continue;
+		pfd[(*n)++] = (struct pollfd){ d->udp_fd, POLLIN, 0 };
+		if (d->udp_tx->blocked_fd >= 0 && *n < max)
+			pfd[(*n)++] = (struct pollfd){ d->udp_tx->blocked_fd,
+						       POLLOUT, 0 };
+	}
 	return (int)((wait + 999999) / 1000000);
 }
 

@@ -226,28 +226,41 @@ static unsigned fire_timers(struct rocemu_world *w)
 
 /* ---- stepping ---------------------------------------------------- */
 
+/* Runs each requester with work once; returns the packets they sent. A
+ * QP the wire holds back puts itself on the list again, for a later pass. */
 static unsigned run_ready(struct rocemu_world *w)
 {
+	struct rocemu_qp *list = w->ready;
 	unsigned n = 0;
 
-	while (w->ready) {
-		struct rocemu_qp *qp = w->ready;
-		w->ready = qp->ready_next;
+	w->ready = NULL;
+	while (list) {
+		struct rocemu_qp *qp = list;
+		list = qp->ready_next;
 		qp->in_ready = false;
-		req_run(qp);
-		n++;
+		n += req_run(qp);
 	}
 	return n;
 }
 
-static void flush_acks(struct rocemu_world *w)
+/*
+ * Sends a burst of what each responder owes (coalesced ACKs, NAKs, READ
+ * responses, atomic ACKs); returns the packets sent. A QP that owes more
+ * stays on the list for the next step.
+ */
+static unsigned run_responders(struct rocemu_world *w)
 {
-	while (w->acks) {
-		struct rocemu_qp *qp = w->acks;
-		w->acks = qp->ack_next;
+	struct rocemu_qp *list = w->acks;
+	unsigned n = 0;
+
+	w->acks = NULL;
+	while (list) {
+		struct rocemu_qp *qp = list;
+		list = qp->ack_next;
 		qp->in_acks = false;
-		resp_flush_ack(qp);
+		n += resp_run(qp);
 	}
+	return n;
 }
 
 unsigned long rocemu_world_run(struct rocemu_world *w)
@@ -256,12 +269,18 @@ unsigned long rocemu_world_run(struct rocemu_world *w)
 	unsigned long steps = 0;
 	unsigned n;
 
+	/* Responses owed go out a burst per pass, after the frames due have
+	 * been taken in. They do not keep the loop going by themselves: the
+	 * lock is given up between bursts, and resp_due tells the callers
+	 * when the next may leave (next_event, world_poll_setup). */
 	do {
-		if (w->udp)
+		if (w->udp) {
 			w->now = udp_clock_ns();
+			udp_flush_all(w);
+		}
 		n = run_ready(w);
 		n += w->udp ? udp_receive_all(w) : wire_deliver_due(w);
-		flush_acks(w);
+		steps += run_responders(w);
 		if (w->udp)
 			udp_flush_all(w);
 		n += fire_timers(w);
@@ -270,16 +289,23 @@ unsigned long rocemu_world_run(struct rocemu_world *w)
 	return steps;
 }
 
-/* The time of the next frame or live timer; false if none. */
+/* The time of the next frame, live timer or responder burst; false if
+ * none. */
 static bool next_event(struct rocemu_world *w, uint64_t *when)
 {
 	bool any = world_next_timer(w, when);
 	const struct inflight *f = heap_top(&w->frames);
+	uint64_t t;
 
 	if (f && (!any || f->when < *when)) {
 		*when = f->when;
 		any = true;
 	}
+	for (struct rocemu_qp *qp = w->acks; qp; qp = qp->ack_next)
+		if (resp_due(qp, &t) && (!any || t < *when)) {
+			*when = t;
+			any = true;
+		}
 	return any;
 }
 
@@ -306,7 +332,8 @@ static bool udp_settle(struct rocemu_world *w, uint64_t max_ns, bool until_idle)
 		rocemu_world_wait(w, end - now < 1000000 ? end - now : 1000000);
 		WORLD_GUARD(w);
 		if (until_idle && rx_total(w) == rx && !w->ready &&
-		    !world_next_timer(w, &when))
+		    !w->acks && !world_next_timer(w, &when) &&
+		    udp_flush_all(w))
 			return true;
 	}
 }

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/* RC responder's owed responses: READ responses, atomic ACKs, ACKs and NAKs, sent in PSN order and in bounded bursts. */
+#include "local.h"
+
+enum {
+	OP_READ_FIRST = 0x0d,
+	OP_READ_MIDDLE = 0x0e,
+	OP_READ_LAST = 0x0f,
+	OP_READ_ONLY = 0x10,
+	OP_ACK = 0x11,
+	OP_ATOMIC_ACK = 0x12,
+	SYN_ACK = 0x1f,		/* ACK, no credits advertised (as rxe) */
+};
+
+static const enum rocemu_counter nak_counter[] = {
+	[ROCE_NAK_PSN_SEQ] = ROCEMU_CNT_NAK_SENT_SEQ,
+	[ROCE_NAK_INV_REQ] = ROCEMU_CNT_NAK_SENT_INV_REQ,
+	[ROCE_NAK_REM_ACCESS] = ROCEMU_CNT_NAK_SENT_REM_ACCESS,
+	[ROCE_NAK_REM_OP] = ROCEMU_CNT_NAK_SENT_REM_OP,
+};
+
+static void send_aeth(struct rocemu_qp *qp, uint32_t psn, uint8_t syn)
+{
+	struct roce_ib ib = { 0 };
+	unsigned type = roce_aeth_type(syn), code = roce_aeth_value(syn);
+
+	if (type == ROCE_AETH_ACK)
+		dev_count(qp->dev, ROCEMU_CNT_ACKS_SENT);
+	else if (type == ROCE_AETH_RNR_NAK)
+		dev_count(qp->dev, ROCEMU_CNT_NAK_SENT_RNR);
+	else if (code <= ROCE_NAK_REM_OP)
+		dev_count(qp->dev, nak_counter[code]);
+	ib.bth.opcode = OP_ACK;
+	ib.bth.psn = psn;
+	ib.aeth.syndrome = syn;
+	ib.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
+	qp_send_packet(qp, &ib);
+}
+
+/* Puts qp on the world's list of QPs with responses owed. Only the
+ * engines owe responses, and look at the list before they rest. */
+static void schedule(struct rocemu_qp *qp)
+{
+	struct rocemu_world *w = qp->dev->w;
+
+	if (qp->in_acks)
+		return;
+	qp->in_acks = true;
+	qp->ack_next = w->acks;
+	w->acks = qp;
+}
+
+/* The resource whose response is owed first: the lowest PSN. */
+static struct rd_res *oldest_owed(struct rocemu_qp *qp)
+{
+	struct rd_res *best = NULL;
+
+	for (unsigned i = 0; i < MAX_RD_ATOMIC; i++) {
+		struct rd_res *r = &qp->resp.res[i];
+		if (r->valid && r->owed &&
+		    (!best || roce_psn_cmp(r->next_psn, best->next_psn) < 0))
+			best = r;
+	}
+	return best;
+}
+
+static void drop_owed(struct rocemu_qp *qp)
+{
+	for (unsigned i = 0; i < MAX_RD_ATOMIC; i++)
+		qp->resp.res[i].owed = false;
+	qp->resp.ack_owed = false;
+	qp->resp.fatal_owed = false;
+}
+
+/* A fatal NAK: sent, the receive WQE in use completed, the QP to ERROR. */
+static void end_with_nak(struct rocemu_qp *qp, uint32_t psn, uint8_t syn,
+			 enum ibv_event_type ev, enum ibv_wc_status recv_status)
+{
+	drop_owed(qp);
+	send_aeth(qp, psn, syn);
+	if (qp->resp.have_wqe && recv_status != IBV_WC_WR_FLUSH_ERR) {
+		struct ibv_wc wc = { .wr_id = qp->resp.wqe.wr_id,
+				     .status = recv_status,
+				     .opcode = IBV_WC_RECV, .qp_num = qp->qpn };
+		cq_push(qp->rcq, &wc, false);
+		qp->resp.have_wqe = false;
+	}
+	qp_error(qp, ev);
+}
+
+/* Sends the owed ACK or NAK; false if it ended the QP. */
+static bool send_owed_aeth(struct rocemu_qp *qp)
+{
+	if (qp->resp.fatal_owed) {
+		end_with_nak(qp, qp->resp.ack_psn, qp->resp.ack_syn,
+			     qp->resp.fatal_ev, qp->resp.fatal_status);
+		return false;
+	}
+	qp->resp.ack_owed = false;
+	send_aeth(qp, qp->resp.ack_psn, qp->resp.ack_syn);
+	return true;
+}
+
+/*
+ * Whether syn at psn may stand for the response owed: a later one covers
+ * what the earlier said (C9-116: a NAK acknowledges what came before it),
+ * an ACK at a NAK's PSN means that request got in after all, and a
+ * NAK-sequence never hides an RNR NAK at the same PSN, whose timer the
+ * requester must wait out.
+ */
+static bool supersedes(const struct rocemu_qp *qp, uint32_t psn, uint8_t syn)
+{
+	int32_t d = roce_psn_cmp(psn, qp->resp.ack_psn);
+
+	if (d)
+		return d > 0;
+	return !(roce_aeth_type(qp->resp.ack_syn) == ROCE_AETH_RNR_NAK &&
+		 roce_aeth_type(syn) == ROCE_AETH_NAK);
+}
+
+void resp_owe_aeth(struct rocemu_qp *qp, uint32_t psn, uint8_t syn)
+{
+	if (qp->resp.fatal_owed)
+		return; /* nothing goes out after the end */
+	/* With nothing owed ahead of it a NAK goes now, after the ACK
+	 * coalesced so far; an ACK waits for the end of the step. */
+	if (roce_aeth_type(syn) != ROCE_AETH_ACK && !oldest_owed(qp)) {
+		if (qp->resp.ack_owed)
+			send_owed_aeth(qp);
+		send_aeth(qp, psn, syn);
+		return;
+	}
+	if (!qp->resp.ack_owed || supersedes(qp, psn, syn)) {
+		qp->resp.ack_psn = psn;
+		qp->resp.ack_syn = syn;
+	}
+	qp->resp.ack_owed = true;
+	schedule(qp);
+}
+
+void resp_owe_fatal(struct rocemu_qp *qp, uint32_t psn, uint8_t syn,
+		    enum ibv_event_type ev, enum ibv_wc_status recv_status)
+{
+	if (qp->resp.fatal_owed)
+		return;
+	if (!oldest_owed(qp)) {
+		if (qp->resp.ack_owed)
+			send_owed_aeth(qp);
+		end_with_nak(qp, psn, syn, ev, recv_status);
+		return;
+	}
+	/* READ responses and atomic ACKs before it go first: the requester
+	 * then completes those, and fails the request this NAK names. */
+	qp->resp.ack_psn = psn;
+	qp->resp.ack_syn = syn;
+	qp->resp.ack_owed = qp->resp.fatal_owed = true;
+	qp->resp.fatal_ev = ev;
+	qp->resp.fatal_status = recv_status;
+	schedule(qp);
+}
+
+/*
+ * A READ may ask for 2 GiB. Its response packets go out in bursts, the
+ * rest waiting in its resource, so that the wire's queue and the
+ * requester's receive buffer get what they can take, and the responder
+ * reads the requests arriving meanwhile (a retry among them). rxe sends
+ * one packet per step and pauses while 64 of a QP's packets wait in the
+ * NIC's queue.
+ *
+ * On the loopback wire a burst of RESP_BURST leaves once the one before
+ * has crossed the wire (one latency). Over UDP a burst leaves per pass of
+ * the engines, and a full socket holds them back (wire_busy). But a
+ * socket on the same host never fills: what the requester has no room
+ * for is lost at its end, and the sign of it is the requester asking for
+ * a READ again from a PSN already sent. Then the response pauses, to let
+ * the requester take in what it holds, and goes on paced: one packet per
+ * pace_ns, PACE_BUCKET at most at once (a rate limiter as in DCQCN, with
+ * the retry for the congestion notice), twice the time per packet it had
+ * taken so far, shrinking by 1/2^PACE_DECAY per packet until it is no
+ * longer needed.
+ */
+enum {
+	RESP_BURST = 16,
+	PACE_BUCKET = 64,	/* a millisecond's worth at the usual paces */
+	PACE_DECAY = 12,	/* halves in some 2800 packets */
+	PACE_MIN_NS = 500,
+	PACE_MAX_NS = 250000,	/* 4000 packets a second */
+};
+
+static bool paced(const struct rocemu_qp *qp)
+{
+	return qp->dev->w->udp && qp->resp.pace_ns;
+}
+
+/* The slack of the paced rate: the bucket's depth, in time. */
+static uint64_t pace_slack(const struct rocemu_qp *qp)
+{
+	return (PACE_BUCKET - 1) * qp->resp.pace_ns;
+}
+
+/*
+ * READ response packets qp may send now. Unpaced, the bursts begin
+ * next_burst apart: one latency on the loopback wire, one pass (a new
+ * reading of the clock) over UDP. Paced, next_burst is when the next
+ * packet is due at the rate, and as many go as the slack allows.
+ */
+static unsigned burst_left(const struct rocemu_qp *qp)
+{
+	const struct rocemu_world *w = qp->dev->w;
+	uint64_t ahead = w->now + (paced(qp) ? pace_slack(qp) : 0);
+
+	if (paced(qp)) {
+		if (ahead < qp->resp.next_burst)
+			return 0;
+		uint64_t n = (ahead - qp->resp.next_burst) / qp->resp.pace_ns;
+		n++;
+		return n < PACE_BUCKET ? (unsigned)n : PACE_BUCKET;
+	}
+	if (w->now >= qp->resp.next_burst)
+		return RESP_BURST; /* a new burst may begin */
+	return qp->resp.burst_sent >= RESP_BURST
+		       ? 0 : RESP_BURST - qp->resp.burst_sent;
+}
+
+/* When burst_left will be more than 0 (over UDP unpaced: the next pass). */
+static uint64_t burst_due(const struct rocemu_qp *qp)
+{
+	if (paced(qp))
+		return qp->resp.next_burst > pace_slack(qp)
+			       ? qp->resp.next_burst - pace_slack(qp) : 0;
+	return qp->dev->w->udp ? qp->dev->w->now : qp->resp.next_burst;
+}
+
+/* Counts one READ response packet sent now. */
+static void burst_count(struct rocemu_qp *qp)
+{
+	struct rocemu_world *w = qp->dev->w;
+
+	if (paced(qp)) {
+		uint64_t t = qp->resp.next_burst > w->now ? qp->resp.next_burst
+							 : w->now;
+		qp->resp.next_burst = t + qp->resp.pace_ns;
+		qp->resp.pace_ns -= qp->resp.pace_ns >> PACE_DECAY;
+		if (qp->resp.pace_ns < PACE_MIN_NS)
+			qp->resp.pace_ns = 0;
+		return;
+	}
+	if (w->now >= qp->resp.next_burst) {
+		if (qp->resp.burst_sent == RESP_BURST)
+			qp->resp.gap_ns = w->now - qp->resp.burst_at;
+		qp->resp.burst_at = w->now;
+		qp->resp.burst_sent = 0;
+		qp->resp.next_burst = w->now + (w->udp ? 1
+						       : w->faults.latency_ns);
+	}
+	qp->resp.burst_sent++;
+}
+
+/* The requester lost READ responses for want of room (UDP only: the
+ * loopback wire loses at random, not for want of room). */
+static void slow_down(struct rocemu_qp *qp)
+{
+	struct rocemu_world *w = qp->dev->w;
+	uint64_t was = qp->resp.gap_ns / RESP_BURST;
+
+	if (!w->udp)
+		return;
+	if (qp->resp.pace_ns > was)
+		was = qp->resp.pace_ns;
+	qp->resp.pace_ns = 2 * was < PACE_MIN_NS   ? PACE_MIN_NS
+			   : 2 * was > PACE_MAX_NS ? PACE_MAX_NS
+						   : 2 * was;
+	/* nothing for the time a full bucket takes */
+	qp->resp.next_burst = w->now + 2 * pace_slack(qp);
+}
+
+struct rd_res *resp_new_res(struct rocemu_qp *qp)
+{
+	unsigned max = qp->attr.max_dest_rd_atomic;
+	struct rd_res *r = &qp->resp.res[qp->resp.res_next % max];
+
+	/* A requester keeps at most max outstanding, so the oldest is done
+	 * (or owed to a retry it no longer waits for). */
+	qp->resp.res_next++;
+	*r = (struct rd_res){ .valid = true, .owed = true };
+	schedule(qp);
+	return r;
+}
+
+bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t psn = ib->bth.psn;
+	unsigned fl = ib->op->flags;
+
+	for (unsigned i = 0; i < MAX_RD_ATOMIC; i++) {
+		struct rd_res *r = &qp->resp.res[i];
+		if (!r->valid || roce_psn_cmp(psn, r->first_psn) < 0 ||
+		    roce_psn_cmp(psn, r->last_psn) > 0)
+			continue;
+		uint64_t off = (uint64_t)roce_psn_diff(psn, r->first_psn) *
+			       qp_mtu(qp);
+		bool same_atomic = r->atomic && (fl & ROCE_OPF_ATOMIC) &&
+				   psn == r->first_psn;
+		/* A READ must ask for a tail of the original: same key, the
+		 * address and length its PSN implies. */
+		bool same_read = !r->atomic && (fl & ROCE_OPF_READ) &&
+				 ib->reth.rkey == r->rkey &&
+				 ib->reth.va == r->va + off &&
+				 (uint64_t)ib->reth.len + off == r->len;
+		if (!same_atomic && !same_read)
+			continue;
+		/* Restarted from there, not sent a second time beside what is
+		 * still owed: the requester took nothing after that PSN. */
+		if (same_read && (!r->owed ||
+				  roce_psn_cmp(psn, r->next_psn) < 0))
+			slow_down(qp);
+		r->next_psn = psn;
+		r->owed = true;
+		schedule(qp);
+		return true;
+	}
+	return false;
+}
+
+/* The memory a response packet reads: the MR the READ executed against,
+ * looked up again (it may have been deregistered since). */
+static bool read_source_ok(const struct rocemu_qp *qp, const struct rd_res *r,
+			   uint64_t va, uint32_t n)
+{
+	struct rocemu_mr *mr = mr_check(qp->pd, r->rkey, va, n,
+					IBV_ACCESS_REMOTE_READ);
+
+	return mr && mr->serial == r->mr_serial;
+}
+
+static void send_atomic_ack(struct rocemu_qp *qp, struct rd_res *r)
+{
+	struct roce_ib ib = { 0 };
+
+	ib.bth.opcode = OP_ATOMIC_ACK;
+	ib.bth.psn = r->first_psn;
+	ib.aeth.syndrome = SYN_ACK;
+	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
+	ib.atmack = r->orig;
+	qp_send_packet(qp, &ib);
+	r->owed = false;
+}
+
+/*
+ * The next response packet of a READ; false if it ended the QP. A
+ * response restarted inside the READ begins with MIDDLE (or LAST), as
+ * rxe does. If the MR went away since the READ executed, the rest of the
+ * response becomes a NAK remote access error at this PSN and the QP goes
+ * to ERROR, as for a WRITE: nothing is read from memory given back.
+ */
+static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
+{
+	uint32_t mtu = qp_mtu(qp), psn = r->next_psn;
+	uint64_t off = (uint64_t)roce_psn_diff(psn, r->first_psn) * mtu;
+	uint32_t n = r->len - off < mtu ? (uint32_t)(r->len - off) : mtu;
+	bool first = psn == r->first_psn, last = psn == r->last_psn;
+	struct roce_ib ib = { 0 };
+
+	if (n && !read_source_ok(qp, r, r->va + off, n)) {
+		end_with_nak(qp, psn,
+			     roce_aeth_syndrome(ROCE_AETH_NAK,
+						ROCE_NAK_REM_ACCESS),
+			     IBV_EVENT_QP_ACCESS_ERR, IBV_WC_WR_FLUSH_ERR);
+		return false;
+	}
+	ib.bth.opcode = first ? (last ? OP_READ_ONLY : OP_READ_FIRST)
+			      : (last ? OP_READ_LAST : OP_READ_MIDDLE);
+	ib.bth.psn = psn;
+	ib.aeth.syndrome = SYN_ACK;
+	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
+	ib.payload = (const uint8_t *)(uintptr_t)(r->va + off);
+	ib.payload_len = n;
+	qp_send_packet(qp, &ib);
+	r->next_psn = roce_psn_add(psn, 1);
+	r->owed = !last;
+	return true;
+}
+
+static bool owes(struct rocemu_qp *qp)
+{
+	return qp->resp.ack_owed || oldest_owed(qp);
+}
+
+/* A QP that cannot answer (RESET, INIT, ERROR) owes nothing any more. */
+static bool can_respond(const struct rocemu_qp *qp)
+{
+	return qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
+	       qp->state == IBV_QPS_SQD;
+}
+
+/* What qp owes first: the owed ACK or NAK (r NULL), or r's response. */
+static bool next_owed(struct rocemu_qp *qp, struct rd_res **r)
+{
+	*r = oldest_owed(qp);
+	if (qp->resp.ack_owed &&
+	    (!*r || roce_psn_cmp(qp->resp.ack_psn, (*r)->next_psn) < 0))
+		*r = NULL;
+	return *r || qp->resp.ack_owed;
+}
+
+unsigned resp_run(struct rocemu_qp *qp)
+{
+	unsigned sent = 0;
+	struct rd_res *r;
+
+	if (!can_respond(qp)) {
+		drop_owed(qp);
+		return 0;
+	}
+	while (!wire_busy(qp->dev) && next_owed(qp, &r)) {
+		bool more = true;
+		if (!r) {
+			more = send_owed_aeth(qp);
+		} else if (r->atomic) {
+			send_atomic_ack(qp, r);
+		} else if (burst_left(qp)) {
+			burst_count(qp);
+			more = send_read_packet(qp, r);
+		} else {
+			break; /* the next burst waits for its time */
+		}
+		sent++;
+		if (!more)
+			return sent; /* the QP has ended */
+	}
+	if (owes(qp))
+		schedule(qp);
+	return sent;
+}
+
+bool resp_due(struct rocemu_qp *qp, uint64_t *when)
+{
+	struct rd_res *r;
+
+	if (!can_respond(qp) || !next_owed(qp, &r))
+		return false;
+	*when = qp->dev->w->now;
+	if (r && !r->atomic && !burst_left(qp))
+		*when = burst_due(qp);
+	return true;
+}
