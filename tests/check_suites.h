@@ -27,6 +27,7 @@ Suite *uc_ud_suite(void);
 Suite *srq_suite(void);
 Suite *udp_suite(void);
 Suite *safety_suite(void);
+Suite *reads_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);
