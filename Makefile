@@ -145,6 +145,7 @@ check: all
 	$(Q)tests/dump_cli.sh $(BUILD)
 	$(Q)tests/net_cli.sh $(BUILD)
 	$(Q)tests/net_hosts.sh $(BUILD)
+	$(Q)tests/net_reads.sh $(BUILD)
 	$(Q)tests/verbs_bins.sh $(BUILD)
 	$(Q)tests/verbs_lifetimes.sh $(BUILD)
 	$(Q)tests/verbs_stress.sh $(BUILD)
