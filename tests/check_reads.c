@@ -219,7 +219,7 @@ static void note_b(void *arg, const char *line)
 }
 
 /*
- * Responses go out in PSN order (IBTA 9.7.5.1.x): a WRITE and a SEND
+ * Responses go out in PSN order: a WRITE and a SEND
  * that follow a 32 KiB READ are acknowledged after the READ's last
  * response, not before it (the requester would take an ACK beyond the
  * READ for a lost response and ask for the READ again).
