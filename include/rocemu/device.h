@@ -101,8 +101,8 @@ void rocemu_world_advance(struct rocemu_world *w, uint64_t ns);
 
 /*
  * Runs and moves the clock to each next event until nothing is pending
- * (no frame in flight, no timer armed) or max_ns have passed. Returns
- * true if it went idle.
+ * (no frame in flight, no timer armed, no response owed) or max_ns have
+ * passed. Returns true if it went idle.
  */
 bool rocemu_world_settle(struct rocemu_world *w, uint64_t max_ns);
 
