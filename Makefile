@@ -35,6 +35,8 @@ ifeq ($(SAN),1)
 $(error SAN=1 and TSAN=1 cannot be combined)
 endif
 BUILD := build/tsan
+# clang leaves the runtime out of shared objects: the .so would not link.
+CC := gcc
 SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 export TSAN_OPTIONS ?= halt_on_error=1 exitcode=66 second_deadlock_stack=1
 endif
