@@ -56,7 +56,7 @@ enum {
 	GID_INDEX = 1,	 /* the IPv4-mapped GID, as on rxe */
 	MAX_REPORTS = 20,
 	ABORT_AFTER = 1000, /* failures before a variant gives up */
-	STALL_S = 10,	    /* seconds without progress: a lost completion */
+	STALL_S = 10,	    /* seconds without progress: called off */
 };
 
 #define SEND_TAG UINT64_C(0x5e00000000000000)
@@ -964,13 +964,18 @@ static int churn_once(struct stress *s, unsigned n, uint8_t *mem)
 	return rc;
 }
 
+/* Rounds of churn_once until the traffic is over: at least one. */
 static void *churner(void *arg)
 {
 	struct worker *w = arg;
 	struct stress *s = w->s;
 	uint8_t *mem = aligned_alloc(4096, 2 * SLOT_BYTES);
 
-	while (mem && !atomic_load(&s->stop) && !aborted(s)) {
+	if (!mem) {
+		report(s, K_CHURN, "no memory");
+		return NULL;
+	}
+	do {
 		unsigned n = atomic_load(&s->churns);
 		int rc = churn_once(s, n, mem);
 		if (rc) {
@@ -979,7 +984,7 @@ static void *churner(void *arg)
 		}
 		atomic_fetch_add(&s->churns, 1);
 		nap();
-	}
+	} while (!atomic_load(&s->stop) && !aborted(s));
 	free(mem);
 	return NULL;
 }
@@ -1179,36 +1184,41 @@ static bool traffic_done(struct stress *s)
 {
 	return atomic_load(&s->posters_done) == POSTERS &&
 	       atomic_load(&s->completed) >= atomic_load(&s->posted) &&
-	       atomic_load(&s->received) >= atomic_load(&s->sends_posted) &&
-	       atomic_load(&s->churns);
+	       atomic_load(&s->received) >= atomic_load(&s->sends_posted);
+}
+
+static void call_off(struct stress *s, const char *why)
+{
+	report(s, K_COMPLETION,
+	       "%s: %u of %u work requests completed, %u of %u SENDs received",
+	       why, atomic_load(&s->completed), atomic_load(&s->posted),
+	       atomic_load(&s->received), atomic_load(&s->sends_posted));
+	atomic_store(&s->abort, true);
 }
 
 /* Until the send threads posted everything, every request completed and
- * every SEND was received; a run that stops moving for STALL_S seconds,
- * or passes its deadline, is called off. */
+ * every SEND was received; a run that stops moving for STALL_S seconds
+ * (a lost completion), or passes its deadline, is called off. */
 static void wait_traffic(struct stress *s)
 {
 	struct timespec ms = {0, 1000000}, moved;
 	unsigned seen = 0;
+	char why[64];
 
 	clock_gettime(CLOCK_MONOTONIC, &moved);
 	while (!aborted(s) && !traffic_done(s)) {
-		unsigned now =
-		    atomic_load(&s->posted) + atomic_load(&s->completed) +
-		    atomic_load(&s->received) + atomic_load(&s->churns);
+		unsigned now = atomic_load(&s->posted) +
+			       atomic_load(&s->completed) +
+			       atomic_load(&s->received);
 		if (now != seen) {
 			seen = now;
 			clock_gettime(CLOCK_MONOTONIC, &moved);
-		} else if (seconds_since(&moved) > STALL_S ||
-			   past(&s->deadline)) {
-			report(
-			    s, K_COMPLETION,
-			    "nothing moved for %.0f s: %u of %u work requests "
-			    "completed, %u of %u SENDs received",
-			    seconds_since(&moved), atomic_load(&s->completed),
-			    atomic_load(&s->posted), atomic_load(&s->received),
-			    atomic_load(&s->sends_posted));
-			atomic_store(&s->abort, true);
+		} else if (seconds_since(&moved) > STALL_S) {
+			snprintf(why, sizeof(why), "no progress for %d s",
+				 STALL_S);
+			call_off(s, why);
+		} else if (past(&s->deadline)) {
+			call_off(s, "out of time");
 		}
 		nanosleep(&ms, NULL);
 	}
