@@ -263,6 +263,8 @@ static unsigned run_responders(struct rocemu_world *w)
 	return n;
 }
 
+enum { UDP_PASSES = 16 };
+
 unsigned long rocemu_world_run(struct rocemu_world *w)
 {
 	WORLD_GUARD(w);
@@ -273,6 +275,7 @@ unsigned long rocemu_world_run(struct rocemu_world *w)
 	 * been taken in. They do not keep the loop going by themselves: the
 	 * lock is given up between bursts, and resp_due tells the callers
 	 * when the next may leave (next_event, world_poll_setup). */
+	unsigned passes = 0;
 	do {
 		if (w->udp) {
 			w->now = udp_clock_ns();
@@ -285,7 +288,12 @@ unsigned long rocemu_world_run(struct rocemu_world *w)
 			udp_flush_all(w);
 		n += fire_timers(w);
 		steps += n;
-	} while (n);
+		/* On the UDP wire the clock moves while this loop runs, so
+		 * work can come for ever (an RNR NAK and its retry every
+		 * 10 us, a peer that keeps sending): a bounded number of
+		 * passes, then the lock goes to whoever waits for it (an
+		 * application posting the receive that ends the storm). */
+	} while (n && (!w->udp || ++passes < UDP_PASSES));
 	return steps;
 }
 

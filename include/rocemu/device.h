@@ -93,7 +93,9 @@ void rocemu_world_inject(struct rocemu_world *w, const uint8_t *frame,
 			 size_t len);
 
 /* Does all work that is due now, without moving the clock. Returns the
- * number of steps taken. */
+ * number of steps taken. On the UDP wire, where time moves meanwhile and
+ * work can keep coming, it stops after a bounded number of passes so that
+ * other threads get the device; call again for the rest. */
 unsigned long rocemu_world_run(struct rocemu_world *w);
 
 /* Moves the clock forward by ns, doing each piece of work at its time. */
