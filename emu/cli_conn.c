@@ -246,7 +246,7 @@ static int connect_qp(struct conn *c)
 	return rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
-int conn_up(struct conn *c, const char *who)
+int conn_prepare(struct conn *c, const char *who)
 {
 	int fd;
 
@@ -281,7 +281,17 @@ int conn_up(struct conn *c, const char *who)
 	if (c->o.trace)
 		rocemu_world_trace(c->w, print_trace, NULL);
 	rocemu_cq_req_notify(c->cq, false);
+	return 0;
+}
+
+int conn_start(struct conn *c)
+{
 	return rocemu_world_start(c->w) ? -1 : 0;
+}
+
+int conn_up(struct conn *c, const char *who)
+{
+	return conn_prepare(c, who) || conn_start(c) ? -1 : 0;
 }
 
 void conn_down(struct conn *c)

@@ -49,10 +49,16 @@ struct conn {
 
 /*
  * Sets up the device, exchanges peer_info over TCP (the server listens on
- * its address, the client connects), connects the QP and starts the
- * progress thread. Returns 0, or prints one line saying what went wrong
- * and what to do, and returns -1.
+ * its address, the client connects) and connects the QP, but does not run
+ * the engines yet: what the peer sends meanwhile waits in the socket, so
+ * receives posted now are there before its first message is taken in.
+ * Returns 0, or prints one line saying what went wrong and what to do,
+ * and returns -1.
  */
+int conn_prepare(struct conn *c, const char *who);
+/* Starts the progress thread: the engines run from now on. 0, or -1. */
+int conn_start(struct conn *c);
+/* conn_prepare, then conn_start. */
 int conn_up(struct conn *c, const char *who);
 void conn_down(struct conn *c);
 

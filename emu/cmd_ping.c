@@ -89,14 +89,24 @@ static int wait_both(struct conn *c, uint32_t size, bool want_send,
 	return 0;
 }
 
+/* Receives go up before the engines start: UC and UD lose a message that
+ * finds none, and the peer may send its first before this side is ready
+ * (ibv_uc_pingpong posts them before connecting, too). */
+static int up(struct conn *c, uint32_t size)
+{
+	if (conn_prepare(c, who))
+		return -1;
+	for (int i = 0; i < c->o.depth - 1; i++)
+		if (post_recv(c, size))
+			return -1;
+	return conn_start(c);
+}
+
 static int run(struct conn *c, uint32_t size, long iters)
 {
 	bool client = c->o.server != NULL;
 	double t0 = now_s();
 
-	for (int i = 0; i < c->o.depth - 1; i++)
-		if (post_recv(c, size))
-			return -1;
 	for (long i = 0; i < iters; i++) {
 		if (client && post_send(c, size))
 			return -1;
@@ -155,7 +165,7 @@ int cmd_ping(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	c.o.buf_len = (size_t)size + 64;
-	int rc = conn_up(&c, who) || run(&c, (uint32_t)size, iters) ? CLI_FAIL
+	int rc = up(&c, (uint32_t)size) || run(&c, (uint32_t)size, iters) ? CLI_FAIL
 								      : CLI_OK;
 	if (c.o.stats) /* after a failed run too: that is when they matter */
 		conn_print_counters(&c);

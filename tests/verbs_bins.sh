@@ -21,7 +21,7 @@ for b in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong \
 	 ibv_ud_pingpong ibv_srq_pingpong; do
 	command -v $b >/dev/null || { bad "$b missing (Debian package ibverbs-utils)"; }
 done
-ldd "$(command -v ibv_rc_pingpong)" | grep -q "$build/lib/libibverbs.so.1" \
+env -u LD_PRELOAD ldd "$(command -v ibv_rc_pingpong)" | grep -q "$build/lib/libibverbs.so.1" \
 	&& ok || bad "ibv_rc_pingpong does not load rocemu's libibverbs.so.1"
 
 ROCEMU_ADDR=127.0.0.2 ibv_devices >"$work/devices" 2>&1 && ok || bad "ibv_devices"
