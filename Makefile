@@ -200,11 +200,13 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	    grep -v '\.md$$'); \
 	  if [ -n "$$regress" ]; then \
 	    $(FUZZ_DIR)/fuzz_$$t $$regress >>$$log 2>&1 || rc=$$?; \
-	    echo "fuzz_$$t: $$(echo $$regress | wc -w) regression inputs"; \
+	    echo "fuzz_$$t: $$(echo $$regress | wc -w) regression inputs" \
+	      "replayed"; \
 	  fi; \
 	  if [ $$rc = 0 ]; then \
 	    $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
-	      -print_final_stats=1 $(FUZZ_DIR)/corpus_$$t >>$$log 2>&1 || rc=$$?; \
+	      -print_final_stats=1 $(FUZZ_DIR)/corpus_$$t >>$$log 2>&1 || \
+	      rc=$$?; \
 	    echo "fuzz_$$t: $$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' \
 	      $$log)"; \
 	  fi; \
