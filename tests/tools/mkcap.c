@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rocemu/proto.h"
+#include "../fuzz/sequence_format.h"
 
 static uint64_t rng_state = 0x5eed;
 
@@ -232,30 +233,9 @@ static int gen_seeds(const char *dir, int argc, char **argv, int transport)
 
 /* ---- sequence seeds ------------------------------------------------ */
 
-/*
- * The input format of tests/fuzz/fuzz_sequence.c: its step numbers and
- * packet flags (enum step and PK_* there). The two must change together.
- */
+/* The post-send step's work request opcodes, by index, and what a seed
+ * posts at most (the target's send queue holds 16). */
 enum {
-	SEQ_PACKET = 0,
-	SEQ_RUN = 2,
-	SEQ_ADVANCE = 3,
-	SEQ_MR_REG = 4,
-	SEQ_MR_DEREG = 5,
-	SEQ_POST_RECV = 6,
-	SEQ_POST_SEND = 7,
-	SEQ_QP_STATE = 8,
-	SEQ_QP_CREATE = 9,
-	SEQ_CQ_POLL = 11,
-	SEQ_AH_CREATE = 17,
-	SEQ_ASYNC = 19,
-	PK_AIM = 1 << 0,
-	PK_ADDR = 1 << 1,
-	PK_PSN = 1 << 2,
-	PK_FIT = 1 << 3,
-	PK_QP1 = 1 << 6,
-	PK_QKEY = 1 << 7,
-	/* the work request opcodes of its post-send step, by index */
 	WR_SEND = 0, WR_SEND_IMM, WR_WRITE, WR_WRITE_IMM, WR_READ, WR_CAS,
 	WR_FAA, WR_SEND_INV,
 	SEQ_MAX_WRS = 12,	/* sends posted per seed: its queue holds 16 */
@@ -376,7 +356,7 @@ static bool is_request(const struct cap_pkt *p)
 
 static void put_packet(struct seq *s, uint8_t flags, const struct cap_pkt *p)
 {
-	PUT(s, SEQ_PACKET, flags, (uint8_t)(p->tl >> 8), (uint8_t)p->tl);
+	PUT(s, STEP_PACKET, flags, (uint8_t)(p->tl >> 8), (uint8_t)p->tl);
 	put(s, p->tp, p->tl);
 }
 
@@ -385,13 +365,13 @@ static void put_packet(struct seq *s, uint8_t flags, const struct cap_pkt *p)
 static void put_interleaved(struct seq *s, unsigned turn)
 {
 	switch (turn % 7) {
-	case 0: PUT(s, SEQ_CQ_POLL, 0x1e); break;	/* CQ 0, 16 */
-	case 1: PUT(s, SEQ_ADVANCE, 20); break;	/* 1 ms */
-	case 2: PUT(s, SEQ_MR_REG, 0x12, 0, 0); break;	/* slot 2, window 2 */
-	case 3: PUT(s, SEQ_POST_RECV, 0x00, 1, 0x00, 0, 0x20, 0x00); break;
-	case 4: PUT(s, SEQ_MR_DEREG, 2); break;
-	case 5: PUT(s, SEQ_ASYNC); break;
-	default: PUT(s, SEQ_RUN); break;
+	case 0: PUT(s, STEP_CQ_POLL, 0x1e); break;	/* CQ 0, 16 */
+	case 1: PUT(s, STEP_ADVANCE, 20); break;	/* 1 ms */
+	case 2: PUT(s, STEP_MR_REG, 0x12, 0, 0); break;	/* slot 2, window 2 */
+	case 3: PUT(s, STEP_POST_RECV, 0x00, 1, 0x00, 0, 0x20, 0x00); break;
+	case 4: PUT(s, STEP_MR_DEREG, 2); break;
+	case 5: PUT(s, STEP_ASYNC); break;
+	default: PUT(s, STEP_RUN); break;
 	}
 }
 
@@ -399,9 +379,9 @@ static void put_interleaved(struct seq *s, unsigned turn)
  * a whole window each. */
 static void put_prologue(struct seq *s, unsigned qp, unsigned n)
 {
-	PUT(s, SEQ_QP_STATE, (uint8_t)(1 | qp << 3), 0, 0, 0); /* RESET */
-	PUT(s, SEQ_QP_STATE, (uint8_t)(4 | qp << 3), 0x6a, 0xe4, 0); /* up */
-	PUT(s, SEQ_POST_RECV, (uint8_t)(qp | (n - 1) << 1));
+	PUT(s, STEP_QP_STATE, (uint8_t)(1 | qp << 3), 0, 0, 0); /* RESET */
+	PUT(s, STEP_QP_STATE, (uint8_t)(4 | qp << 3), 0x6a, 0xe4, 0); /* up */
+	PUT(s, STEP_POST_RECV, (uint8_t)(qp | (n - 1) << 1));
 	for (unsigned i = 0; i < n; i++)
 		PUT(s, 1, 0x00, 0, 0x20, 0x00); /* MR 0, 8192 bytes */
 }
@@ -435,11 +415,11 @@ static void seed_responder(struct seq *s, const struct cap_pkt *pkts,
 	unsigned turn = 0;
 
 	if (ud) {
-		PUT(s, SEQ_QP_CREATE, 0x05);	/* slot 1, UD */
-		PUT(s, SEQ_AH_CREATE, 0);
+		PUT(s, STEP_QP_CREATE, 0x05);	/* slot 1, UD */
+		PUT(s, STEP_AH_CREATE, 0);
 		put_prologue(s, 1, 8);
 		/* a signaled SEND from QP 1 through AH 0, 64 bytes of MR 0 */
-		PUT(s, SEQ_POST_SEND, 0x18, 0x01, 0, 0, 0, 0x00, 0, 0, 64);
+		PUT(s, STEP_POST_SEND, 0x18, 0x01, 0, 0, 0, 0x00, 0, 0, 64);
 	} else {
 		put_prologue(s, 0, 8);
 	}
@@ -450,7 +430,7 @@ static void seed_responder(struct seq *s, const struct cap_pkt *pkts,
 		if (i % 3 == 2)
 			put_interleaved(s, turn++);
 	}
-	PUT(s, SEQ_ADVANCE, 30, SEQ_CQ_POLL, 0x1e, SEQ_ASYNC);
+	PUT(s, STEP_ADVANCE, 30, STEP_CQ_POLL, 0x1e, STEP_ASYNC);
 }
 
 /* The post-send step for the message a request packet starts, or -1
@@ -507,10 +487,10 @@ static void put_sends(struct seq *s, const struct cap_pkt *pkts, long n,
 			continue;
 		psns[posted++] = pkts[i].psn;
 		/* signaled, one SGE in MR 0 and the remote MR 0 */
-		PUT(s, SEQ_POST_SEND, (uint8_t)(wr | 0x10), 0x01, 0, 40, 99,
+		PUT(s, STEP_POST_SEND, (uint8_t)(wr | 0x10), 0x01, 0, 40, 99,
 		    0x00, 0, (uint8_t)(len >> 8 & 0x3f), (uint8_t)len);
 	}
-	PUT(s, SEQ_RUN);
+	PUT(s, STEP_RUN);
 }
 
 /*
@@ -538,7 +518,7 @@ static void seed_requester(struct seq *s, const struct cap_pkt *pkts,
 		if (i % 3 == 2)
 			put_interleaved(s, turn++);
 	}
-	PUT(s, SEQ_ADVANCE, 30, SEQ_CQ_POLL, 0x1e, SEQ_ASYNC);
+	PUT(s, STEP_ADVANCE, 30, STEP_CQ_POLL, 0x1e, STEP_ASYNC);
 }
 
 /* Whether pkts[i] is the first packet of its flow of this kind. */
