@@ -295,6 +295,20 @@ END_TEST
 
 /* ---- the application's side: objects and their lifetimes --------- */
 
+/* Gives side a a new RC QP completing into cq, connected afresh to b's. */
+static void a_qp_on(struct pair *p, struct rocemu_cq *cq)
+{
+	struct ibv_qp_init_attr init = { .send_cq = (struct ibv_cq *)(void *)cq,
+					 .recv_cq = (struct ibv_cq *)(void *)cq,
+					 .qp_type = IBV_QPT_RC,
+					 .cap = { 16, 16, 1, 1, 0 } };
+
+	ck_assert_int_eq(rocemu_qp_free(p->a.qp), 0);
+	p->a.qp = rocemu_qp_new(p->a.pd, &init);
+	ck_assert_ptr_nonnull(p->a.qp);
+	reconnect(p);
+}
+
 /* An armed CQ whose events nobody reads, re-armed and completed 20 000
  * times: its events coalesce into one, and the device never waits on the
  * application (a pipe of pointers filled after about 8 000). */
@@ -309,13 +323,7 @@ START_TEST(test_channel_events_coalesce)
 	ck_assert_ptr_nonnull(ch);
 	/* a's QP completes into a CQ on the channel */
 	struct rocemu_cq *cq = rocemu_cq_new(p.a.dev, 1 << 16, ch);
-	struct ibv_qp_init_attr init = { .send_cq = (struct ibv_cq *)(void *)cq,
-					 .recv_cq = (struct ibv_cq *)(void *)cq,
-					 .qp_type = IBV_QPT_RC,
-					 .cap = { 16, 16, 1, 1, 0 } };
-	ck_assert_int_eq(rocemu_qp_free(p.a.qp), 0);
-	p.a.qp = rocemu_qp_new(p.a.pd, &init);
-	reconnect(&p);
+	a_qp_on(&p, cq);
 	for (int i = 0; i < 20000; i++) {
 		ck_assert_int_eq(rocemu_cq_req_notify(cq, false), 0);
 		post_send1(&p.a, IBV_WR_RDMA_WRITE, (uint64_t)i, 0, 8,
@@ -333,11 +341,7 @@ START_TEST(test_channel_events_coalesce)
 	while ((k = rocemu_cq_poll(cq, 64, wc)) > 0)
 		n += k;
 	ck_assert_int_eq(n, 20000);
-	ck_assert_int_eq(rocemu_qp_free(p.a.qp), 0);
-	p.a.qp = rocemu_qp_new(p.a.pd, &(struct ibv_qp_init_attr){
-		.send_cq = (struct ibv_cq *)(void *)p.a.cq,
-		.recv_cq = (struct ibv_cq *)(void *)p.a.cq,
-		.qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } });
+	a_qp_on(&p, p.a.cq);
 	ck_assert_int_eq(rocemu_cq_free(cq), 0);
 	ck_assert_int_eq(rocemu_channel_free(ch), 0);
 	pair_down(&p);
@@ -359,13 +363,7 @@ START_TEST(test_destroyed_cq_event_discarded)
 		cq[i] = rocemu_cq_new(p.a.dev, 16, ch);
 	/* b's QP sends into cq[0], then into cq[1], each armed */
 	for (int i = 0; i < 2; i++) {
-		struct ibv_qp_init_attr init = {
-			.send_cq = (struct ibv_cq *)(void *)cq[i],
-			.recv_cq = (struct ibv_cq *)(void *)cq[i],
-			.qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } };
-		ck_assert_int_eq(rocemu_qp_free(p.a.qp), 0);
-		p.a.qp = rocemu_qp_new(p.a.pd, &init);
-		reconnect(&p);
+		a_qp_on(&p, cq[i]);
 		ck_assert_int_eq(rocemu_cq_req_notify(cq[i], false), 0);
 		post_send1(&p.a, IBV_WR_RDMA_WRITE, 1, 0, 8, addr_of(&p.b, 0),
 			   rocemu_mr_rkey(p.b.mr), 0);
@@ -375,11 +373,7 @@ START_TEST(test_destroyed_cq_event_discarded)
 	ck_assert_int_eq(rocemu_channel_try_event(ch, &got), 0);
 	ck_assert_ptr_eq(got, cq[1]);
 	ck_assert_int_eq(rocemu_channel_try_event(ch, &got), -EAGAIN);
-	ck_assert_int_eq(rocemu_qp_free(p.a.qp), 0);
-	p.a.qp = rocemu_qp_new(p.a.pd, &(struct ibv_qp_init_attr){
-		.send_cq = (struct ibv_cq *)(void *)p.a.cq,
-		.recv_cq = (struct ibv_cq *)(void *)p.a.cq,
-		.qp_type = IBV_QPT_RC, .cap = { 16, 16, 1, 1, 0 } });
+	a_qp_on(&p, p.a.cq);
 	ck_assert_int_eq(rocemu_cq_free(cq[1]), 0);
 	ck_assert_int_eq(rocemu_channel_free(ch), 0);
 	pair_down(&p);

@@ -74,16 +74,7 @@ expect_in perf-lat.client "t_typical"
 # its socket and are counted when the run starts, each by its reason: 50
 # too short for a BTH, 20 with a BTH and an ICRC that cannot be right. The
 # client's device saw none of them.
-counter() { # FILE NAME: the value on the "counter NAME VALUE" line
-	awk -v n="$2" '$1 == "counter" && $2 == n { print $3 }' "$work/$1"
-}
-expect_counter() { # FILE NAME TEST VALUE, TEST as for [ ]
-	local v
-	v=$(counter "$1" "$2")
-	if [ -n "$v" ] && [ "$v" "$3" "$4" ]; then ok; else
-		bad "$1: counter $2 is '${v:-absent}', not $3 $4"
-	fi
-}
+. "$(dirname "$0")/counters.sh"
 throw_junk() { # ADDR SHORT BAD_ICRC
 	python3 - "$@" <<'PY'
 import socket, sys

@@ -84,16 +84,7 @@ done
 
 # ROCEMU_STATS=1: the device's counters on stderr at exit, once; unset or
 # 0, none. 200 round trips of 4096 bytes at MTU 1024, 4 packets a message.
-counter() { # FILE NAME: the value on the "rocemu: counter NAME VALUE" line
-	awk -v n="$2" '$2 == "counter" && $3 == n { print $4 }' "$work/$1"
-}
-expect_counter() { # FILE NAME TEST VALUE, TEST as for [ ]
-	local v
-	v=$(counter "$1" "$2")
-	if [ -n "$v" ] && [ "$v" "$3" "$4" ]; then ok; else
-		bad "$1: counter $2 is '${v:-absent}', not $3 $4"
-	fi
-}
+. "$(dirname "$0")/counters.sh"
 port=$((port + 1))
 ROCEMU_STATS=1 ROCEMU_ADDR=127.0.0.2 timeout 60 ibv_rc_pingpong -g 1 -p $port \
 	-n 200 -s 4096 -m 1024 >"$work/stats.server" 2>"$work/stats.server.err" &
