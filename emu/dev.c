@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "local.h"
@@ -70,7 +71,9 @@ struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 	struct rocemu_dev *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	if (pipe2(d->async_pipe, O_CLOEXEC | O_NONBLOCK)) {
+	/* A socket pair, as for completion channels: the device's side never
+	 * blocks, and the application may make its end blocking or not. */
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, d->async_sock)) {
 		free(d);
 		return NULL;
 	}
@@ -88,8 +91,8 @@ struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 	if (w->udp) {
 		int rc = udp_dev_open(d);
 		if (rc) {
-			close(d->async_pipe[0]);
-			close(d->async_pipe[1]);
+			close(d->async_sock[0]);
+			close(d->async_sock[1]);
 			free(d);
 			errno = -rc;
 			return NULL;
@@ -111,8 +114,8 @@ void rocemu_dev_free(struct rocemu_dev *d)
 		}
 	udp_flush_all(d->w);
 	udp_dev_close(d);
-	close(d->async_pipe[0]);
-	close(d->async_pipe[1]);
+	close(d->async_sock[0]);
+	close(d->async_sock[1]);
 	free(d->async_q);
 	free(d);
 }
@@ -174,8 +177,9 @@ void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
 		ev->element.qp = element;
 	/* The fd holds one byte while the queue is not empty. */
 	if (d->async_n == 1) {
-		ssize_t wr = write(d->async_pipe[1], "e", 1);
-		(void)wr; /* an empty pipe always takes a byte */
+		ssize_t wr = send(d->async_sock[1], "e", 1,
+				  MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)wr; /* an empty socket always takes a byte */
 	}
 	world_trace(d->w, "%s async event %s", d->name,
 		    event_name(type));
@@ -185,7 +189,7 @@ static void async_quiet(struct rocemu_dev *d)
 {
 	char buf[16];
 
-	while (read(d->async_pipe[0], buf, sizeof(buf)) > 0)
+	while (recv(d->async_sock[0], buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
 }
 
@@ -211,7 +215,7 @@ void dev_forget_events(struct rocemu_dev *d, const void *element)
 
 int rocemu_dev_async_fd(const struct rocemu_dev *d)
 {
-	return d->async_pipe[0];
+	return d->async_sock[0];
 }
 
 int rocemu_dev_get_async_event(struct rocemu_dev *d, struct ibv_async_event *ev)

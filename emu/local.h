@@ -158,7 +158,7 @@ struct rocemu_dev {
 	struct idgen qpns;
 	struct idgen mr_indices;
 	uint64_t mr_serial;		/* registrations so far */
-	int async_pipe[2];
+	int async_sock[2];		/* [0] the application's fd */
 	int udp_fd;			/* UDP wire: port 4791; else -1 */
 	uint8_t *udp_rx;		/* UDP wire: receive buffers */
 	struct tx_batch *udp_tx;	/* UDP wire: datagrams to send */

@@ -36,11 +36,12 @@ static int passed, failed;
 		}                                                        \
 	} while (0)
 
-/* A UD QP on cq, ready to send and receive. */
-static struct ibv_qp *ud_qp(struct pair *p, struct ibv_cq *cq)
+/* A UD QP on cq (and srq if not NULL), ready to send and receive. */
+static struct ibv_qp *ud_qp_srq(struct pair *p, struct ibv_cq *cq,
+				struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr init = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_UD,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
@@ -59,6 +60,11 @@ static struct ibv_qp *ud_qp(struct pair *p, struct ibv_cq *cq)
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
 		return NULL;
 	return qp;
+}
+
+static struct ibv_qp *ud_qp(struct pair *p, struct ibv_cq *cq)
+{
+	return ud_qp_srq(p, cq, NULL);
 }
 
 /* An address handle for the device's own GID. */
@@ -280,6 +286,66 @@ static void check_fork_child_exits(void)
 	      "fork and a child that exits");
 }
 
+struct async_waiter {
+	struct ibv_context *ctx;
+	struct ibv_async_event ev;
+	atomic_int done, rc;
+};
+
+static void *get_async_thread(void *arg)
+{
+	struct async_waiter *w = arg;
+
+	atomic_store(&w->rc, ibv_get_async_event(w->ctx, &w->ev));
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+/* ibv_get_async_event on a context left blocking waits for an event, as
+ * a read(2) of the kernel's async fd would, and then names the object. */
+static void check_async_event_waits(struct pair *p)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(p->pd, &sa);
+	struct ibv_qp *qs = srq ? ud_qp_srq(p, p->b.cq, srq) : NULL;
+	struct ibv_ah *ah = self_ah(p);
+	struct ibv_srq_attr limit = { .srq_limit = 2 };
+	struct async_waiter w = { .ctx = p->ctx };
+	struct ibv_recv_wr *bad;
+	struct ibv_wc wc;
+	pthread_t t;
+
+	CHECK(qs && ah, "an SRQ, a UD QP on it and an AH");
+	if (!qs || !ah)
+		return;
+	for (int i = 0; i < 2; i++) {
+		struct ibv_sge sge = { (uintptr_t)p->b.buf + 512 * i, 512,
+				       p->b.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 20 + i, .sg_list = &sge,
+					  .num_sge = 1 };
+		CHECK(ibv_post_srq_recv(srq, &wr, &bad) == 0, "SRQ receive");
+	}
+	CHECK(ibv_modify_srq(srq, &limit, IBV_SRQ_LIMIT) == 0, "arm the limit");
+	pthread_create(&t, NULL, get_async_thread, &w);
+	usleep(200000);
+	CHECK(!atomic_load(&w.done),
+	      "ibv_get_async_event returned with no event (rc %d)",
+	      atomic_load(&w.rc));
+	CHECK(ud_send(p, p->a.qp, ah, qs->qp_num, 0, 8) == 0, "send");
+	CHECK(pair_wait(p->a.cq, &wc) == 0 && pair_wait(p->b.cq, &wc) == 0,
+	      "the datagram arrives");
+	pthread_join(t, NULL);
+	CHECK(atomic_load(&w.rc) == 0 &&
+		      w.ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+		      w.ev.element.srq == srq,
+	      "the SRQ's limit event");
+	if (atomic_load(&w.rc) == 0)
+		ibv_ack_async_event(&w.ev);
+	CHECK(ibv_destroy_qp(qs) == 0 && ibv_destroy_srq(srq) == 0,
+	      "destroy them");
+	ibv_destroy_ah(ah);
+}
+
 /* What the man pages call invalid is refused with their errno. */
 static void check_arguments(struct pair *p)
 {
@@ -340,6 +406,7 @@ int main(void)
 	check_fork_child_exits();
 	check_destroy_waits_for_ack(&p);
 	check_unread_events_coalesce(&p);
+	check_async_event_waits(&p);
 	pair_close(&p);
 	printf("verbs_lifetimes: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
