@@ -71,14 +71,15 @@ static struct swqe *wqe_at(struct rocemu_qp *qp, uint32_t psn)
  * A response beyond comp.psn shows that what came before it was lost: go
  * back now rather than at the timer (qib and hfi1 retry a READ so; rxe
  * waits for the timer). Once per loss, though: the rest of what was on
- * the wire shows the same loss.
+ * the wire shows the same loss. The retry timer is left running: only a
+ * response that moves comp.psn restarts it, so a READ whose responses
+ * keep being lost still ends in RETRY_EXC_ERR after retry_cnt timeouts.
  */
 static void go_back_once(struct rocemu_qp *qp)
 {
 	if (qp->req.went_back && qp->req.back_psn == qp->comp.psn)
 		return;
 	req_retry(qp);
-	restart_timer(qp);
 }
 
 /*

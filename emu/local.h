@@ -313,6 +313,7 @@ struct rd_res {
 	bool valid;
 	bool atomic;
 	bool owed;		/* response packets not yet sent */
+	bool answered;		/* its whole response went out once */
 	uint32_t first_psn, last_psn;
 	uint32_t next_psn;	/* the next response packet to send */
 	uint64_t va;
@@ -449,7 +450,10 @@ void resp_owe_aeth(struct rocemu_qp *qp, uint32_t psn, uint8_t syn);
 void resp_owe_fatal(struct rocemu_qp *qp, uint32_t psn, uint8_t syn,
 		    enum ibv_event_type ev, enum ibv_wc_status recv_status);
 /* A new resource for the READ or atomic executing now, its response
- * owed; the caller fills in what it asked for. */
+ * owed; the caller fills in what it asked for. It takes a free slot, or
+ * one whose response went out in full once (a retry of that one is given
+ * up); NULL when every slot still owes a response never sent in full (the
+ * requester is further ahead than any responder keeps: invalid request). */
 struct rd_res *resp_new_res(struct rocemu_qp *qp);
 /* A duplicate READ or atomic (IBTA 9.7.5.1.1): its response owed again
  * from the PSN it asks for. False if no resource holds it. */

@@ -271,6 +271,10 @@ static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
 	}
 	uint32_t n = len ? (len + mtu - 1) / mtu : 1;
 	struct rd_res *r = resp_new_res(qp);
+	if (!r) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		return;
+	}
 	r->first_psn = r->next_psn = psn;
 	r->last_psn = roce_psn_add(psn, n - 1);
 	r->va = ib->reth.va;
@@ -297,6 +301,12 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
+	/* Its ACK is owed, in order after the responses before it. */
+	struct rd_res *r = resp_new_res(qp);
+	if (!r) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		return;
+	}
 	/* The operand is a host-order 64-bit value, as on rxe. */
 	memcpy(&orig, (void *)(uintptr_t)a->va, 8);
 	if (ib->bth.opcode == 0x13)
@@ -304,8 +314,6 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 	else
 		v = orig + a->swap_add;
 	memcpy((void *)(uintptr_t)a->va, &v, 8);
-	/* Its ACK is owed, in order after the responses before it. */
-	struct rd_res *r = resp_new_res(qp);
 	r->atomic = true;
 	r->first_psn = r->last_psn = r->next_psn = psn;
 	r->va = a->va;

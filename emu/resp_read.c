@@ -274,17 +274,39 @@ static void slow_down(struct rocemu_qp *qp)
 	qp->resp.next_burst = w->now + 2 * pace_slack(qp);
 }
 
+/* Whether slot r may take a new READ or atomic: free, or answered in
+ * full once (what a retry of it still asks for is then given up, as rxe
+ * gives up its oldest resource). A response never sent in full is kept:
+ * a requester that runs ahead of max_dest_rd_atomic must not lose it. */
+static bool reusable(const struct rd_res *r)
+{
+	return !r->valid || r->answered || !r->owed;
+}
+
 struct rd_res *resp_new_res(struct rocemu_qp *qp)
 {
-	unsigned max = qp->attr.max_dest_rd_atomic;
-	struct rd_res *r = &qp->resp.res[qp->resp.res_next % max];
+	for (unsigned k = 0; k < MAX_RD_ATOMIC; k++) {
+		struct rd_res *r =
+			&qp->resp.res[(qp->resp.res_next + k) % MAX_RD_ATOMIC];
+		if (!reusable(r))
+			continue;
+		qp->resp.res_next += k + 1;
+		*r = (struct rd_res){ .valid = true, .owed = true };
+		schedule(qp);
+		return r;
+	}
+	return NULL;
+}
 
-	/* A requester keeps at most max outstanding, so the oldest is done
-	 * (or owed to a retry it no longer waits for). */
-	qp->resp.res_next++;
-	*r = (struct rd_res){ .valid = true, .owed = true };
-	schedule(qp);
-	return r;
+/* The memory a response packet reads: the MR the READ executed against,
+ * looked up again (it may have been deregistered since). */
+static bool read_source_ok(const struct rocemu_qp *qp, const struct rd_res *r,
+			   uint64_t va, uint32_t n)
+{
+	struct rocemu_mr *mr = mr_check(qp->pd, r->rkey, va, n,
+					IBV_ACCESS_REMOTE_READ);
+
+	return mr && mr->serial == r->mr_serial;
 }
 
 bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
@@ -309,6 +331,12 @@ bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
 				 (uint64_t)ib->reth.len + off == r->len;
 		if (!same_atomic && !same_read)
 			continue;
+		/* A late retry of a READ whose MR has gone since is answered
+		 * with nothing, as before the response was paced: the QP
+		 * itself did nothing wrong. */
+		if (same_read && ib->reth.len &&
+		    !read_source_ok(qp, r, ib->reth.va, ib->reth.len))
+			return false;
 		/* Restarted from there, not sent a second time beside what is
 		 * still owed: the requester took nothing after that PSN. */
 		if (same_read && (!r->owed ||
@@ -322,17 +350,6 @@ bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
 	return false;
 }
 
-/* The memory a response packet reads: the MR the READ executed against,
- * looked up again (it may have been deregistered since). */
-static bool read_source_ok(const struct rocemu_qp *qp, const struct rd_res *r,
-			   uint64_t va, uint32_t n)
-{
-	struct rocemu_mr *mr = mr_check(qp->pd, r->rkey, va, n,
-					IBV_ACCESS_REMOTE_READ);
-
-	return mr && mr->serial == r->mr_serial;
-}
-
 static void send_atomic_ack(struct rocemu_qp *qp, struct rd_res *r)
 {
 	struct roce_ib ib = { 0 };
@@ -344,6 +361,7 @@ static void send_atomic_ack(struct rocemu_qp *qp, struct rd_res *r)
 	ib.atmack = r->orig;
 	qp_send_packet(qp, &ib);
 	r->owed = false;
+	r->answered = true;
 }
 
 /*
@@ -362,6 +380,10 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	struct roce_ib ib = { 0 };
 
 	if (n && !read_source_ok(qp, r, r->va + off, n)) {
+		if (r->answered) {
+			r->owed = false; /* a replay stops short */
+			return true;
+		}
 		end_with_nak(qp, psn,
 			     roce_aeth_syndrome(ROCE_AETH_NAK,
 						ROCE_NAK_REM_ACCESS),
@@ -378,6 +400,7 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	qp_send_packet(qp, &ib);
 	r->next_psn = roce_psn_add(psn, 1);
 	r->owed = !last;
+	r->answered |= last;
 	return true;
 }
 

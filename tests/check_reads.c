@@ -304,6 +304,93 @@ START_TEST(test_nak_waits_for_read_responses)
 }
 END_TEST
 
+/*
+ * A requester that keeps more READs in flight than the responder's
+ * max_dest_rd_atomic (4 against 1): the responder must not lose the
+ * response of one it has not answered yet when the next arrives; both
+ * complete, with no retransmission.
+ */
+START_TEST(test_reads_beyond_max_dest_rd_atomic)
+{
+	struct pair p;
+	struct pair_opts o = { .rd_atomic = 4 };
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	uint8_t ga[16] = { [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 1 };
+
+	pair_up(&p, &o);
+	ck_assert_int_eq(rocemu_qp_modify(p.b.qp, &reset, IBV_QP_STATE), 0);
+	o.rd_atomic = 1;
+	ck_assert_int_eq(qp_connect(p.b.qp, rocemu_qp_num(p.a.qp), ga, 0, 0, &o),
+			 0);
+	pattern(p.b.buf, 16 * KIB, 3);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(post_read(&p, (uint64_t)i, (size_t)i * 8 * KIB,
+					   8 * KIB, addr_of(&p.b, (size_t)i * 8 * KIB),
+					   rocemu_mr_rkey(p.b.mr)), 0);
+	for (int i = 0; i < 2; i++) {
+		struct ibv_wc wc = poll1(&p, &p.a);
+		ck_assert_uint_eq(wc.wr_id, (uint64_t)i);
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	}
+	ck_assert(!memcmp(p.a.buf, p.b.buf, 16 * KIB));
+	ck_assert_uint_eq(cnt(&p.a, ROCEMU_CNT_RETRANSMITS), 0);
+	pair_down(&p);
+}
+END_TEST
+
+/* A READ response from b's address to a's QP, as a peer would send it. */
+static void inject_read_middle(struct pair *p, uint32_t psn)
+{
+	static uint8_t payload[KIB];
+	struct roce_frame f;
+	uint8_t buf[2048], a4[4] = { 10, 0, 0, 1 }, b4[4] = { 10, 0, 0, 2 };
+
+	roce_frame_init(&f, 4);
+	roce_gid_from_ipv4(f.src_gid, b4);
+	roce_gid_from_ipv4(f.dst_gid, a4);
+	f.sport = 0xc000;
+	f.ib.bth.opcode = 0x0e; /* RC_RDMA_READ_RESPONSE_MIDDLE */
+	f.ib.bth.dqpn = rocemu_qp_num(p->a.qp);
+	f.ib.bth.psn = psn;
+	f.ib.payload = payload;
+	f.ib.payload_len = KIB;
+	int n = roce_frame_build(&f, buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	rocemu_world_inject(p->w, buf, (size_t)n);
+}
+
+/*
+ * A READ whose first response never arrives while later ones keep coming
+ * (the requester goes back for it each time) still ends: the retry timer
+ * is not restarted by going back, so after retry_cnt timeouts the READ
+ * completes with RETRY_EXC_ERR instead of being asked for forever.
+ */
+START_TEST(test_read_gap_retries_are_bounded)
+{
+	struct pair p;
+	struct pair_opts o = { .timeout = 14, .retry_cnt = 3, .psn_a = 100 };
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+
+	pair_up(&p, &o);
+	/* b answers nothing; a peer keeps sending the READ's 2nd packet */
+	ck_assert_int_eq(rocemu_qp_modify(p.b.qp, &err, IBV_QP_STATE), 0);
+	ck_assert_int_eq(post_read(&p, 1, 0, 4 * KIB, addr_of(&p.b, 0),
+				   rocemu_mr_rkey(p.b.mr)), 0);
+	rocemu_world_run(p.w);
+	int got = 0;
+	struct ibv_wc wc;
+	for (int i = 0; i < 200 && !got; i++) { /* 2 s of virtual time */
+		inject_read_middle(&p, 101);
+		rocemu_world_advance(p.w, 10 * 1000 * 1000);
+		got = rocemu_cq_poll(p.a.cq, 1, &wc);
+	}
+	ck_assert_int_eq(got, 1);
+	ck_assert_int_eq(wc.status, IBV_WC_RETRY_EXC_ERR);
+	ck_assert_uint_eq(cnt(&p.a, ROCEMU_CNT_TIMEOUTS), 4);
+	pair_down(&p);
+}
+END_TEST
+
 Suite *reads_suite(void)
 {
 	Suite *s = suite_create("reads");
@@ -316,6 +403,8 @@ Suite *reads_suite(void)
 	tcase_add_test(tc, test_dereg_during_read_response);
 	tcase_add_test(tc, test_ack_waits_for_read_responses);
 	tcase_add_test(tc, test_nak_waits_for_read_responses);
+	tcase_add_test(tc, test_reads_beyond_max_dest_rd_atomic);
+	tcase_add_test(tc, test_read_gap_retries_are_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
