@@ -107,6 +107,7 @@ void rocemu_dev_free(struct rocemu_dev *d)
 {
 	if (!d)
 		return;
+	WORLD_GUARD(d->w); /* the progress thread walks the device list */
 	for (struct rocemu_dev **p = &d->w->devs; *p; p = &(*p)->next)
 		if (*p == d) {
 			*p = d->next;

@@ -81,6 +81,7 @@ struct rocemu_world {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	int wake[2];
+	bool wake_open;		/* wake made (first start); closed at free */
 };
 
 /* Sets up the world's lock (recursive): 0, or -errno. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "local.h"
 
@@ -21,7 +22,8 @@ int mem_range_check(const void *addr, uint64_t len, bool write)
 {
 	uint64_t at = (uint64_t)(uintptr_t)addr, end = at + len;
 	FILE *maps;
-	char line[512];
+	char *line = NULL;
+	size_t cap = 0;
 	int rc = -EFAULT;
 
 	if (!len)
@@ -30,7 +32,8 @@ int mem_range_check(const void *addr, uint64_t len, bool write)
 		return -EFAULT; /* wraps around the address space */
 	if (!(maps = fopen("/proc/self/maps", "re")))
 		return 0; /* no /proc: nothing to ask, as before this check */
-	while (fgets(line, sizeof(line), maps)) {
+	/* getline: a mapping's path can make a line of any length. */
+	while (getline(&line, &cap, maps) > 0) {
 		uint64_t lo, hi;
 		char perm[5];
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s", &lo, &hi,
@@ -44,6 +47,7 @@ int mem_range_check(const void *addr, uint64_t len, bool write)
 			break;
 		}
 	}
+	free(line);
 	fclose(maps);
 	return rc;
 }

@@ -47,7 +47,6 @@ static bool index_in_use(void *dev, uint32_t index)
 struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 				int access)
 {
-	WORLD_GUARD(pd->dev->w);
 	/* ibv_reg_mr(3): remote write or atomic needs local write. */
 	if ((access & ~ACCESS_KNOWN) || len > MAX_MR_SIZE ||
 	    (!addr && len) ||
@@ -55,13 +54,16 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 		errno = EINVAL;
 		return NULL;
 	}
-	/* Remote atomics write as well (and need local write, above). */
+	/* Remote atomics write as well (and need local write, above). The
+	 * process's map is read before the world lock is taken: the engines
+	 * need not wait for it. */
 	int rc = mem_range_check(addr, len, access & (IBV_ACCESS_LOCAL_WRITE |
 						      NEEDS_LOCAL_WRITE));
 	if (rc) {
 		errno = -rc;
 		return NULL;
 	}
+	WORLD_GUARD(pd->dev->w);
 	struct rocemu_mr *mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		errno = ENOMEM;

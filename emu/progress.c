@@ -50,12 +50,14 @@ void world_unlock(struct rocemu_world **wp)
 	struct rocemu_world *w = *wp;
 	bool kick = w->threaded && w->kick &&
 		    !pthread_equal(pthread_self(), w->thread);
+	/* Read under the lock; the pipe stays open until the world goes. */
+	int fd = w->wake[1];
 
 	if (w->threaded)
 		w->kick = false;
 	pthread_mutex_unlock(&w->lock);
 	if (kick) {
-		ssize_t n = write(w->wake[1], "k", 1);
+		ssize_t n = write(fd, "k", 1);
 		(void)n; /* a full pipe is already a pending wake-up */
 	}
 }
@@ -120,15 +122,16 @@ int rocemu_world_start(struct rocemu_world *w)
 	WORLD_GUARD(w);
 	if (!w->udp || w->threaded)
 		return -EINVAL;
-	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK))
+	/* Made once and kept until rocemu_world_free: a thread that saw the
+	 * progress thread running may still write to it after a stop. */
+	if (!w->wake_open && pipe2(w->wake, O_CLOEXEC | O_NONBLOCK))
 		return -errno;
+	w->wake_open = true;
 	atomic_store(&w->stop, false);
 	w->threaded = true;
 	int rc = pthread_create(&w->thread, NULL, progress, w);
 	if (rc) {
 		w->threaded = false;
-		close(w->wake[0]);
-		close(w->wake[1]);
 		return -rc;
 	}
 	return 0;
@@ -145,6 +148,4 @@ void rocemu_world_stop(struct rocemu_world *w)
 	pthread_mutex_lock(&w->lock);
 	w->threaded = false;
 	pthread_mutex_unlock(&w->lock);
-	close(w->wake[0]);
-	close(w->wake[1]);
 }

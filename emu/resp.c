@@ -152,6 +152,12 @@ static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
 		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_LOC_LEN_ERR);
 		return false;
 	}
+	/* Refused before its payload is placed: a receive buffer is not
+	 * written for a message that fails. */
+	if ((ib->exts & ROCE_EXT_IETH) && invalidate_rkey(qp, ib->ieth)) {
+		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_REM_INV_REQ_ERR);
+		return false;
+	}
 	if (sge_copy_to(qp->pd, qp->resp.wqe.sg, qp->resp.wqe.num_sge,
 			qp->resp.recvd, ib->payload, ib->payload_len,
 			IBV_ACCESS_LOCAL_WRITE)) {
@@ -163,10 +169,6 @@ static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
 	qp->resp.msg_op = ROCE_OPF_SEND;
 	if (qp->resp.in_msg)
 		return true;
-	if ((ib->exts & ROCE_EXT_IETH) && invalidate_rkey(qp, ib->ieth)) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_REM_INV_REQ_ERR);
-		return false;
-	}
 	qp->resp.msn++;
 	complete_recv(qp, ib, IBV_WC_RECV, qp->resp.recvd);
 	return true;

@@ -465,16 +465,25 @@ void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns)
 {
 	struct pollfd pfd[64];
 	unsigned long n;
+	bool threaded;
+	int ms;
 
+	{
+		WORLD_GUARD(w);
+		threaded = w->threaded;
+	}
 	/* With a progress thread running, the thread does the work. */
-	if (w->threaded) {
+	if (threaded) {
 		struct timespec ts = { (time_t)(max_ns / 1000000000u),
 				       (long)(max_ns % 1000000000u) };
 		nanosleep(&ts, NULL);
 		return;
 	}
 	rocemu_world_run(w);
-	int ms = world_poll_setup(w, pfd, 64, &n, max_ns);
+	{
+		WORLD_GUARD(w);
+		ms = world_poll_setup(w, pfd, 64, &n, max_ns);
+	}
 	if (w->udp)
 		poll(pfd, n, ms);
 	rocemu_world_run(w);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "local.h"
 
@@ -49,6 +50,10 @@ void rocemu_world_free(struct rocemu_world *w)
 	free(w->frames.v);
 	free(w->timers.v);
 	roce_pcap_finish(w->pcap);
+	if (w->wake_open) {
+		close(w->wake[0]);
+		close(w->wake[1]);
+	}
 	pthread_mutex_destroy(&w->lock);
 	free(w);
 }

@@ -184,6 +184,7 @@ START_TEST(test_send_invalidate_of_an_mr_refused)
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 
 	pair_up(&p, &o);
+	memset(p.a.buf, 0x5a, 16);
 	sge = (struct ibv_sge){ addr_of(&p.a, 0), 16, rocemu_mr_lkey(p.a.mr) };
 	wr.invalidate_rkey = rocemu_mr_rkey(p.b.mr);
 	post_recv1(&p.b, 1, 0, 64);
@@ -193,6 +194,8 @@ START_TEST(test_send_invalidate_of_an_mr_refused)
 	wc = poll1(&p, &p.b);
 	ck_assert_uint_eq(wc.wr_id, 1);
 	ck_assert_int_eq(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	for (int i = 0; i < 16; i++) /* a refused message is not placed */
+		ck_assert_uint_eq(p.b.buf[i], 0);
 	ck_assert_uint_eq(cnt(&p.b, ROCEMU_CNT_NAK_SENT_INV_REQ), 1);
 	drain(&p, &p.a);
 	drain(&p, &p.b);

@@ -36,7 +36,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 	struct rocemu_dev *d = rv_dev();
 
 	if (!ch || !d || !(ch->c = rocemu_channel_new(d))) {
-		int e = d ? ENOMEM : errno;
+		int e = !ch ? ENOMEM : errno; /* rv_dev's, or the channel's */
 		free(ch);
 		errno = e;
 		return NULL;
