@@ -54,9 +54,15 @@ uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c)
 void rocemu_dev_print_counters(const struct rocemu_dev *d, FILE *f,
 			       const char *prefix)
 {
+	uint64_t cnt[ROCEMU_CNT_COUNTER_MAX];
+
+	{ /* one snapshot, and no stdio under the world lock */
+		WORLD_GUARD(d->w);
+		memcpy(cnt, d->cnt, sizeof(cnt));
+	}
 	for (enum rocemu_counter k = 0; k < ROCEMU_CNT_COUNTER_MAX; k++)
 		fprintf(f, "%scounter %s %llu\n", prefix, rocemu_counter_name(k),
-			(unsigned long long)rocemu_dev_counter(d, k));
+			(unsigned long long)cnt[k]);
 }
 
 struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,

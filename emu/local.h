@@ -213,6 +213,10 @@ int mem_range_check(const void *addr, uint64_t len, bool write);
  */
 struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 			   uint64_t len, int access);
+/* The same check for a message that began under registration serial:
+ * true only if the key still names that very registration. */
+bool mr_still(struct rocemu_pd *pd, uint32_t key, uint64_t va, uint64_t len,
+	      int access, uint64_t serial);
 
 /* Copies between an SGE list (local keys, checked with access) and a flat
  * buffer; offset is into the SGE list. 0, or -EFAULT on a key failure. */

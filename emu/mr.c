@@ -123,6 +123,14 @@ struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 	return mr;
 }
 
+bool mr_still(struct rocemu_pd *pd, uint32_t key, uint64_t va, uint64_t len,
+	      int access, uint64_t serial)
+{
+	struct rocemu_mr *mr = mr_check(pd, key, va, len, access);
+
+	return mr && mr->serial == serial;
+}
+
 /* Walks the SGE list from offset, calling fn on each piece. */
 static int sge_walk(struct rocemu_pd *pd, const struct ibv_sge *sg,
 		    unsigned n, uint64_t offset, uint64_t len, int access,

@@ -187,10 +187,8 @@ static bool qp_allows(const struct rocemu_qp *qp, int access)
  */
 static bool write_target_ok(const struct rocemu_qp *qp, uint32_t n)
 {
-	struct rocemu_mr *mr = mr_check(qp->pd, qp->resp.rkey, qp->resp.va, n,
-					IBV_ACCESS_REMOTE_WRITE);
-
-	return mr && mr->serial == qp->resp.mr_serial;
+	return mr_still(qp->pd, qp->resp.rkey, qp->resp.va, n,
+			IBV_ACCESS_REMOTE_WRITE, qp->resp.mr_serial);
 }
 
 static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)

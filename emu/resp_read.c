@@ -303,10 +303,8 @@ struct rd_res *resp_new_res(struct rocemu_qp *qp)
 static bool read_source_ok(const struct rocemu_qp *qp, const struct rd_res *r,
 			   uint64_t va, uint32_t n)
 {
-	struct rocemu_mr *mr = mr_check(qp->pd, r->rkey, va, n,
-					IBV_ACCESS_REMOTE_READ);
-
-	return mr && mr->serial == r->mr_serial;
+	return mr_still(qp->pd, r->rkey, va, n, IBV_ACCESS_REMOTE_READ,
+			r->mr_serial);
 }
 
 bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
