@@ -55,14 +55,17 @@ DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 PKG_LIBS := libpcap zlib
 override CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
-	-fPIC -pthread -Iinclude -Iproto $(SANFLAGS) $(CFLAGS)
+	-fPIC -pthread -Iinclude -Iproto -Iemu $(SANFLAGS) $(CFLAGS)
 override LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
 
 PROTO_SRC := $(wildcard proto/*.c)
-EMU_LIB_SRC := $(filter-out emu/rocemu.c emu/cmd_%.c emu/dump_%.c emu/cli_%.c,$(wildcard emu/*.c))
+# The library is built from the device's layer folders (README: "Where
+# things are"); the tool and the drop-in from theirs, on the public API.
+EMU_LAYERS := core obj wire engine world
+EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
 VERBS_SRC := $(wildcard emu/verbs/*.c)
-TOOL_SRC := emu/rocemu.c $(wildcard emu/cmd_*.c) $(wildcard emu/dump_*.c) $(wildcard emu/cli_*.c)
+TOOL_SRC := $(wildcard emu/cli/*.c)
 CHECK_SRC := $(wildcard tests/check_*.c)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(EMU_LIB_SRC))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
@@ -177,7 +180,7 @@ bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP) $(VERBS_SO)
 # touched. Each replays its inputs in tests/fuzz/regress_<name>/ (found
 # bugs) first, then runs for FUZZ_SECONDS.
 FUZZ_DIR ?= build/fuzz
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -pthread \
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)

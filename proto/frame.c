@@ -43,6 +43,22 @@ uint16_t roce_inet_csum(const uint8_t *p, size_t len, uint32_t sum)
 	return (uint16_t)~s;
 }
 
+int roce_frame_dst_gid(const uint8_t *frame, size_t len, uint8_t gid[16])
+{
+	const uint8_t *ip = frame + ROCE_ETH_HLEN;
+
+	if (len < ROCE_ETH_HLEN + ROCE_IPV4_HLEN)
+		return -EBADMSG;
+	if (ip[0] >> 4 == 4) {
+		roce_gid_from_ipv4(gid, ip + 16);
+		return 0;
+	}
+	if (len < ROCE_ETH_HLEN + ROCE_IPV6_HLEN)
+		return -EBADMSG;
+	memcpy(gid, ip + 24, 16);
+	return 0;
+}
+
 static int skip(const char **why, const char *reason)
 {
 	*why = reason;

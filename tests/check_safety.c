@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../emu/idgen.h"
+#include "../emu/core/idgen.h"
 #include "check_pair.h"
 #include "check_suites.h"
 

@@ -68,6 +68,14 @@ struct roce_frame {
 int roce_frame_parse(unsigned link, const uint8_t *buf, size_t caplen,
 		     size_t wire_len, struct roce_frame *f, const char **why);
 
+/*
+ * Where an Ethernet frame is going, read from its IP header alone (no
+ * other check), as a switch would route it: an IPv4 destination when the
+ * version nibble says 4, else the IPv6 one. 0, or -EBADMSG when len is
+ * too short for that header.
+ */
+int roce_frame_dst_gid(const uint8_t *frame, size_t len, uint8_t gid[16]);
+
 /* True when a parsed, untruncated frame's ICRC is the computed one. */
 static inline bool roce_frame_icrc_ok(const struct roce_frame *f)
 {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "local.h"
+#include "obj.h"
 
 /*
  * The kernel's registration path pins the pages with get_user_pages(),

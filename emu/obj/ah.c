@@ -3,12 +3,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "local.h"
+#include "obj.h"
 
 struct rocemu_ah *rocemu_ah_new(struct rocemu_pd *pd,
 				const struct ibv_ah_attr *attr)
 {
-	WORLD_GUARD(pd->dev->w);
+	CORE_GUARD(pd->dev->core);
 	if (!attr->is_global || attr->port_num != 1 ||
 	    attr->grh.sgid_index > 1) {
 		errno = EINVAL;
@@ -27,7 +27,7 @@ struct rocemu_ah *rocemu_ah_new(struct rocemu_pd *pd,
 
 int rocemu_ah_free(struct rocemu_ah *ah)
 {
-	WORLD_GUARD(ah->pd->dev->w);
+	CORE_GUARD(ah->pd->dev->core);
 	ah->pd->users--;
 	free(ah);
 	return 0;

@@ -86,22 +86,3 @@ const char *event_name(enum ibv_event_type e)
 	default: return "EVENT";
 	}
 }
-
-void trace_packet(struct rocemu_dev *d, const uint8_t *frame, size_t len)
-{
-	char text[512];
-	struct roce_sb sb;
-	struct roce_frame f;
-	const char *why = "";
-	struct roce_dissect_in in = { .frame_no = d->cnt[ROCEMU_CNT_TX_PACKETS],
-				      .rel_ns = d->w->now };
-
-	/* Decoding what was built shows exactly what went on the wire. */
-	in.status = roce_frame_parse(ROCE_LINK_ETH, frame, len, len, &f, &why);
-	in.why = why;
-	roce_sb_init(&sb, text, sizeof(text));
-	roce_fmt_line(&sb, &in, &f);
-	if (sb.len && text[sb.len - 1] == '\n')
-		text[--sb.len] = '\0';
-	world_trace(d->w, "%s > %s", d->name, text);
-}

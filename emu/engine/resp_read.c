@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* RC responder's owed responses: READ responses, atomic ACKs, ACKs and NAKs, sent in PSN order and in bounded bursts. */
-#include "local.h"
+#include "engine.h"
 
 enum {
 	OP_READ_FIRST = 0x0d,
@@ -41,13 +41,7 @@ static void send_aeth(struct rocemu_qp *qp, uint32_t psn, uint8_t syn)
  * engines owe responses, and look at the list before they rest. */
 static void schedule(struct rocemu_qp *qp)
 {
-	struct rocemu_world *w = qp->dev->w;
-
-	if (qp->in_acks)
-		return;
-	qp->in_acks = true;
-	qp->ack_next = w->acks;
-	w->acks = qp;
+	qp_owe_responses(qp);
 }
 
 /* The resource whose response is owed first: the lowest PSN. */
@@ -189,7 +183,7 @@ enum {
 
 static bool paced(const struct rocemu_qp *qp)
 {
-	return qp->dev->w->udp && qp->resp.pace_ns;
+	return qp->dev->core->real_time && qp->resp.pace_ns;
 }
 
 /* The slack of the paced rate: the bucket's depth, in time. */
@@ -206,8 +200,8 @@ static uint64_t pace_slack(const struct rocemu_qp *qp)
  */
 static unsigned burst_left(const struct rocemu_qp *qp)
 {
-	const struct rocemu_world *w = qp->dev->w;
-	uint64_t ahead = w->now + (paced(qp) ? pace_slack(qp) : 0);
+	const struct core *c = qp->dev->core;
+	uint64_t ahead = c->now + (paced(qp) ? pace_slack(qp) : 0);
 
 	if (paced(qp)) {
 		if (ahead < qp->resp.next_burst)
@@ -216,7 +210,7 @@ static unsigned burst_left(const struct rocemu_qp *qp)
 		n++;
 		return n < PACE_BUCKET ? (unsigned)n : PACE_BUCKET;
 	}
-	if (w->now >= qp->resp.next_burst)
+	if (c->now >= qp->resp.next_burst)
 		return RESP_BURST; /* a new burst may begin */
 	return qp->resp.burst_sent >= RESP_BURST
 		       ? 0 : RESP_BURST - qp->resp.burst_sent;
@@ -228,30 +222,30 @@ static uint64_t burst_due(const struct rocemu_qp *qp)
 	if (paced(qp))
 		return qp->resp.next_burst > pace_slack(qp)
 			       ? qp->resp.next_burst - pace_slack(qp) : 0;
-	return qp->dev->w->udp ? qp->dev->w->now : qp->resp.next_burst;
+	return qp->dev->core->real_time ? qp->dev->core->now
+					 : qp->resp.next_burst;
 }
 
 /* Counts one READ response packet sent now. */
 static void burst_count(struct rocemu_qp *qp)
 {
-	struct rocemu_world *w = qp->dev->w;
+	struct core *c = qp->dev->core;
 
 	if (paced(qp)) {
-		uint64_t t = qp->resp.next_burst > w->now ? qp->resp.next_burst
-							 : w->now;
+		uint64_t t = qp->resp.next_burst > c->now ? qp->resp.next_burst
+							 : c->now;
 		qp->resp.next_burst = t + qp->resp.pace_ns;
 		qp->resp.pace_ns -= qp->resp.pace_ns >> PACE_DECAY;
 		if (qp->resp.pace_ns < PACE_MIN_NS)
 			qp->resp.pace_ns = 0;
 		return;
 	}
-	if (w->now >= qp->resp.next_burst) {
+	if (c->now >= qp->resp.next_burst) {
 		if (qp->resp.burst_sent == RESP_BURST)
-			qp->resp.gap_ns = w->now - qp->resp.burst_at;
-		qp->resp.burst_at = w->now;
+			qp->resp.gap_ns = c->now - qp->resp.burst_at;
+		qp->resp.burst_at = c->now;
 		qp->resp.burst_sent = 0;
-		qp->resp.next_burst = w->now + (w->udp ? 1
-						       : w->faults.latency_ns);
+		qp->resp.next_burst = c->now + wire_burst_gap(qp->dev->port);
 	}
 	qp->resp.burst_sent++;
 }
@@ -260,10 +254,10 @@ static void burst_count(struct rocemu_qp *qp)
  * loopback wire loses at random, not for want of room). */
 static void slow_down(struct rocemu_qp *qp)
 {
-	struct rocemu_world *w = qp->dev->w;
+	struct core *c = qp->dev->core;
 	uint64_t was = qp->resp.gap_ns / RESP_BURST;
 
-	if (!w->udp)
+	if (!c->real_time)
 		return;
 	if (qp->resp.pace_ns > was)
 		was = qp->resp.pace_ns;
@@ -271,7 +265,7 @@ static void slow_down(struct rocemu_qp *qp)
 			   : 2 * was > PACE_MAX_NS ? PACE_MAX_NS
 						   : 2 * was;
 	/* nothing for the time a full bucket takes */
-	qp->resp.next_burst = w->now + 2 * pace_slack(qp);
+	qp->resp.next_burst = c->now + 2 * pace_slack(qp);
 }
 
 /* Whether slot r may take a new READ or atomic: free, or answered in
@@ -433,7 +427,7 @@ unsigned resp_run(struct rocemu_qp *qp)
 		drop_owed(qp);
 		return 0;
 	}
-	while (!wire_busy(qp->dev) && next_owed(qp, &r)) {
+	while (!wire_busy(qp->dev->port) && next_owed(qp, &r)) {
 		bool more = true;
 		if (!r) {
 			more = send_owed_aeth(qp);
@@ -460,7 +454,7 @@ bool resp_due(struct rocemu_qp *qp, uint64_t *when)
 
 	if (!can_respond(qp) || !next_owed(qp, &r))
 		return false;
-	*when = qp->dev->w->now;
+	*when = qp->dev->core->now;
 	if (r && !r->atomic && !burst_left(qp))
 		*when = burst_due(qp);
 	return true;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Devices: identity, counters, asynchronous events, and the receive dispatch. */
+/* Devices: identity, attributes, counters and asynchronous events. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "local.h"
-#include "names.h"
+#include "obj.h"
+#include "core/names.h"
 
 static const char *const counter_names[ROCEMU_CNT_COUNTER_MAX] = {
 	[ROCEMU_CNT_TX_PACKETS] = "tx_packets",
@@ -47,7 +47,7 @@ const char *rocemu_counter_name(enum rocemu_counter c)
 uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c)
 {
 	/* The engines count under the world lock, maybe on another thread. */
-	WORLD_GUARD(d->w);
+	CORE_GUARD(d->core);
 	return c < ROCEMU_CNT_COUNTER_MAX ? d->cnt[c] : 0;
 }
 
@@ -57,7 +57,7 @@ void rocemu_dev_print_counters(const struct rocemu_dev *d, FILE *f,
 	uint64_t cnt[ROCEMU_CNT_COUNTER_MAX];
 
 	{ /* one snapshot, and no stdio under the world lock */
-		WORLD_GUARD(d->w);
+		CORE_GUARD(d->core);
 		memcpy(cnt, d->cnt, sizeof(cnt));
 	}
 	for (enum rocemu_counter k = 0; k < ROCEMU_CNT_COUNTER_MAX; k++)
@@ -65,26 +65,17 @@ void rocemu_dev_print_counters(const struct rocemu_dev *d, FILE *f,
 			(unsigned long long)cnt[k]);
 }
 
-struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
-				  const struct rocemu_dev_cfg *cfg)
+int dev_init(struct rocemu_dev *d, struct core *c,
+	     const struct rocemu_dev_cfg *cfg)
 {
-	WORLD_GUARD(w);
+	memset(d, 0, sizeof(*d));
 	if (cfg->mtu < IBV_MTU_256 || cfg->mtu > IBV_MTU_4096)
-		return NULL;
-	for (struct rocemu_dev *o = w->devs; o; o = o->next)
-		if (!memcmp(o->gid, cfg->gid, 16))
-			return NULL; /* one device per address */
-	struct rocemu_dev *d = calloc(1, sizeof(*d));
-	if (!d)
-		return NULL;
+		return -EINVAL;
 	/* A socket pair, as for completion channels: the device's side never
 	 * blocks, and the application may make its end blocking or not. */
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, d->async_sock)) {
-		free(d);
-		return NULL;
-	}
-	d->w = w;
-	d->udp_fd = -1;
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, d->async_sock))
+		return -errno;
+	d->core = c;
 	snprintf(d->name, sizeof(d->name), "%s", cfg->name ? cfg->name : "rocemu");
 	memcpy(d->gid, cfg->gid, 16);
 	d->mac[0] = 0x02;
@@ -94,37 +85,14 @@ struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 	 * rest of the first 16 rxe keeps back too); MR indices from 1. */
 	idgen_init(&d->qpns, 0x11, ROCE_PSN_MASK, cfg->first_qpn);
 	idgen_init(&d->mr_indices, 1, 0xffffff, 1);
-	if (w->udp) {
-		int rc = udp_dev_open(d);
-		if (rc) {
-			close(d->async_sock[0]);
-			close(d->async_sock[1]);
-			free(d);
-			errno = -rc;
-			return NULL;
-		}
-	}
-	d->next = w->devs;
-	w->devs = d;
-	return d;
+	return 0;
 }
 
-void rocemu_dev_free(struct rocemu_dev *d)
+void dev_fini(struct rocemu_dev *d)
 {
-	if (!d)
-		return;
-	WORLD_GUARD(d->w); /* the progress thread walks the device list */
-	for (struct rocemu_dev **p = &d->w->devs; *p; p = &(*p)->next)
-		if (*p == d) {
-			*p = d->next;
-			break;
-		}
-	udp_flush_all(d->w);
-	udp_dev_close(d);
 	close(d->async_sock[0]);
 	close(d->async_sock[1]);
 	free(d->async_q);
-	free(d);
 }
 
 void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
@@ -188,7 +156,7 @@ void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
 				  MSG_DONTWAIT | MSG_NOSIGNAL);
 		(void)wr; /* an empty socket always takes a byte */
 	}
-	world_trace(d->w, "%s async event %s", d->name,
+	core_trace(d->core, "%s async event %s", d->name,
 		    event_name(type));
 }
 
@@ -227,7 +195,7 @@ int rocemu_dev_async_fd(const struct rocemu_dev *d)
 
 int rocemu_dev_get_async_event(struct rocemu_dev *d, struct ibv_async_event *ev)
 {
-	WORLD_GUARD(d->w);
+	CORE_GUARD(d->core);
 	if (!d->async_n)
 		return -EAGAIN;
 	*ev = d->async_q[0];
@@ -236,87 +204,4 @@ int rocemu_dev_get_async_event(struct rocemu_dev *d, struct ibv_async_event *ev)
 	if (!d->async_n)
 		async_quiet(d);
 	return 0;
-}
-
-/* ---- receive ------------------------------------------------------ */
-
-static bool pkey_ok(uint16_t pkey)
-{
-	/* The port's only P_Key is the default 0xffff: a packet matches if
-	 * its low 15 bits are all ones (IBTA 10.9.3, either membership). */
-	return (pkey & 0x7fff) == 0x7fff;
-}
-
-static unsigned transport_of(const struct rocemu_qp *qp)
-{
-	switch (qp->init.qp_type) {
-	case IBV_QPT_RC: return ROCE_TR_RC;
-	case IBV_QPT_UC: return ROCE_TR_UC;
-	default: return ROCE_TR_UD;
-	}
-}
-
-/* Why a packet may not reach qp; NULL if it may. */
-static const char *qp_refuses(const struct rocemu_qp *qp,
-			      const struct roce_frame *f)
-{
-	if (f->ib.op->transport != transport_of(qp))
-		return "transport";
-	/* Connected QPs take packets from their peer only (C9-54). */
-	if (qp->init.qp_type != IBV_QPT_UD &&
-	    memcmp(f->src_gid, qp->attr.ah_attr.grh.dgid.raw, 16))
-		return "source address";
-	if (f->ib.op->flags & ROCE_OPF_RESP)
-		return qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD
-			       ? NULL : "state";
-	return qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS ||
-			       qp->state == IBV_QPS_SQD
-		       ? NULL : "state";
-}
-
-void dev_receive(struct rocemu_dev *d, const uint8_t *frame, size_t len)
-{
-	struct roce_frame f;
-	const char *why = "";
-	int rc = roce_frame_parse(ROCE_LINK_ETH, frame, len, len, &f, &why);
-
-	if (rc == -ENOMSG || (rc == 0 && f.truncated)) {
-		dev_count(d, ROCEMU_CNT_RX_DROP_NOT_ROCE);
-		return;
-	}
-	if (rc) {
-		dev_count(d, ROCEMU_CNT_RX_DROP_MALFORMED);
-		world_trace(d->w, "%s drop malformed: %s", d->name, why);
-		return;
-	}
-	if (!roce_frame_icrc_ok(&f)) {
-		dev_count(d, ROCEMU_CNT_RX_DROP_ICRC);
-		world_trace(d->w, "%s drop: bad ICRC", d->name);
-		return;
-	}
-	if (!pkey_ok(f.ib.bth.pkey)) {
-		dev_count(d, ROCEMU_CNT_RX_DROP_PKEY);
-		return;
-	}
-	struct rocemu_qp *qp;
-	uint32_t qpn = f.ib.bth.dqpn;
-	HASH_FIND(hh, d->qps, &qpn, sizeof(qpn), qp);
-	if (!qp) {
-		dev_count(d, ROCEMU_CNT_RX_DROP_UNKNOWN_QP);
-		return;
-	}
-	if ((why = qp_refuses(qp, &f))) {
-		dev_count(d, ROCEMU_CNT_RX_DROP_BAD_STATE);
-		world_trace(d->w, "%s qp 0x%06x drop: %s", d->name, qpn, why);
-		return;
-	}
-	dev_count(d, ROCEMU_CNT_RX_PACKETS);
-	if (qp_is(qp, IBV_QPT_UD))
-		ud_receive(qp, &f);
-	else if (qp_is(qp, IBV_QPT_UC))
-		uc_receive(qp, &f);
-	else if (f.ib.op->flags & ROCE_OPF_RESP)
-		comp_receive(qp, &f);
-	else
-		resp_receive(qp, &f);
 }

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "local.h"
-#include "names.h"
+#include "obj.h"
+#include "core/names.h"
 
 /* A QP on an SRQ has no receive queue of its own: max_recv_wr may be 0. */
 static bool caps_ok(const struct ibv_qp_cap *c, bool srq)
@@ -29,7 +29,7 @@ static bool qpn_in_use(void *dev, uint32_t qpn)
 struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 				struct ibv_qp_init_attr *attr)
 {
-	WORLD_GUARD(pd->dev->w);
+	CORE_GUARD(pd->dev->core);
 	struct rocemu_dev *d = pd->dev;
 
 	bool known = attr->qp_type == IBV_QPT_RC ||
@@ -59,6 +59,10 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 	qp->scq = (struct rocemu_cq *)(void *)attr->send_cq;
 	qp->rcq = (struct rocemu_cq *)(void *)attr->recv_cq;
 	qp->state = IBV_QPS_RESET;
+	qp->ready.owner = qp->acks.owner = qp;
+	for (int k = 0; k < 2; k++)
+		qp->timer[k] = (struct sched_timer){ .owner = qp,
+						     .kind = (uint8_t)k };
 	if (idgen_take(&d->qpns, qpn_in_use, d, &qp->qpn)) {
 		ring_fini(&qp->sq);
 		ring_fini(&qp->rq);
@@ -84,37 +88,10 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 	return qp;
 }
 
-/* Removes qp from the world's lists and timer heap before it is freed. */
-static void unlink_world(struct rocemu_qp *qp)
-{
-	struct rocemu_world *w = qp->dev->w;
-	struct rocemu_qp **p;
-
-	for (p = &w->ready; *p; p = &(*p)->ready_next)
-		if (*p == qp) {
-			*p = qp->ready_next;
-			break;
-		}
-	for (p = &w->acks; *p; p = &(*p)->ack_next)
-		if (*p == qp) {
-			*p = qp->ack_next;
-			break;
-		}
-	struct heap keep = { .elem_size = w->timers.elem_size };
-	struct timer_ev ev;
-	while (w->timers.n) {
-		heap_pop(&w->timers, &ev);
-		if (ev.qp != qp)
-			heap_push(&keep, &ev);
-	}
-	free(w->timers.v);
-	w->timers = keep;
-}
-
 int rocemu_qp_free(struct rocemu_qp *qp)
 {
-	WORLD_GUARD(qp->dev->w);
-	unlink_world(qp);
+	CORE_GUARD(qp->dev->core);
+	qp_unschedule(qp);
 	dev_forget_events(qp->dev, qp);
 	HASH_DELETE(hh, qp->dev->qps, qp);
 	qp->pd->users--;
@@ -135,14 +112,38 @@ uint32_t rocemu_qp_num(const struct rocemu_qp *qp)
 
 void qp_make_ready(struct rocemu_qp *qp)
 {
-	struct rocemu_world *w = qp->dev->w;
+	struct sched *s = &qp->dev->core->sched;
 
-	w->kick = true;
-	if (qp->in_ready)
-		return;
-	qp->in_ready = true;
-	qp->ready_next = w->ready;
-	w->ready = qp;
+	sched_add(s, &s->ready, &qp->ready);
+}
+
+void qp_owe_responses(struct rocemu_qp *qp)
+{
+	struct sched *s = &qp->dev->core->sched;
+
+	sched_add(s, &s->acks, &qp->acks);
+}
+
+void qp_unschedule(struct rocemu_qp *qp)
+{
+	struct sched *s = &qp->dev->core->sched;
+
+	sched_remove(&s->ready, &qp->ready);
+	sched_remove(&s->acks, &qp->acks);
+	sched_timer_forget(s, &qp->timer[TIMER_RETRY]);
+	sched_timer_forget(s, &qp->timer[TIMER_RNR]);
+}
+
+void timer_arm(struct rocemu_qp *qp, enum timer_kind kind, uint64_t ns)
+{
+	struct core *c = qp->dev->core;
+
+	sched_timer_arm(&c->sched, &qp->timer[kind], c->now + ns);
+}
+
+void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind)
+{
+	sched_timer_cancel(&qp->timer[kind]);
 }
 
 static void flush_sq(struct rocemu_qp *qp)
@@ -200,40 +201,6 @@ void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
 	/* IBTA 11.6.3.4: an SRQ's QP in error consumes no more receives. */
 	if (qp->srq)
 		dev_async_event(qp->dev, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
-}
-
-void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
-{
-	struct roce_frame *f = &qp->tmpl;
-	struct rocemu_dev *d = qp->dev;
-	const struct roce_opcode_info *op = roce_opcode(ib->bth.opcode);
-	unsigned pad = roce_pad_len(ib->payload_len);
-	size_t cap = ROCE_ETH_HLEN + (f->ip_ver == 4 ? ROCE_IPV4_HLEN
-						    : ROCE_IPV6_HLEN) +
-		     ROCE_UDP_HLEN + op->hdr_len + ib->payload_len + pad +
-		     ROCE_ICRC_LEN;
-	uint8_t *buf = malloc(cap);
-
-	if (!buf)
-		return; /* lost, as on a wire; the retry timer covers it */
-	/* Built straight into the buffer the wire keeps: one copy of the
-	 * payload, from memory into the frame. */
-	/* A UDP socket with DF set sends ID 0; the loopback numbers them. */
-	f->ip_id = d->w->udp ? 0 : (uint16_t)d->cnt[ROCEMU_CNT_TX_PACKETS];
-	f->ib = *ib;
-	f->ib.bth.pkey = 0xffff;
-	if (!qp_is(qp, IBV_QPT_UD))
-		f->ib.bth.dqpn = qp->attr.dest_qp_num;
-	f->ib.bth.pad = (uint8_t)pad;
-	int n = roce_frame_build(f, buf, cap);
-	if (n < 0) {
-		free(buf); /* the engines only build valid packets */
-		return;
-	}
-	dev_count(d, ROCEMU_CNT_TX_PACKETS);
-	if (world_tracing(d->w))
-		trace_packet(d, buf, (size_t)n);
-	wire_send_owned(d->w, buf, (size_t)n);
 }
 
 /* ---- posting ---------------------------------------------------- */
@@ -325,7 +292,7 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 		     struct ibv_send_wr **bad)
 {
-	WORLD_GUARD(qp->dev->w);
+	CORE_GUARD(qp->dev->core);
 	int rc = 0;
 
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
@@ -339,7 +306,7 @@ int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 		}
 		if ((rc = fill_swqe(qp, wr, wqe)))
 			break;
-		world_trace(qp->dev->w, "%s WQE [%u] %s wr_id %llu len %u",
+		core_trace(qp->dev->core, "%s WQE [%u] %s wr_id %llu len %u",
 			    qp->dev->name, ring_tail(&qp->sq) & qp->sq.mask,
 			    wr_opcode_name(wqe->opcode),
 			    (unsigned long long)wqe->wr_id, wqe->length);
@@ -376,7 +343,7 @@ int rwqe_post(struct ring *rq, uint32_t max_sge, const struct ibv_recv_wr *wr)
 int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad)
 {
-	WORLD_GUARD(qp->dev->w);
+	CORE_GUARD(qp->dev->core);
 	/* A QP with an SRQ takes its receives from there (ibv_post_recv(3)). */
 	int rc = qp->state == IBV_QPS_RESET || qp->srq ? -EINVAL : 0;
 
@@ -391,7 +358,7 @@ int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 
 void rocemu_qp_describe(const struct rocemu_qp *qp, char *buf, size_t len)
 {
-	WORLD_GUARD(qp->dev->w);
+	CORE_GUARD(qp->dev->core);
 	struct ring *sq = (struct ring *)&qp->sq;
 
 	snprintf(buf, len,
@@ -402,6 +369,6 @@ void rocemu_qp_describe(const struct rocemu_qp *qp, char *buf, size_t len)
 		 qp->qpn, qp->state, ring_head(sq), ring_tail(sq), qp->req.idx,
 		 qp->req.psn, qp->req.max_psn, qp->req.rd_atomic,
 		 qp->req.rnr_wait, qp->comp.psn, qp->comp.retry_left,
-		 qp->comp.rnr_left, qp->timer_armed[TIMER_RETRY], qp->resp.psn,
+		 qp->comp.rnr_left, timer_armed(qp, TIMER_RETRY), qp->resp.psn,
 		 qp->resp.msn, qp->resp.nak_sent, qp->resp.in_msg);
 }

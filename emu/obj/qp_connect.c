@@ -2,7 +2,7 @@
 /* RESET to RTS in one call, for programs that are not verbs programs. */
 #include <string.h>
 
-#include "local.h"
+#include "obj.h"
 
 int rocemu_qp_connect(struct rocemu_qp *qp, const struct rocemu_rc_params *p)
 {

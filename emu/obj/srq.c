@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "local.h"
+#include "obj.h"
 
 struct rocemu_srq *rocemu_srq_new(struct rocemu_pd *pd,
 				  struct ibv_srq_init_attr *attr)
 {
-	WORLD_GUARD(pd->dev->w);
+	CORE_GUARD(pd->dev->core);
 	struct ibv_srq_attr *a = &attr->attr;
 
 	if (a->max_wr < 1 || a->max_wr > MAX_QP_WR || a->max_sge > MAX_SGE ||
@@ -34,7 +34,7 @@ struct rocemu_srq *rocemu_srq_new(struct rocemu_pd *pd,
 
 int rocemu_srq_free(struct rocemu_srq *srq)
 {
-	WORLD_GUARD(srq->dev->w);
+	CORE_GUARD(srq->dev->core);
 	if (srq->users)
 		return -EBUSY;
 	dev_forget_events(srq->dev, srq);
@@ -47,7 +47,7 @@ int rocemu_srq_free(struct rocemu_srq *srq)
 int rocemu_srq_modify(struct rocemu_srq *srq, struct ibv_srq_attr *attr,
 		      int mask)
 {
-	WORLD_GUARD(srq->dev->w);
+	CORE_GUARD(srq->dev->core);
 	if (mask & IBV_SRQ_MAX_WR)
 		return -EOPNOTSUPP;
 	if (mask & ~IBV_SRQ_LIMIT)
@@ -60,7 +60,7 @@ int rocemu_srq_modify(struct rocemu_srq *srq, struct ibv_srq_attr *attr,
 
 int rocemu_srq_query(struct rocemu_srq *srq, struct ibv_srq_attr *attr)
 {
-	WORLD_GUARD(srq->dev->w);
+	CORE_GUARD(srq->dev->core);
 	attr->max_wr = ring_size(&srq->rq);
 	attr->max_sge = srq->max_sge;
 	attr->srq_limit = srq->limit;
@@ -70,7 +70,7 @@ int rocemu_srq_query(struct rocemu_srq *srq, struct ibv_srq_attr *attr)
 int rocemu_post_srq_recv(struct rocemu_srq *srq, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad)
 {
-	WORLD_GUARD(srq->dev->w);
+	CORE_GUARD(srq->dev->core);
 	int rc = 0;
 
 	for (; wr && !rc; wr = wr->next)

@@ -2,7 +2,7 @@
 /* RC requester: send-queue WQEs into request packets, segmented by path MTU. */
 #include <string.h>
 
-#include "local.h"
+#include "engine.h"
 
 static bool is_rd_atomic(enum ibv_wr_opcode op)
 {
@@ -139,7 +139,7 @@ static bool send_segment(struct rocemu_qp *qp, struct swqe *wqe)
 		n = mtu;
 	bool first = wqe->sent == 0, last = wqe->sent + n == wqe->length;
 	const uint8_t *data = req_payload(qp, wqe, wqe->sent, n,
-					  qp->dev->w->bounce);
+					  qp->dev->core->bounce);
 	if (!data)
 		return false;
 	ib.bth.opcode = seg_opcode(wqe, first, last);
@@ -197,7 +197,7 @@ unsigned req_run(struct rocemu_qp *qp)
 				     qp->state == IBV_QPS_SQD)) {
 		if (qp->req.idx == ring_tail(&qp->sq) || window_full(qp))
 			break;
-		if (wire_busy(qp->dev)) {
+		if (wire_busy(qp->dev->port)) {
 			/* the socket takes no more for now: go on once it
 			 * has sent what waits */
 			qp_make_ready(qp);
@@ -230,7 +230,7 @@ unsigned req_run(struct rocemu_qp *qp)
 	}
 	if (!qp_is(qp, IBV_QPT_RC))
 		comp_retire(qp);
-	else if (sent && !qp->timer_armed[TIMER_RETRY] && qp->attr.timeout)
+	else if (sent && !timer_armed(qp, TIMER_RETRY) && qp->attr.timeout)
 		timer_arm(qp, TIMER_RETRY, 4096ull << qp->attr.timeout);
 	return sent;
 }

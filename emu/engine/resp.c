@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "local.h"
+#include "engine.h"
 
 /*
  * ACKs are coalesced: every packet that asks for one moves the PSN owed,

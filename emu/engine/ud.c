@@ -2,7 +2,7 @@
 /* Unreliable Datagram: one packet per message, DETH with Q_Key and source QP, a GRH in every receive buffer. */
 #include <string.h>
 
-#include "local.h"
+#include "engine.h"
 
 enum { GRH_LEN = 40 };
 
@@ -16,7 +16,7 @@ void ud_send(struct rocemu_qp *qp, struct swqe *wqe)
 	if (wqe->length > qp_mtu(qp))
 		return;
 	const uint8_t *data = req_payload(qp, wqe, 0, wqe->length,
-					  qp->dev->w->bounce);
+					  qp->dev->core->bounce);
 	if (!data)
 		return;
 	ib.bth.opcode = wqe->opcode == IBV_WR_SEND_WITH_IMM ? 0x65 : 0x64;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Callers' pointers kept with device objects, and small accessors. */
-#include "local.h"
+#include "obj.h"
 
 void rocemu_cq_set_user(struct rocemu_cq *cq, void *user)
 {

@@ -5,7 +5,6 @@
 
 #include <infiniband/verbs.h>
 
-#include "local.h"
 
 enum ibv_wc_opcode wc_opcode_of(enum ibv_wr_opcode op);
 const char *wr_opcode_name(enum ibv_wr_opcode op);
@@ -13,8 +12,5 @@ const char *wc_opcode_name(enum ibv_wc_opcode op);
 /* rocemu does not link libibverbs, so it names statuses itself. */
 const char *wc_status_name(enum ibv_wc_status s);
 const char *event_name(enum ibv_event_type e);
-
-/* One trace line for a frame about to be sent by d. */
-void trace_packet(struct rocemu_dev *d, const uint8_t *frame, size_t len);
 
 #endif

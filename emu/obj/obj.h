@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* The device's internal objects and the prototypes its files share. */
-#ifndef ROCEMU_EMU_LOCAL_H
-#define ROCEMU_EMU_LOCAL_H
+/*
+ * The verbs objects: device, PD, MR, AH, SRQ, CQ and completion channel,
+ * QP and its state table. Their semantics live here (what a verbs call
+ * may do to them), no packets: the engines that move packets keep their
+ * per-QP state in struct rocemu_qp, and run when the world tells them.
+ *
+ * Layer rule: obj/ includes core/ and the public headers (rocemu/), not
+ * wire/, engine/ or world/. A device's wire port is an opaque pointer.
+ */
+#ifndef ROCEMU_OBJ_OBJ_H
+#define ROCEMU_OBJ_OBJ_H
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
@@ -9,10 +17,13 @@
 #include <stdint.h>
 #include <uthash.h>
 
-#include "idgen.h"
-#include "ring.h"
+#include "core/core.h"
+#include "core/idgen.h"
+#include "core/ring.h"
 #include "rocemu/device.h"
 #include "rocemu/proto.h"
+
+struct wire_port;
 
 enum {
 	MAX_SGE = 8,
@@ -23,132 +34,16 @@ enum {
 	MAX_MR_SIZE = 1u << 31,	/* RETH lengths above 2^31 are invalid */
 	WINDOW_PKTS = 128,	/* requests outstanding before waiting */
 	ACKREQ_EVERY = 64,	/* AckReq inside long messages, as rxe */
-	DEFAULT_LATENCY_NS = 1000,
-};
-
-/* ---- the world --------------------------------------------------- */
-
-struct inflight {
-	uint64_t when;
-	uint64_t seq;		/* keeps equal times in send order */
-	uint32_t len;
-	uint8_t *data;
 };
 
 enum timer_kind { TIMER_RETRY, TIMER_RNR };
 
-struct timer_ev {
-	uint64_t when;
-	uint64_t seq;
-	struct rocemu_qp *qp;
-	uint32_t gen;
-	uint8_t kind;
-};
-
-/* A binary heap ordered by (when, seq); elements of elem_size bytes
- * that start with those two fields. */
-struct heap {
-	uint8_t *v;
-	size_t n, cap, elem_size;
-};
-
-struct rocemu_world {
-	uint64_t now;
-	uint64_t rng;
-	uint64_t seq;
-	struct rocemu_faults faults;
-	struct heap frames;	/* struct inflight */
-	struct heap timers;	/* struct timer_ev */
-	struct rocemu_dev *devs;	/* linked through dev->next */
-	struct rocemu_qp *ready;	/* QPs with requester work */
-	struct rocemu_qp *acks;		/* QPs with responses owed */
-	struct roce_pcap_writer *pcap;
-	rocemu_trace_fn trace;
-	void *trace_arg;
-	uint64_t wire_dropped, wire_duplicated, wire_reordered, wire_corrupted;
-	bool udp;		/* real UDP sockets and the monotonic clock */
-	/* Payload gathered from several SGEs; one world's engines run one
-	 * at a time, so one buffer serves them all. */
-	uint8_t bounce[4096];
-	/* Every public call holds the world lock (progress.c says why). The
-	 * progress thread (UDP worlds) runs the engines under it too, and
-	 * new work kicks the thread awake. */
-	bool threaded, kick;
-	_Atomic bool stop;
-	/* When a busy-polling caller last ran the engines: while it keeps
-	 * doing so, the thread stays off the CPU and the lock. */
-	_Atomic uint64_t polled_at;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	int wake[2];
-	bool wake_open;		/* wake made (first start); closed at free */
-};
-
-/* Sets up the world's lock (recursive): 0, or -errno. */
-int world_lock_init(struct rocemu_world *w);
-/* Take and release the world lock; releasing wakes the progress thread
- * when the holder left it new work. */
-struct rocemu_world *world_lock(struct rocemu_world *w);
-void world_unlock(struct rocemu_world **wp);
-
-/* Holds the world lock until the end of the enclosing block. */
-#define WORLD_GUARD(w)                                                   \
-	struct rocemu_world *world_guard_                                 \
-		__attribute__((cleanup(world_unlock), unused)) = world_lock(w)
-
-uint64_t world_rand(struct rocemu_world *w);
-bool world_chance(struct rocemu_world *w, double p);
-void world_trace(struct rocemu_world *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static inline bool world_tracing(const struct rocemu_world *w)
-{
-	return w->trace != NULL;
-}
-
-int heap_push(struct heap *h, const void *elem);
-void heap_pop(struct heap *h, void *out);
-static inline const void *heap_top(const struct heap *h)
-{
-	return h->n ? h->v : NULL;
-}
-
-/* Puts a frame on the wire (copying it), with the world's faults. */
-void wire_send(struct rocemu_world *w, const uint8_t *frame, size_t len);
-/* The same for a malloc'd frame, which the wire then owns. */
-void wire_send_owned(struct rocemu_world *w, uint8_t *frame, size_t len);
-/* Delivers every frame due by now; returns how many. */
-unsigned wire_deliver_due(struct rocemu_world *w);
-
-/* The UDP wire (wire_udp.c). */
-struct tx_sock;
-struct tx_batch;
-uint64_t udp_clock_ns(void);
-/* Sends what the devices have queued (sendmmsg, one call per socket run);
- * what a full socket buffer refuses stays queued. True if none is left. */
-bool udp_flush_all(struct rocemu_world *w);
-/* True while d's transmit queue is over its bound: the engines then make
- * no more packets that can wait. Never on the loopback wire. */
-bool wire_busy(const struct rocemu_dev *d);
-int udp_dev_open(struct rocemu_dev *d);
-void udp_dev_close(struct rocemu_dev *d);
-void udp_send(struct rocemu_world *w, uint8_t *frame, size_t len);
-unsigned udp_receive_all(struct rocemu_world *w);
-/* The time of the next live timer; false if none is armed. */
-bool world_next_timer(struct rocemu_world *w, uint64_t *when);
-/* Fills pfd with the device sockets (at most max, *n of them) and returns
- * the poll timeout in ms: to the next timer, max_ns at most. */
-struct pollfd;
-int world_poll_setup(struct rocemu_world *w, struct pollfd *pfd, unsigned max,
-		     unsigned long *n, uint64_t max_ns);
-
-void timer_arm(struct rocemu_qp *qp, enum timer_kind kind, uint64_t ns);
-void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind);
-
 /* ---- devices and memory ------------------------------------------ */
 
 struct rocemu_dev {
-	struct rocemu_world *w;
-	struct rocemu_dev *next;
+	struct core *core;
+	struct wire_port *port;		/* its place on the wire */
+	UT_hash_handle hh;		/* in the world's table, by gid */
 	char name[32];
 	uint8_t gid[16];
 	uint8_t mac[6];
@@ -160,10 +55,6 @@ struct rocemu_dev {
 	struct idgen mr_indices;
 	uint64_t mr_serial;		/* registrations so far */
 	int async_sock[2];		/* [0] the application's fd */
-	int udp_fd;			/* UDP wire: port 4791; else -1 */
-	uint8_t *udp_rx;		/* UDP wire: receive buffers */
-	struct tx_batch *udp_tx;	/* UDP wire: datagrams to send */
-	struct tx_sock *tx_socks;	/* UDP wire: one per source port */
 	struct ibv_async_event *async_q;
 	unsigned async_n, async_cap;
 };
@@ -173,14 +64,21 @@ static inline void dev_count(struct rocemu_dev *d, enum rocemu_counter c)
 	d->cnt[c]++;
 }
 
+/*
+ * Sets up a device from cfg (name, GID, MTU, first QPN) with its async
+ * event socket pair: 0, -EINVAL for a bad MTU, -errno. The world attaches
+ * it to a wire and to its table; d is zeroed first.
+ */
+int dev_init(struct rocemu_dev *d, struct core *c,
+	     const struct rocemu_dev_cfg *cfg);
+/* Frees what dev_init made (not d itself). */
+void dev_fini(struct rocemu_dev *d);
+
 /* Queues an async event about element (a QP, CQ or SRQ, by type). */
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
 		     void *element);
 /* Drops the queued events about element, which is being destroyed. */
 void dev_forget_events(struct rocemu_dev *d, const void *element);
-
-/* Receives one frame that the wire routed to d. */
-void dev_receive(struct rocemu_dev *d, const uint8_t *frame, size_t len);
 
 struct rocemu_pd {
 	struct rocemu_dev *dev;
@@ -342,11 +240,10 @@ struct rocemu_qp {
 	struct ring rq;		/* struct rwqe; unused with an SRQ */
 	uint16_t sport;
 	struct roce_frame tmpl;	/* addresses and ports of every frame */
-	struct rocemu_qp *ready_next, *ack_next;
+	/* the scheduler's: requester work, responses owed, the timers */
+	struct sched_link ready, acks;
+	struct sched_timer timer[2];	/* by enum timer_kind */
 	void *user;
-	bool in_ready, in_acks;
-	uint32_t timer_gen[2];
-	bool timer_armed[2];
 
 	struct {
 		uint32_t psn;		/* next PSN to send */
@@ -407,7 +304,22 @@ static inline bool qp_is(const struct rocemu_qp *qp, enum ibv_qp_type t)
 	return qp->init.qp_type == t;
 }
 
+/* Puts qp's requester on the scheduler's list: it has WQEs to send. */
 void qp_make_ready(struct rocemu_qp *qp);
+/* Puts qp's responder on the scheduler's list: it owes responses. */
+void qp_owe_responses(struct rocemu_qp *qp);
+/* Takes qp off the scheduler's lists and timers, before it is freed. */
+void qp_unschedule(struct rocemu_qp *qp);
+/* Arms qp's timer of this kind to fire ns from now (replacing an earlier
+ * arming), or disarms it. */
+void timer_arm(struct rocemu_qp *qp, enum timer_kind kind, uint64_t ns);
+void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind);
+static inline bool timer_armed(const struct rocemu_qp *qp,
+			       enum timer_kind kind)
+{
+	return qp->timer[kind].armed;
+}
+
 /* Takes the next receive WQE (from the SRQ if the QP has one) into out;
  * false if there is none. */
 bool qp_take_recv(struct rocemu_qp *qp, struct rwqe *out);
@@ -417,56 +329,7 @@ int rwqe_post(struct ring *rq, uint32_t max_sge, const struct ibv_recv_wr *wr);
 void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev);
 void qp_flush(struct rocemu_qp *qp);
 
-/* Builds and sends a frame from qp's template and the given ib fields. */
-void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib);
-
-/* Sends what the SQ holds, as far as window and wire allow; returns the
- * packets sent. */
-unsigned req_run(struct rocemu_qp *qp);
-/* A local error on wqe: it completes with status, the QP goes to ERROR. */
-void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
-		enum ibv_wc_status status);
-/* The payload of [off, off+n) of wqe: mapped in place, or gathered into
- * bounce; NULL after a local protection error (the QP is then failed). */
-const uint8_t *req_payload(struct rocemu_qp *qp, struct swqe *wqe,
-			   uint32_t off, uint32_t n, uint8_t *bounce);
-void req_retry(struct rocemu_qp *qp);
-/* Moves the send position past what ACKs have just covered. */
-void req_follow_acks(struct rocemu_qp *qp);
-void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
-void comp_timer(struct rocemu_qp *qp, enum timer_kind kind);
-/* Retires finished WQEs from the head of the SQ, in order. */
-void comp_retire(struct rocemu_qp *qp);
-void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
-void uc_receive(struct rocemu_qp *qp, const struct roce_frame *f);
-void ud_receive(struct rocemu_qp *qp, const struct roce_frame *f);
-/* UD: sends wqe as one datagram to its address handle. */
-void ud_send(struct rocemu_qp *qp, struct swqe *wqe);
 /* Sets the template's destination to an address vector. */
 void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah);
-
-/* The RC responder's owed responses (resp_read.c). */
-/* Owes an ACK, NAK or RNR NAK (AETH syndrome syn) at psn: sent after the
- * READ responses and atomic ACKs owed before it, merged with the one
- * owed already (ACKs coalesce, a NAK covers the ACKs before it). */
-void resp_owe_aeth(struct rocemu_qp *qp, uint32_t psn, uint8_t syn);
-/* The same for a NAK after which the QP goes to ERROR with event ev, the
- * receive WQE in use completing with recv_status (unless WR_FLUSH_ERR). */
-void resp_owe_fatal(struct rocemu_qp *qp, uint32_t psn, uint8_t syn,
-		    enum ibv_event_type ev, enum ibv_wc_status recv_status);
-/* A new resource for the READ or atomic executing now, its response
- * owed; the caller fills in what it asked for. It takes a free slot, or
- * one whose response went out in full once (a retry of that one is given
- * up); NULL when every slot still owes a response never sent in full (the
- * requester is further ahead than any responder keeps: invalid request). */
-struct rd_res *resp_new_res(struct rocemu_qp *qp);
-/* A duplicate READ or atomic (IBTA 9.7.5.1.1): its response owed again
- * from the PSN it asks for. False if no resource holds it. */
-bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib);
-/* Sends what qp owes, in PSN order, a bounded burst of it; returns the
- * packets sent. qp stays on the world's list while it owes more. */
-unsigned resp_run(struct rocemu_qp *qp);
-/* When qp may next send what it owes; false if it owes nothing. */
-bool resp_due(struct rocemu_qp *qp, uint64_t *when);
 
 #endif

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "local.h"
+#include "obj.h"
 
 struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d)
 {
-	WORLD_GUARD(d->w);
+	CORE_GUARD(d->core);
 	struct rocemu_pd *pd = calloc(1, sizeof(*pd));
 
 	if (pd)
@@ -18,7 +18,7 @@ struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d)
 
 int rocemu_pd_free(struct rocemu_pd *pd)
 {
-	WORLD_GUARD(pd->dev->w);
+	CORE_GUARD(pd->dev->core);
 	if (pd->users)
 		return -EBUSY;
 	free(pd);
@@ -63,7 +63,7 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 		errno = -rc;
 		return NULL;
 	}
-	WORLD_GUARD(pd->dev->w);
+	CORE_GUARD(pd->dev->core);
 	struct rocemu_mr *mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		errno = ENOMEM;
@@ -80,7 +80,7 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 	mr->len = len;
 	mr->access = access;
 	/* index in the top 24 bits, a varying key byte below, as rxe does */
-	mr->key = mr->index << 8 | (uint32_t)(world_rand(d->w) & 0xff);
+	mr->key = mr->index << 8 | (uint32_t)(core_rand(d->core) & 0xff);
 	mr->serial = ++d->mr_serial;
 	HASH_ADD(hh, d->mrs, index, sizeof(mr->index), mr);
 	pd->users++;
@@ -89,7 +89,7 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 
 int rocemu_mr_dereg(struct rocemu_mr *mr)
 {
-	WORLD_GUARD(mr->pd->dev->w);
+	CORE_GUARD(mr->pd->dev->core);
 	HASH_DELETE(hh, mr->pd->dev->mrs, mr);
 	mr->pd->users--;
 	free(mr);

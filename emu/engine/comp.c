@@ -2,8 +2,8 @@
 /* RC completer: ACKs, NAKs, READ responses and atomic ACKs into completions; retries. */
 #include <string.h>
 
-#include "local.h"
-#include "names.h"
+#include "engine.h"
+#include "core/names.h"
 
 static bool is_send_write(const struct swqe *wqe)
 {

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "local.h"
+#include "obj.h"
 
 enum {
 	M_PRIV = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
@@ -243,7 +243,7 @@ static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 
 int rocemu_qp_modify(struct rocemu_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
-	WORLD_GUARD(qp->dev->w);
+	CORE_GUARD(qp->dev->core);
 	int to = (mask & IBV_QP_STATE) ? (int)attr->qp_state : (int)qp->state;
 	int req;
 	int opt = transition(qp, to, &req);
@@ -260,7 +260,7 @@ int rocemu_qp_modify(struct rocemu_qp *qp, struct ibv_qp_attr *attr, int mask)
 int rocemu_qp_query(struct rocemu_qp *qp, struct ibv_qp_attr *attr,
 		    struct ibv_qp_init_attr *init)
 {
-	WORLD_GUARD(qp->dev->w);
+	CORE_GUARD(qp->dev->core);
 	*attr = qp->attr;
 	attr->qp_state = attr->cur_qp_state = qp->state;
 	attr->cap = qp->init.cap;

@@ -8,30 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "local.h"
-#include "names.h"
-
-int ring_init(struct ring *r, uint32_t n, uint32_t slot_size)
-{
-	uint32_t size = 1;
-
-	while (size < n)
-		size <<= 1;
-	r->slots = calloc(size, slot_size);
-	if (!r->slots)
-		return -ENOMEM;
-	r->mask = size - 1;
-	r->slot_size = slot_size;
-	atomic_init(&r->head, 0);
-	atomic_init(&r->tail, 0);
-	return 0;
-}
-
-void ring_fini(struct ring *r)
-{
-	free(r->slots);
-	r->slots = NULL;
-}
+#include "obj.h"
+#include "core/names.h"
 
 /* ---- channels ------------------------------------------------------ */
 
@@ -53,7 +31,7 @@ struct rocemu_channel *rocemu_channel_new(struct rocemu_dev *d)
 
 int rocemu_channel_free(struct rocemu_channel *ch)
 {
-	WORLD_GUARD(ch->dev->w);
+	CORE_GUARD(ch->dev->core);
 	if (ch->users)
 		return -EBUSY;
 	close(ch->sock[0]);
@@ -118,7 +96,7 @@ static void channel_unqueue(struct rocemu_channel *ch, struct rocemu_cq *cq)
 
 int rocemu_channel_try_event(struct rocemu_channel *ch, struct rocemu_cq **cq)
 {
-	WORLD_GUARD(ch->dev->w);
+	CORE_GUARD(ch->dev->core);
 	if (!ch->first)
 		return -EAGAIN;
 	*cq = ch->first;
@@ -147,7 +125,7 @@ int rocemu_channel_get_event(struct rocemu_channel *ch, struct rocemu_cq **cq)
 struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 				struct rocemu_channel *ch)
 {
-	WORLD_GUARD(d->w);
+	CORE_GUARD(d->core);
 	if (cqe < 1 || cqe > MAX_CQE) {
 		errno = EINVAL;
 		return NULL;
@@ -168,7 +146,7 @@ struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 
 int rocemu_cq_free(struct rocemu_cq *cq)
 {
-	WORLD_GUARD(cq->dev->w);
+	CORE_GUARD(cq->dev->core);
 	if (cq->users)
 		return -EBUSY;
 	if (cq->ch) {
@@ -195,7 +173,7 @@ void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 		return;
 	}
 	*slot = *wc;
-	world_trace(cq->dev->w, "%s CQE [%u] wr_id %llu %s %s len %u",
+	core_trace(cq->dev->core, "%s CQE [%u] wr_id %llu %s %s len %u",
 		    cq->dev->name, ring_tail(&cq->ring) & cq->ring.mask,
 		    (unsigned long long)wc->wr_id,
 		    wc_opcode_name(wc->opcode), wc_status_name(wc->status),
@@ -227,7 +205,7 @@ int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc)
 
 int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only)
 {
-	WORLD_GUARD(cq->dev->w);
+	CORE_GUARD(cq->dev->core);
 	/* Without a channel there is nobody to tell: accepted and ignored,
 	 * as rxe and mlx5 do. */
 	if (!cq->ch)

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every layer of the device shares: the clock, the seeded random
+ * numbers, tracing, the scheduler, the gather buffer and the one lock.
+ *
+ * Layer rule: core/ includes only proto's public headers (rocemu/) and
+ * its own; everything in emu/ may include it.
+ */
+#ifndef ROCEMU_CORE_CORE_H
+#define ROCEMU_CORE_CORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rocemu/device.h"
+#include "sched.h"
+
+struct core {
+	/* ns; virtual, or CLOCK_MONOTONIC (real_time) */
+	uint64_t now;
+	bool real_time;
+	uint64_t rng;
+	rocemu_trace_fn trace;
+	void *trace_arg;
+	struct sched sched;
+	/* Payload gathered from several SGEs; one world's engines run one
+	 * at a time, so one buffer serves them all. */
+	uint8_t bounce[4096];
+	/* Every public call holds this lock (core.c says why). When a
+	 * progress thread runs, the holder that leaves it new work
+	 * (sched.kick) writes a byte to wake_fd on the way out. */
+	pthread_mutex_t lock;
+	bool threaded;
+	pthread_t thread;
+	int wake_fd;
+};
+
+/* Sets up c with an empty scheduler and a recursive lock: 0, or -errno
+ * (c is then unusable). */
+int core_init(struct core *c, uint64_t seed, bool real_time);
+/* Frees what core_init made. */
+void core_fini(struct core *c);
+
+/* Takes and releases the lock; releasing wakes the progress thread when
+ * the holder left it new work. */
+struct core *core_lock(struct core *c);
+void core_unlock(struct core **cp);
+
+/* Holds c's lock until the end of the enclosing block. */
+#define CORE_GUARD(c)                                                    \
+	struct core *core_guard_                                          \
+		__attribute__((cleanup(core_unlock), unused)) = core_lock(c)
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t clock_ns(void);
+
+/* The next number of the seeded sequence (splitmix64). */
+uint64_t core_rand(struct core *c);
+/* True with probability p, from the seeded sequence. */
+bool core_chance(struct core *c, double p);
+
+/* One trace line, if a trace function is set. */
+void core_trace(struct core *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline bool core_tracing(const struct core *c)
+{
+	return c->trace != NULL;
+}
+
+#endif

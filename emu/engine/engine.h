@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engines, as rxe has them: receive dispatch (recv.c), transmit
+ * (xmit.c), the requester (req.c), the completer (comp.c), the responder
+ * (resp.c, resp_read.c) and UD (ud.c). They run under the world lock
+ * when the world calls them, on the QP state in obj/; they hand work to
+ * one another through that state and the scheduler.
+ *
+ * Layer rule: engine/ includes obj/, wire/, core/ and the public headers,
+ * never world/.
+ */
+#ifndef ROCEMU_ENGINE_ENGINE_H
+#define ROCEMU_ENGINE_ENGINE_H
+
+#include "obj/obj.h"
+#include "wire/wire.h"
+
+/* Receive dispatch (recv.c): one arrival at d, handed up by its wire
+ * parsed once; checked, counted and passed to the engine it is for. */
+void engine_receive(struct rocemu_dev *d, const struct wire_rx *rx);
+
+/* Transmit (xmit.c): builds a frame from qp's template and the given
+ * transport fields, counts and traces it, and hands it to the device's
+ * wire port. A frame that cannot be had (no memory) is lost, as on a
+ * wire: the retry timer covers it. */
+void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib);
+
+/* Sends what the SQ holds, as far as window and wire allow; returns the
+ * packets sent. */
+unsigned req_run(struct rocemu_qp *qp);
+/* A local error on wqe: it completes with status, the QP goes to ERROR. */
+void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
+		enum ibv_wc_status status);
+/* The payload of [off, off+n) of wqe: mapped in place, or gathered into
+ * bounce; NULL after a local protection error (the QP is then failed). */
+const uint8_t *req_payload(struct rocemu_qp *qp, struct swqe *wqe,
+			   uint32_t off, uint32_t n, uint8_t *bounce);
+void req_retry(struct rocemu_qp *qp);
+/* Moves the send position past what ACKs have just covered. */
+void req_follow_acks(struct rocemu_qp *qp);
+void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+void comp_timer(struct rocemu_qp *qp, enum timer_kind kind);
+/* Retires finished WQEs from the head of the SQ, in order. */
+void comp_retire(struct rocemu_qp *qp);
+void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+void uc_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+void ud_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+/* UD: sends wqe as one datagram to its address handle. */
+void ud_send(struct rocemu_qp *qp, struct swqe *wqe);
+
+/* The RC responder's owed responses (resp_read.c). */
+/* Owes an ACK, NAK or RNR NAK (AETH syndrome syn) at psn: sent after the
+ * READ responses and atomic ACKs owed before it, merged with the one
+ * owed already (ACKs coalesce, a NAK covers the ACKs before it). */
+void resp_owe_aeth(struct rocemu_qp *qp, uint32_t psn, uint8_t syn);
+/* The same for a NAK after which the QP goes to ERROR with event ev, the
+ * receive WQE in use completing with recv_status (unless WR_FLUSH_ERR). */
+void resp_owe_fatal(struct rocemu_qp *qp, uint32_t psn, uint8_t syn,
+		    enum ibv_event_type ev, enum ibv_wc_status recv_status);
+/* A new resource for the READ or atomic executing now, its response
+ * owed; the caller fills in what it asked for. It takes a free slot, or
+ * one whose response went out in full once (a retry of that one is given
+ * up); NULL when every slot still owes a response never sent in full (the
+ * requester is further ahead than any responder keeps: invalid request). */
+struct rd_res *resp_new_res(struct rocemu_qp *qp);
+/* A duplicate READ or atomic (IBTA 9.7.5.1.1): its response owed again
+ * from the PSN it asks for. False if no resource holds it. */
+bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib);
+/* Sends what qp owes, in PSN order, a bounded burst of it; returns the
+ * packets sent. qp stays on the world's list while it owes more. */
+unsigned resp_run(struct rocemu_qp *qp);
+/* When qp may next send what it owes; false if it owes nothing. */
+bool resp_due(struct rocemu_qp *qp, uint64_t *when);
+
+#endif

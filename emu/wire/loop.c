@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/* The deterministic loopback wire: frames on the virtual clock, with seeded faults. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+enum { DEFAULT_LATENCY_NS = 1000 };
+
+struct inflight {
+	uint64_t when;
+	uint64_t seq;		/* keeps equal times in send order */
+	uint32_t len;
+	uint8_t *data;
+};
+
+struct loop_wire {
+	struct wire w;		/* first: a struct wire * is one of these */
+	struct rocemu_faults faults;
+	struct heap frames;	/* struct inflight */
+	uint64_t seq;
+};
+
+static struct loop_wire *loop_of(const struct wire *w)
+{
+	return (struct loop_wire *)(uintptr_t)w;
+}
+
+/* Flips one bit inside the IP datagram, where the ICRC (or the IP and UDP
+ * checks before it) must catch it. */
+static void corrupt(struct loop_wire *l, uint8_t *p, size_t len)
+{
+	size_t start = ROCE_ETH_HLEN;
+
+	if (len <= start)
+		return;
+	size_t bit = core_rand(l->w.core) % ((len - start) * 8);
+	p[start + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	l->w.corrupted++;
+}
+
+/* Queues frame (which the queue then owns) for delivery after delay. */
+static void enqueue(struct loop_wire *l, uint8_t *frame, size_t len,
+		    uint64_t delay, bool damage)
+{
+	struct inflight f = { l->w.core->now + delay, l->seq++, (uint32_t)len,
+			      frame };
+
+	if (damage)
+		corrupt(l, f.data, len);
+	if (heap_push(&l->frames, &f))
+		free(f.data); /* out of memory: lost, as on a wire */
+}
+
+/* Each copy on the wire is delayed (reordered) and damaged on its own. */
+static void send_copy(struct loop_wire *l, uint8_t *frame, size_t len)
+{
+	const struct rocemu_faults *fl = &l->faults;
+	struct core *c = l->w.core;
+	uint64_t delay = fl->latency_ns;
+
+	if (core_chance(c, fl->reorder)) {
+		delay += fl->reorder_ns ? fl->reorder_ns : 4 * fl->latency_ns;
+		l->w.reordered++;
+	}
+	enqueue(l, frame, len, delay, core_chance(c, fl->corrupt));
+}
+
+static void loop_send(struct wire *w, struct wire_port *from,
+		      const struct wire_tx *tx)
+{
+	struct loop_wire *l = loop_of(w);
+	const struct rocemu_faults *fl = &l->faults;
+	uint8_t *frame = tx->frame;
+	size_t len = tx->len;
+
+	(void)from;
+	if (core_chance(w->core, fl->drop)) {
+		w->dropped++;
+		free(frame);
+		return;
+	}
+	if (core_chance(w->core, fl->duplicate)) {
+		uint8_t *copy = malloc(len);
+		if (copy) {
+			memcpy(copy, frame, len);
+			w->duplicated++;
+			send_copy(l, copy, len);
+		}
+	}
+	send_copy(l, frame, len);
+}
+
+static unsigned loop_receive(struct wire *w, wire_deliver_fn fn, void *arg)
+{
+	struct loop_wire *l = loop_of(w);
+	const struct inflight *top;
+	unsigned n = 0;
+
+	while ((top = heap_top(&l->frames)) && top->when <= w->core->now) {
+		struct inflight in;
+		struct roce_frame f;
+		uint8_t gid[16];
+		heap_pop(&l->frames, &in);
+		struct wire_port *to =
+			roce_frame_dst_gid(in.data, in.len, gid) == 0
+				? wire_port_find(w, gid) : NULL;
+		if (to) {
+			struct wire_rx rx = { .f = &f, .bytes = in.data,
+					      .len = in.len, .why = "" };
+			rx.rc = roce_frame_parse(ROCE_LINK_ETH, in.data, in.len,
+						 in.len, &f, &rx.why);
+			fn(arg, to, &rx);
+		} else {
+			w->dropped++;
+		}
+		free(in.data);
+		n++;
+	}
+	return n;
+}
+
+static int loop_attach(struct wire *w, const uint8_t gid[16],
+		       struct wire_port **port)
+{
+	struct wire_port *p;
+
+	if (wire_port_find(w, gid))
+		return -EEXIST;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memcpy(p->gid, gid, 16);
+	wire_port_add(w, p);
+	*port = p;
+	return 0;
+}
+
+static void loop_detach(struct wire *w, struct wire_port *p)
+{
+	wire_port_del(w, p);
+	free(p);
+}
+
+static bool loop_flush(struct wire *w)
+{
+	(void)w;
+	return true; /* nothing waits to be sent: frames are in flight */
+}
+
+static bool loop_busy(const struct wire *w, const struct wire_port *p)
+{
+	(void)w;
+	(void)p;
+	return false;
+}
+
+static bool loop_next_due(const struct wire *w, uint64_t *when)
+{
+	const struct inflight *top = heap_top(&loop_of(w)->frames);
+
+	if (top)
+		*when = top->when;
+	return top != NULL;
+}
+
+static unsigned loop_pollfds(const struct wire *w, struct pollfd *pfd,
+			     unsigned max)
+{
+	(void)w;
+	(void)pfd;
+	(void)max;
+	return 0;
+}
+
+static void loop_free(struct wire *w)
+{
+	struct loop_wire *l = loop_of(w);
+	struct inflight f;
+
+	while (l->frames.n) {
+		heap_pop(&l->frames, &f);
+		free(f.data);
+	}
+	heap_fini(&l->frames);
+	free(l);
+}
+
+static const struct wire_ops loop_ops = {
+	.attach = loop_attach, .detach = loop_detach, .send = loop_send,
+	.receive = loop_receive, .flush = loop_flush, .busy = loop_busy,
+	.next_due = loop_next_due, .pollfds = loop_pollfds, .free = loop_free,
+};
+
+void loop_wire_set_faults(struct wire *w, const struct rocemu_faults *f)
+{
+	struct loop_wire *l = loop_of(w);
+
+	l->faults = *f;
+	if (!l->faults.latency_ns)
+		l->faults.latency_ns = DEFAULT_LATENCY_NS;
+	w->burst_gap_ns = l->faults.latency_ns;
+}
+
+struct wire *loop_wire_new(struct core *c, const struct rocemu_faults *f)
+{
+	struct loop_wire *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->w.ops = &loop_ops;
+	l->w.core = c;
+	l->frames.elem_size = sizeof(struct inflight);
+	loop_wire_set_faults(&l->w, f);
+	return &l->w;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* The pcap tap: a wire around any wire that records each packet once, as a real wire's capture shows it. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rocemu/pcapio.h"
+#include "wire.h"
+
+struct tap_wire {
+	struct wire w;		/* first: a struct wire * is one of these */
+	struct wire *inner;
+	struct roce_pcap_writer *pcap;
+	/* while receiving: where the inner wire's arrivals go next */
+	wire_deliver_fn up;
+	void *up_arg;
+};
+
+static struct tap_wire *tap_of(const struct wire *w)
+{
+	return (struct tap_wire *)(uintptr_t)w;
+}
+
+static int tap_attach(struct wire *w, const uint8_t gid[16],
+		      struct wire_port **port)
+{
+	struct wire *in = tap_of(w)->inner;
+	int rc = in->ops->attach(in, gid, port);
+
+	if (rc == 0)
+		(*port)->top = w;
+	return rc;
+}
+
+static void tap_detach(struct wire *w, struct wire_port *p)
+{
+	struct wire *in = tap_of(w)->inner;
+
+	in->ops->detach(in, p);
+}
+
+/* Everything sent is recorded as built, before the inner wire's faults
+ * (a capture at the sender). */
+static void tap_send(struct wire *w, struct wire_port *from,
+		     const struct wire_tx *tx)
+{
+	struct tap_wire *t = tap_of(w);
+
+	if (t->pcap)
+		roce_pcap_write(t->pcap, w->core->now, tx->frame, tx->len);
+	t->inner->ops->send(t->inner, from, tx);
+}
+
+/* What came from outside the wire's own ports was not seen at send: it is
+ * recorded as it arrived, a datagram in the frame a wire would show. */
+static void tap_deliver(void *arg, struct wire_port *to,
+			const struct wire_rx *rx)
+{
+	struct tap_wire *t = arg;
+
+	if (t->pcap && rx->from_outside && rx->bytes) {
+		if (!rx->datagram) {
+			roce_pcap_write(t->pcap, t->w.core->now, rx->bytes,
+					rx->len);
+		}
+#ifdef ROCE_DATAGRAM_WRAP
+		else if (rx->rc == 0) {
+			uint8_t frame[ROCE_FRAME_MAX];
+			int n = roce_datagram_wrap(rx->f, rx->bytes, rx->len,
+						   frame, sizeof(frame));
+			if (n > 0)
+				roce_pcap_write(t->pcap, t->w.core->now, frame,
+						(size_t)n);
+		}
+#endif
+	}
+	t->up(t->up_arg, to, rx);
+}
+
+static unsigned tap_receive(struct wire *w, wire_deliver_fn fn, void *arg)
+{
+	struct tap_wire *t = tap_of(w);
+
+	t->up = fn;
+	t->up_arg = arg;
+	return t->inner->ops->receive(t->inner, tap_deliver, t);
+}
+
+static bool tap_flush(struct wire *w)
+{
+	struct wire *in = tap_of(w)->inner;
+
+	return in->ops->flush(in);
+}
+
+static bool tap_busy(const struct wire *w, const struct wire_port *p)
+{
+	const struct wire *in = tap_of(w)->inner;
+
+	return in->ops->busy(in, p);
+}
+
+static bool tap_next_due(const struct wire *w, uint64_t *when)
+{
+	const struct wire *in = tap_of(w)->inner;
+
+	return in->ops->next_due(in, when);
+}
+
+static unsigned tap_pollfds(const struct wire *w, struct pollfd *pfd,
+			    unsigned max)
+{
+	const struct wire *in = tap_of(w)->inner;
+
+	return in->ops->pollfds(in, pfd, max);
+}
+
+static void tap_free(struct wire *w)
+{
+	struct tap_wire *t = tap_of(w);
+
+	roce_pcap_finish(t->pcap);
+	t->inner->ops->free(t->inner);
+	free(t);
+}
+
+static const struct wire_ops tap_ops = {
+	.attach = tap_attach, .detach = tap_detach, .send = tap_send,
+	.receive = tap_receive, .flush = tap_flush, .busy = tap_busy,
+	.next_due = tap_next_due, .pollfds = tap_pollfds, .free = tap_free,
+};
+
+struct wire *tap_wire_new(struct wire *inner)
+{
+	struct tap_wire *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		inner->ops->free(inner);
+		return NULL;
+	}
+	t->w.ops = &tap_ops;
+	t->w.core = inner->core;
+	t->inner = inner;
+	return &t->w;
+}
+
+int tap_wire_record(struct wire *w, const char *path)
+{
+	struct tap_wire *t = tap_of(w);
+	char err[ROCE_PCAP_ERRLEN];
+
+	if (t->pcap && roce_pcap_finish(t->pcap)) {
+		t->pcap = NULL;
+		return -EIO;
+	}
+	t->pcap = NULL;
+	return path ? roce_pcap_create(path, &t->pcap, err) : 0;
+}
+
+void tap_wire_flush(struct wire *w)
+{
+	roce_pcap_flush(tap_of(w)->pcap);
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One wire interface and what sits behind it: the deterministic loopback
+ * (loop.c), UDP sockets (udp.c), and the pcap tap (tap.c), a wrapper that
+ * records what crosses any wire. Devices attach ports; the engines send
+ * built frames through their port; the world has each wire hand up what
+ * arrived, parsed once.
+ *
+ * Layer rule: wire/ includes core/ and proto's public headers (rocemu/),
+ * nothing of obj/, engine/ or world/: a port's device is an opaque pointer.
+ */
+#ifndef ROCEMU_WIRE_WIRE_H
+#define ROCEMU_WIRE_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uthash.h>
+
+#include "core/core.h"
+#include "rocemu/proto.h"
+
+struct pollfd;
+struct roce_pcap_writer;
+struct wire;
+
+/* A device's place on a wire, found by its GID. */
+struct wire_port {
+	UT_hash_handle hh;	/* in the wire's table, by gid */
+	struct wire *top;	/* where the port's frames go: the tap */
+	struct wire *home;	/* the wire that made it: its traits */
+	void *up;		/* the device; the wire never looks inside */
+	uint8_t gid[16];
+	uint8_t mac[6];		/* the device's: frames handed up go to it */
+};
+
+/* What a wire hands up for one frame or datagram that arrived. */
+struct wire_rx {
+	/* 0: f is a RoCEv2 packet; -ENOMSG: not RoCEv2 (or cut short);
+	 * -EBADMSG: a RoCEv2 packet that breaks a rule, why says which */
+	int rc;
+	const char *why;
+	const struct roce_frame *f;
+	/* The bytes as they arrived: a whole frame, or a UDP payload */
+	const uint8_t *bytes;
+	size_t len;
+	bool datagram;
+	/* Not sent by a port of this wire: no tap has seen it yet */
+	bool from_outside;
+};
+
+/* A frame the engines built, on its way out. */
+struct wire_tx {
+	uint8_t *frame;		/* malloc'd; the wire owns it from send on */
+	size_t len;
+	const uint8_t *dst_gid;
+	uint16_t sport;
+	uint8_t ip_ver;		/* 4 or 6: where the UDP payload starts */
+};
+
+/* Called for each arrival with the port it arrived at. */
+typedef void (*wire_deliver_fn)(void *arg, struct wire_port *to,
+				const struct wire_rx *rx);
+
+struct wire_ops {
+	/* Makes a port for gid: 0, -EEXIST if one has it, -errno. */
+	int (*attach)(struct wire *w, const uint8_t gid[16],
+		      struct wire_port **port);
+	/* Frees a port; what it still had queued is dropped and counted. */
+	void (*detach)(struct wire *w, struct wire_port *p);
+	/* Takes a frame from a port (NULL: injected by a test). */
+	void (*send)(struct wire *w, struct wire_port *from,
+		     const struct wire_tx *tx);
+	/* Hands up what has arrived (by now); returns how many. */
+	unsigned (*receive)(struct wire *w, wire_deliver_fn fn, void *arg);
+	/* Sends what is queued; true if nothing is left. */
+	bool (*flush)(struct wire *w);
+	/* True while p's transmit queue is over its bound. */
+	bool (*busy)(const struct wire *w, const struct wire_port *p);
+	/* When the next frame is due; false if none is in flight. */
+	bool (*next_due)(const struct wire *w, uint64_t *when);
+	/* The fds to poll for arrivals and for room to send; how many. */
+	unsigned (*pollfds)(const struct wire *w, struct pollfd *pfd,
+			    unsigned max);
+	void (*free)(struct wire *w);
+};
+
+struct wire {
+	const struct wire_ops *ops;
+	struct core *core;
+	struct wire_port *ports;	/* by gid; the tap uses its inner's */
+	/* IPv4 frames carry ID 0 (a kernel socket with DF sends them so);
+	 * otherwise the sender numbers them. */
+	bool ip_id_zero;
+	/* Time between the bursts of one READ response: a packet's time
+	 * on this wire. */
+	uint64_t burst_gap_ns;
+	uint64_t dropped, duplicated, reordered, corrupted;
+};
+
+/* The loopback wire on c's virtual clock, with the given faults. NULL if
+ * out of memory. */
+struct wire *loop_wire_new(struct core *c, const struct rocemu_faults *f);
+/* Changes the loopback wire's faults (latency 0 means the default). */
+void loop_wire_set_faults(struct wire *w, const struct rocemu_faults *f);
+
+/* The UDP wire: a socket per port on its GID's address, port 4791. */
+struct wire *udp_wire_new(struct core *c);
+
+/* The tap around inner, which it then owns; recording is off. NULL if
+ * out of memory (inner is then freed). */
+struct wire *tap_wire_new(struct wire *inner);
+/* Records to path from now on (NULL stops): 0, -EIO if the file being
+ * closed failed, or what the pcap writer reports. */
+int tap_wire_record(struct wire *tap, const char *path);
+/* Flushes the recording (before a fork copies its buffer). */
+void tap_wire_flush(struct wire *tap);
+
+/* The port with this GID, NULL if none. */
+struct wire_port *wire_port_find(const struct wire *w, const uint8_t gid[16]);
+/* Adds p (its gid set) to w's table; p->top and p->home are set to w. */
+void wire_port_add(struct wire *w, struct wire_port *p);
+/* Takes p out of w's table. */
+void wire_port_del(struct wire *w, struct wire_port *p);
+
+/* Sends a built frame from p, through the tap; the wire owns it. */
+static inline void wire_send(struct wire_port *p, const struct wire_tx *tx)
+{
+	p->top->ops->send(p->top, p, tx);
+}
+
+/* Whether IPv4 frames from p carry ID 0 rather than a number. */
+static inline bool wire_ip_id_zero(const struct wire_port *p)
+{
+	return p->home->ip_id_zero;
+}
+
+/* The time between the bursts of one READ response, from p. */
+static inline uint64_t wire_burst_gap(const struct wire_port *p)
+{
+	return p->home->burst_gap_ns;
+}
+
+/* True while p's transmit queue is over its bound: the engines then make
+ * no more packets that can wait. */
+static inline bool wire_busy(const struct wire_port *p)
+{
+	return p->top->ops->busy(p->top, p);
+}
+
+#endif

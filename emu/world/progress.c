@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* The progress thread: the engines run on their own, so completions arrive while the application sleeps. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "world.h"
+
+void rocemu_world_fork_prepare(struct rocemu_world *w)
+{
+	pthread_mutex_lock(&w->core.lock);
+	tap_wire_flush(w->wire);
+}
+
+void rocemu_world_fork_done(struct rocemu_world *w)
+{
+	pthread_mutex_unlock(&w->core.lock);
+}
+
+static void drain(int fd)
+{
+	char buf[64];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/* A caller spinning on rocemu_world_poll does all the work the thread would;
+ * competing with it for a CPU and the lock only delays both. */
+enum { SPINNER_NS = 1000000 };
+
+static bool spinner_active(struct rocemu_world *w)
+{
+	return clock_ns() - atomic_load(&w->polled_at) < SPINNER_NS;
+}
+
+static void *progress(void *arg)
+{
+	struct rocemu_world *w = arg;
+	struct pollfd pfd[65];
+
+	while (!atomic_load(&w->stop)) {
+		nfds_t n = 0;
+		int ms = 1;
+
+		if (!spinner_active(w)) {
+			pthread_mutex_lock(&w->core.lock);
+			rocemu_world_run(w);
+			ms = world_poll_setup(w, pfd + 1, 64, &n, 100000000);
+			pthread_mutex_unlock(&w->core.lock);
+		}
+		pfd[0] = (struct pollfd){ w->wake[0], POLLIN, 0 };
+		if (poll(pfd, n + 1, ms) > 0 && (pfd[0].revents & POLLIN))
+			drain(w->wake[0]);
+	}
+	/* A last pass, so nothing that arrived is left unprocessed. */
+	pthread_mutex_lock(&w->core.lock);
+	rocemu_world_run(w);
+	pthread_mutex_unlock(&w->core.lock);
+	return NULL;
+}
+
+unsigned long rocemu_world_poll(struct rocemu_world *w)
+{
+	unsigned long n;
+
+	if (pthread_mutex_trylock(&w->core.lock))
+		return 0; /* someone is running the engines right now */
+	atomic_store(&w->polled_at, clock_ns());
+	n = rocemu_world_run(w);
+	pthread_mutex_unlock(&w->core.lock);
+	return n;
+}
+
+int rocemu_world_start(struct rocemu_world *w)
+{
+	WORLD_GUARD(w);
+	if (!w->core.real_time || w->core.threaded)
+		return -EINVAL;
+	/* Made once and kept until rocemu_world_free: a thread that saw the
+	 * progress thread running may still write to it after a stop. */
+	if (!w->wake_open && pipe2(w->wake, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	w->wake_open = true;
+	w->core.wake_fd = w->wake[1];
+	atomic_store(&w->stop, false);
+	w->core.threaded = true;
+	int rc = pthread_create(&w->core.thread, NULL, progress, w);
+	if (rc) {
+		w->core.threaded = false;
+		return -rc;
+	}
+	return 0;
+}
+
+void rocemu_world_stop(struct rocemu_world *w)
+{
+	bool threaded;
+	{
+		WORLD_GUARD(w);
+		threaded = w->core.threaded;
+	}
+	if (!threaded)
+		return;
+	atomic_store(&w->stop, true);
+	ssize_t n = write(w->wake[1], "s", 1);
+	(void)n;
+	pthread_join(w->core.thread, NULL);
+	pthread_mutex_lock(&w->core.lock);
+	w->core.threaded = false;
+	pthread_mutex_unlock(&w->core.lock);
+}

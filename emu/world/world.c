@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* Making and freeing worlds, and what they are set up with: faults, recording, tracing, injected frames. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "world.h"
+
+/* A world on base (wrapped in the tap); NULL, with base freed, if any
+ * part cannot be had. */
+static struct rocemu_world *world_on(struct rocemu_world *w, struct wire *base)
+{
+	if (!base) {
+		core_fini(&w->core);
+		free(w);
+		return NULL;
+	}
+	w->base = base;
+	w->wire = tap_wire_new(base);
+	if (!w->wire) {
+		core_fini(&w->core);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static struct rocemu_world *world_alloc(uint64_t seed, bool real_time)
+{
+	struct rocemu_world *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	if (core_init(&w->core, seed, real_time)) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+struct rocemu_world *rocemu_world_new(uint64_t seed)
+{
+	struct rocemu_world *w = world_alloc(seed, false);
+	struct rocemu_faults none = { 0 };
+
+	return w ? world_on(w, loop_wire_new(&w->core, &none)) : NULL;
+}
+
+struct rocemu_world *rocemu_world_new_udp(void)
+{
+	struct rocemu_world *w = world_alloc(clock_ns(), true);
+
+	return w ? world_on(w, udp_wire_new(&w->core)) : NULL;
+}
+
+void rocemu_world_free(struct rocemu_world *w)
+{
+	if (!w)
+		return;
+	w->wire->ops->free(w->wire);
+	if (w->wake_open) {
+		close(w->wake[0]);
+		close(w->wake[1]);
+	}
+	core_fini(&w->core);
+	free(w);
+}
+
+uint64_t rocemu_world_now(const struct rocemu_world *w)
+{
+	/* The progress thread moves the clock under the lock. */
+	WORLD_GUARD((struct rocemu_world *)(uintptr_t)w);
+	return w->core.now;
+}
+
+void rocemu_world_set_faults(struct rocemu_world *w,
+			     const struct rocemu_faults *f)
+{
+	WORLD_GUARD(w);
+	if (!w->core.real_time)
+		loop_wire_set_faults(w->base, f);
+}
+
+int rocemu_world_record(struct rocemu_world *w, const char *path)
+{
+	WORLD_GUARD(w);
+	return tap_wire_record(w->wire, path);
+}
+
+void rocemu_world_trace(struct rocemu_world *w, rocemu_trace_fn fn, void *arg)
+{
+	WORLD_GUARD(w);
+	w->core.trace = fn;
+	w->core.trace_arg = arg;
+}
+
+void rocemu_world_inject(struct rocemu_world *w, const uint8_t *frame,
+			 size_t len)
+{
+	WORLD_GUARD(w);
+	uint8_t *copy = malloc(len);
+	struct roce_frame f;
+	const char *why;
+
+	if (!copy)
+		return;
+	memcpy(copy, frame, len);
+	/* Sent as if from the device it names as its source, if it parses
+	 * and there is one: the UDP wire needs a port to send from; the
+	 * loopback wire routes by the frame's own header. */
+	struct wire_tx tx = { copy, len, NULL, 0, 4 };
+	struct wire_port *from = NULL;
+	if (roce_frame_parse(ROCE_LINK_ETH, frame, len, len, &f, &why) == 0) {
+		tx.dst_gid = f.dst_gid;
+		tx.sport = f.sport;
+		tx.ip_ver = f.ip_ver;
+		from = wire_port_find(w->base, f.src_gid);
+	}
+	w->wire->ops->send(w->wire, from, &tx);
+}
