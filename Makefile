@@ -146,6 +146,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
 
 # ---- tests --------------------------------------------------------------
 check: all
+	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
 	$(Q)ROCEMU_PCAPS=pcaps $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
 	$(Q)tests/net_cli.sh $(BUILD)

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Fixture: a source left directly in emu/. */
+#include "local.h"

@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: MIT */
+/* Fixture: a header left directly in emu/. */

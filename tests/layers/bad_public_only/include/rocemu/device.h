@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Fixture: a public header includes one private to proto. */
+#include "byteorder.h"

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Fixture: core reaches up into obj, in the -Iemu form. */
+#include "obj/qp.h"

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Fixture: the drop-in sees the public API only. */
+#include "rocemu/device.h"

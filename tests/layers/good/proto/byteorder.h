@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Fixture: a header private to proto. */
+#include "rocemu/opcode.h"
