@@ -10,6 +10,11 @@ enum {
 	CLI_USAGE = 2,	/* bad arguments or a file it cannot use */
 };
 
+/*
+ * The subcommands, each given the arguments after its name (argv[0] is
+ * the name). Each returns CLI_OK, CLI_FAIL when it ran and found a
+ * problem, or CLI_USAGE with the reason on stderr; none exits itself.
+ */
 int cmd_dump(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_ping(int argc, char **argv);

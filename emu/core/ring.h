@@ -21,8 +21,10 @@ struct ring {
 	_Atomic uint32_t tail;
 };
 
-/* Room for at least n slots (a power of two); 0, or -ENOMEM. */
+/* Room for at least n slots (a power of two), zeroed, head and tail 0:
+ * 0, or -ENOMEM with r unusable. */
 int ring_init(struct ring *r, uint32_t n, uint32_t slot_size);
+/* Frees the slots; r may be initialised again. */
 void ring_fini(struct ring *r);
 
 static inline uint32_t ring_size(const struct ring *r)

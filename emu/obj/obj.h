@@ -325,8 +325,12 @@ static inline bool timer_armed(const struct rocemu_qp *qp,
 bool qp_take_recv(struct rocemu_qp *qp, struct rwqe *out);
 /* Posts one receive to a ring: 0, -ENOMEM if full, -EINVAL if bad. */
 int rwqe_post(struct ring *rq, uint32_t max_sge, const struct ibv_recv_wr *wr);
-/* Moves qp to ERROR, raises the async event, flushes both queues. */
+/* Moves qp to ERROR, raises the async event, flushes both queues; a QP
+ * in ERROR already is left as it is. */
 void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev);
+/* Cancels qp's timers and completes every WQE of its send and receive
+ * queues (not an SRQ's) with FLUSH_ERR, or the status a WQE failed with;
+ * the QP's state is the caller's. */
 void qp_flush(struct rocemu_qp *qp);
 
 /* Sets the template's destination to an address vector. */

@@ -69,6 +69,8 @@ struct rv_channel {
  * ROCEMU_MTU, ROCEMU_PCAP and ROCEMU_TRACE. NULL and errno if it cannot
  * be. */
 struct rocemu_dev *rv_dev(void);
+/* The world rv_dev made (NULL before), and the EUI-64 link-local GID
+ * made from the MAC, which the port shows at GID index 0. */
 struct rocemu_world *rv_world(void);
 const uint8_t *rv_link_local_gid(void);
 
