@@ -494,11 +494,14 @@ START_TEST(test_datagram_wrap_refuses)
 			 -EINVAL);
 	ck_assert_uint_eq(out[0], 0xa5);
 	ck_assert_uint_eq(out[sizeof(out) - 1], 0xa5);
-	/* in place: the payload already where the frame will hold it */
-	memcpy(out + n - len, p, len);
-	ck_assert_int_eq(roce_datagram_wrap(&fd, out + n - len, len, out,
-					    sizeof(out)), n);
-	ck_assert(!memcmp(out + 12, b + 12, (size_t)n - 12));
+	/* in place: the payload where the frame will hold it, or where
+	 * the headers go (received with no room left in front) */
+	for (size_t at = 0; at <= (size_t)n - len; at += (size_t)n - len) {
+		memcpy(out + at, p, len);
+		ck_assert_int_eq(roce_datagram_wrap(&fd, out + at, len, out,
+						    sizeof(out)), n);
+		ck_assert(!memcmp(out + 12, b + 12, (size_t)n - 12));
+	}
 }
 END_TEST
 
@@ -602,6 +605,76 @@ START_TEST(test_find_udp_refuses)
 }
 END_TEST
 
+/* A datagram cut with its lengths made to agree: found only once it can
+ * hold a BTH and an ICRC, so a port change never writes into its UDP
+ * header. */
+START_TEST(test_find_udp_needs_bth_and_icrc)
+{
+	static uint8_t b[ROCE_FRAME_MAX];
+	uint64_t rng = 9850;
+	struct roce_frame f;
+	struct roce_frame_udp u;
+	size_t ip = 14, ihl = _i ? 40 : 20, udp = ip + ihl;
+
+	make(b, sizeof(b), &f, _i ? 6 : 4, 0x04, &rng);
+	for (size_t ulen = 8; ulen <= 8 + 12 + 4; ulen++) {
+		be16(b + ip + (_i ? 4 : 2), _i ? ulen : ihl + ulen);
+		be16(b + udp + 4, ulen);
+		if (ulen < 8 + 12 + 4)
+			refused(b, udp + ulen, -EBADMSG);
+		else
+			ck_assert_int_eq(roce_frame_find_udp(b, udp + ulen, &u),
+					 0);
+	}
+}
+END_TEST
+
+/* A sender's transport the receiver refuses, under a good ICRC: the
+ * capture still shows the ID and DF it was sent with. */
+START_TEST(test_malformed_under_good_icrc_as_before)
+{
+	static uint8_t b[ROCE_FRAME_MAX];
+	uint8_t undefined = 0;
+
+	while (roce_opcode(undefined))
+		undefined++;
+	/* BTH byte and value: an opcode the IBTA leaves undefined; TVer 1;
+	 * a SEND Only turned into an RDMA WRITE First (no whole MTU) */
+	const uint8_t breaks[][2] = { { 0, undefined }, { 1, 0x01 },
+				      { 0, 0x06 } };
+	uint64_t rng = 9870;
+	struct roce_datagram_addr a;
+	struct roce_frame f, fo;
+	const char *why = "";
+
+	for (size_t k = 0; k < 3; k++) {
+		int n = make(b, sizeof(b), &f, 4, 0x04, &rng);
+		uint8_t *ipb = b + 14, *bth = ipb + 28;
+		size_t iplen = (size_t)n - 14;
+		uint32_t icrc;
+		if (breaks[k][0] == 0)
+			bth[0] = breaks[k][1];
+		else
+			bth[1] |= breaks[k][1];
+		roce_icrc_calc(ipb, iplen, &icrc);
+		be16(b + n - 4, icrc >> 16);
+		be16(b + n - 2, icrc & 0xffff);
+		ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, b, (size_t)n,
+						  (size_t)n, &fo, &why),
+				 -EBADMSG);
+		addr_of(b, &fo, &a);
+		struct outcome o = same_as_before(&a, bth, iplen - 28);
+		ck_assert_int_eq(o.rc, -EBADMSG);
+		uint8_t out[ROCE_FRAME_MAX], hdr[ROCE_DATAGRAM_HDR_MAX];
+		struct roce_frame fd;
+		roce_datagram_parse(&a, bth, iplen - 28, hdr, &fd, &why);
+		ck_assert_int_eq(roce_datagram_wrap(&fd, bth, iplen - 28, out,
+						    sizeof(out)), n);
+		ck_assert(!memcmp(out + 12, b + 12, (size_t)n - 12));
+	}
+}
+END_TEST
+
 /* A new source port: the frame is what the builder makes with that port,
  * UDP checksum and all, and parses with a good ICRC. */
 START_TEST(test_set_sport_is_as_built)
@@ -671,10 +744,12 @@ Suite *datagram_suite(void)
 	tcase_add_loop_test(tc, test_short_datagrams_as_before, 0, 2);
 	tcase_add_loop_test(tc, test_mixed_families_as_before, 0, 2);
 	tcase_add_loop_test(tc, test_datagram_length_limits, 0, 2);
+	tcase_add_test(tc, test_malformed_under_good_icrc_as_before);
 	tcase_add_test(tc, test_datagram_wrap_refuses);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tx, test_find_udp_agrees_with_parse);
 	tcase_add_loop_test(tx, test_find_udp_refuses, 0, 2);
+	tcase_add_loop_test(tx, test_find_udp_needs_bth_and_icrc, 0, 2);
 	tcase_add_loop_test(tx, test_set_sport_is_as_built, 0, 2);
 	tcase_add_test(tx, test_set_sport_keeps_a_bad_icrc_bad);
 	suite_add_tcase(s, tx);
