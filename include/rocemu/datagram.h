@@ -34,9 +34,9 @@ enum {
  * a kernel socket with DF sends), then they are solved for; when found
  * they are set and the IPv4 header checksum computed, otherwise ID,
  * flags and header checksum stay 0. The IP and UDP headers so made are
- * written to hdr, where f->ip_hdr points: hdr must outlive that use.
- * f->ib points into payload. The ICRC is computed without copying the
- * payload.
+ * written to hdr, where f->ip_hdr (and f->ip_opts, empty) point: hdr must
+ * outlive their use. f->ib points into payload. The ICRC is computed over
+ * hdr and then the payload in place: only its BTH is copied.
  *
  * Returns what roce_frame_parse returns for that frame, with the same
  * reasons in *why: 0 for a RoCEv2 packet (then f->icrc_calc is set and
