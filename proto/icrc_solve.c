@@ -47,15 +47,11 @@ static void basis_add(struct basis *b, uint32_t v, uint32_t comb)
 	b->pivot[b->n++] = 31 - __builtin_clz(v);
 }
 
-int roce_icrc_solve_ipv4(uint8_t *ip, size_t len)
+int roce_icrc_solve_ipv4_fields(uint32_t have, uint32_t want, size_t len,
+				uint16_t *id, uint16_t *frag)
 {
-	uint32_t have;
-
-	if (len < 20 + 8 + 12 + 4 || ip[0] != 0x45)
+	if (len < 20 + 8 + 12 + 4)
 		return -EBADMSG;
-	if (roce_icrc_calc(ip, len, &have))
-		return -EBADMSG;
-	uint32_t want = get_be32(ip + len - 4);
 	/* Both values are the wire bytes read big-endian: byte-swapped CRCs. */
 	uint32_t diff = __builtin_bswap32(want ^ have);
 	/* The prefix's contribution moves through the bytes that follow it:
@@ -73,11 +69,27 @@ int roce_icrc_solve_ipv4(uint8_t *ip, size_t len)
 		}
 	if (diff)
 		return -EBADMSG;
-	uint16_t id = 0;
+	*id = 0;
 	for (int j = 0; j < 16; j++)
 		if (x & (1u << j))
-			id |= (uint16_t)(0x8000 >> j);
+			*id |= (uint16_t)(0x8000 >> j);
+	*frag = (x >> 16) & 1 ? 0x4000 : 0;
+	return 0;
+}
+
+int roce_icrc_solve_ipv4(uint8_t *ip, size_t len)
+{
+	uint32_t have;
+	uint16_t id, frag;
+
+	if (len < 20 + 8 + 12 + 4 || ip[0] != 0x45)
+		return -EBADMSG;
+	if (roce_icrc_calc(ip, len, &have))
+		return -EBADMSG;
+	if (roce_icrc_solve_ipv4_fields(have, get_be32(ip + len - 4), len, &id,
+					&frag))
+		return -EBADMSG;
 	put_be16(ip + 4, id);
-	put_be16(ip + 6, (x >> 16) & 1 ? 0x4000 : 0);
+	put_be16(ip + 6, frag);
 	return 0;
 }

@@ -29,4 +29,15 @@ int roce_icrc_calc(const uint8_t *ip, size_t len, uint32_t *icrc);
  */
 int roce_icrc_solve_ipv4(uint8_t *ip, size_t len);
 
+/*
+ * The solve of roce_icrc_solve_ipv4 for a caller that has computed the
+ * ICRC already (have: as roce_icrc_calc gives it for the datagram with ID
+ * and flags/offset 0) and knows the one received (want), for an IPv4
+ * datagram of len bytes through the ICRC with a 20-byte header. Sets *id
+ * and *frag (0 or the DF bit) and returns 0; -EBADMSG, with *id and *frag
+ * unchanged, if no ID and DF make the ICRC verify or len is too short.
+ */
+int roce_icrc_solve_ipv4_fields(uint32_t have, uint32_t want, size_t len,
+				uint16_t *id, uint16_t *frag);
+
 #endif
