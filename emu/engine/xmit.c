@@ -58,7 +58,6 @@ void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
 	dev_count(d, ROCEMU_CNT_TX_PACKETS);
 	if (core_tracing(d->core))
 		trace_packet(d, buf, (size_t)n);
-	struct wire_tx tx = { buf, (size_t)n, f->dst_gid, f->sport, f->ip_ver };
-	wire_send(d->port, &tx);
+	wire_send(d->port, buf, (size_t)n);
 }
 

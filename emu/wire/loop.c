@@ -67,13 +67,11 @@ static void send_copy(struct loop_wire *l, uint8_t *frame, size_t len)
 	enqueue(l, frame, len, delay, core_chance(c, fl->corrupt));
 }
 
-static void loop_send(struct wire *w, struct wire_port *from,
-		      const struct wire_tx *tx)
+static void loop_send(struct wire *w, struct wire_port *from, uint8_t *frame,
+		      size_t len)
 {
 	struct loop_wire *l = loop_of(w);
 	const struct rocemu_faults *fl = &l->faults;
-	uint8_t *frame = tx->frame;
-	size_t len = tx->len;
 
 	(void)from;
 	if (core_chance(w->core, fl->drop)) {

@@ -40,14 +40,14 @@ static void tap_detach(struct wire *w, struct wire_port *p)
 
 /* Everything sent is recorded as built, before the inner wire's faults
  * (a capture at the sender). */
-static void tap_send(struct wire *w, struct wire_port *from,
-		     const struct wire_tx *tx)
+static void tap_send(struct wire *w, struct wire_port *from, uint8_t *frame,
+		     size_t len)
 {
 	struct tap_wire *t = tap_of(w);
 
 	if (t->pcap)
-		roce_pcap_write(t->pcap, w->core->now, tx->frame, tx->len);
-	t->inner->ops->send(t->inner, from, tx);
+		roce_pcap_write(t->pcap, w->core->now, frame, len);
+	t->inner->ops->send(t->inner, from, frame, len);
 }
 
 /* What came from outside the wire's own ports was not seen at send: it is
@@ -61,9 +61,7 @@ static void tap_deliver(void *arg, struct wire_port *to,
 		if (!rx->datagram) {
 			roce_pcap_write(t->pcap, t->w.core->now, rx->bytes,
 					rx->len);
-		}
-#ifdef ROCE_DATAGRAM_WRAP
-		else if (rx->rc == 0) {
+		} else {
 			uint8_t frame[ROCE_FRAME_MAX];
 			int n = roce_datagram_wrap(rx->f, rx->bytes, rx->len,
 						   frame, sizeof(frame));
@@ -71,7 +69,6 @@ static void tap_deliver(void *arg, struct wire_port *to,
 				roce_pcap_write(t->pcap, t->w.core->now, frame,
 						(size_t)n);
 		}
-#endif
 	}
 	t->up(t->up_arg, to, rx);
 }

@@ -12,8 +12,7 @@
 
 #include "wire.h"
 
-enum { RX_BATCH = 32, RX_BUF = 9216, HDR_ROOM = ROCE_ETH_HLEN + ROCE_IPV6_HLEN +
-					      ROCE_UDP_HLEN };
+enum { RX_BATCH = 32, RX_BUF = 9216 };
 /* Batches one pass takes from a socket: a stream of responses must not
  * keep the engines from sending (a retry among what they send). */
 enum { RX_PASS = 8 };
@@ -157,27 +156,6 @@ static int bound_socket(const uint8_t gid[16], uint16_t port)
 	return fd;
 }
 
-/*
- * Fills in the IPv4 ID and DF the sender's ICRC covered. A kernel UDP
- * socket with DF set (every rocemu device) sends ID 0, so that is tried
- * first with one CRC; anything else (rxe numbers its packets) is solved
- * for. False if neither makes the ICRC verify.
- */
-static bool ipv4_id_found(uint8_t *ip, size_t len)
-{
-	uint32_t icrc;
-	const uint8_t *wire = ip + len - ROCE_ICRC_LEN;
-
-	ip[6] = 0x40;
-	if (roce_icrc_calc(ip, len, &icrc) == 0 &&
-	    icrc == ((uint32_t)wire[0] << 24 | (uint32_t)wire[1] << 16 |
-		     (uint32_t)wire[2] << 8 | wire[3]))
-		return true;
-	ip[6] = 0;
-	return roce_icrc_solve_ipv4(ip, len) == 0;
-}
-
-/* Rebuilds the frame a datagram arrived in, as far as a socket shows it. */
 /* The GID of a datagram's source address; returns its port. */
 static uint16_t gid_of_sockaddr(const struct sockaddr_storage *src,
 				uint8_t gid[16])
@@ -192,58 +170,6 @@ static uint16_t gid_of_sockaddr(const struct sockaddr_storage *src,
 	return ntohs(a->sin6_port);
 }
 
-
-static size_t rebuild(const struct wire_port *d, const struct sockaddr_storage *src,
-		      const uint8_t *payload, size_t plen, uint8_t *out)
-{
-	struct roce_frame f;
-
-	roce_frame_init(&f, roce_gid_is_ipv4(d->gid) ? 4 : 6);
-	f.sport = gid_of_sockaddr(src, f.src_gid);
-	memcpy(f.dst_gid, d->gid, 16);
-	memcpy(f.eth_dst, d->mac, 6);
-	f.ip_frag = 0; /* the ID and DF are solved for below */
-	size_t hl = ROCE_ETH_HLEN + (f.ip_ver == 4 ? ROCE_IPV4_HLEN
-						  : ROCE_IPV6_HLEN) + ROCE_UDP_HLEN;
-	/* The transport bytes go in as they came; only the headers are ours. */
-	memcpy(out + hl, payload, plen);
-	uint8_t *ip = out + ROCE_ETH_HLEN;
-	uint8_t *udp = ip + (f.ip_ver == 4 ? ROCE_IPV4_HLEN : ROCE_IPV6_HLEN);
-	memset(out, 0, hl);
-	memcpy(out, d->mac, 6);
-	out[12] = f.ip_ver == 4 ? 0x08 : 0x86;
-	out[13] = f.ip_ver == 4 ? 0x00 : 0xdd;
-	size_t ulen = ROCE_UDP_HLEN + plen;
-	if (f.ip_ver == 4) {
-		ip[0] = 0x45;
-		ip[2] = (uint8_t)((ulen + 20) >> 8);
-		ip[3] = (uint8_t)(ulen + 20);
-		ip[8] = 64;
-		ip[9] = 17;
-		memcpy(ip + 12, f.src_gid + 12, 4);
-		memcpy(ip + 16, d->gid + 12, 4);
-	} else {
-		ip[0] = 0x60;
-		ip[4] = (uint8_t)(ulen >> 8);
-		ip[5] = (uint8_t)ulen;
-		ip[6] = 17;
-		ip[7] = 64;
-		memcpy(ip + 8, f.src_gid, 16);
-		memcpy(ip + 24, d->gid, 16);
-	}
-	udp[0] = (uint8_t)(f.sport >> 8);
-	udp[1] = (uint8_t)f.sport;
-	udp[2] = ROCE_UDP_PORT >> 8;
-	udp[3] = ROCE_UDP_PORT & 0xff;
-	udp[4] = (uint8_t)(ulen >> 8);
-	udp[5] = (uint8_t)ulen;
-	if (f.ip_ver == 4 && ipv4_id_found(ip, ulen + 20)) {
-		uint16_t c = roce_inet_csum(ip, ROCE_IPV4_HLEN, 0);
-		ip[10] = (uint8_t)(c >> 8);
-		ip[11] = (uint8_t)c;
-	}
-	return hl + plen;
-}
 
 static int udp_attach(struct wire *w, const uint8_t gid[16],
 		      struct wire_port **port)
@@ -261,7 +187,7 @@ static int udp_attach(struct wire *w, const uint8_t gid[16],
 		free(u);
 		return rc;
 	}
-	u->rx = malloc((size_t)RX_BATCH * RX_BUF + HDR_ROOM + RX_BUF);
+	u->rx = malloc((size_t)RX_BATCH * RX_BUF);
 	u->tx = calloc(1, sizeof(*u->tx));
 	if (!u->rx || !u->tx) {
 		free(u->rx);
@@ -327,48 +253,63 @@ static int tx_socket(struct udp_port *u, uint16_t *port)
 
 /* Queues a built frame's UDP payload to go from its source port to its
  * destination's port 4791; the queue frees the frame once sent. */
-static void udp_send(struct wire *w, struct wire_port *from,
-		     const struct wire_tx *tx)
+static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
+		     size_t len)
 {
-	if (!from) { /* injected: only the loopback wire takes those */
+	struct roce_frame_udp f;
+
+	/* Injected frames need a port to go from, and every frame a UDP
+	 * datagram to send: others are lost, and counted. */
+	if (!from || roce_frame_find_udp(frame, len, &f)) {
 		w->dropped++;
-		free(tx->frame);
+		free(frame);
 		return;
 	}
 	struct udp_port *u = udp_of(from);
-	uint16_t port = tx->sport;
+	uint16_t port = f.sport;
 	int fd = tx_socket(u, &port);
-	uint8_t *ip = tx->frame + ROCE_ETH_HLEN;
-	size_t ihl = tx->ip_ver == 4 ? ROCE_IPV4_HLEN : ROCE_IPV6_HLEN;
-	uint8_t *udp = ip + ihl;
-	size_t ulen = tx->len - ROCE_ETH_HLEN - ihl;
-	if (port != tx->sport) {
-		/* sent from another port: the ICRC covers it, so redo it */
-		uint32_t icrc;
-		udp[0] = (uint8_t)(port >> 8);
-		udp[1] = (uint8_t)port;
-		roce_icrc_calc(ip, ihl + ulen, &icrc);
-		for (int i = 0; i < 4; i++)
-			udp[ulen - 4 + i] = (uint8_t)(icrc >> (24 - 8 * i));
-	}
+	if (port != f.sport) /* sent from another port, which the ICRC covers */
+		roce_frame_set_sport(frame, len, port);
 	struct tx_batch *b = u->tx;
 	/* Sent a batch at a time; the world sends the rest after each pass. */
 	if (b->blocked_fd < 0 && tx_used(b) >= TX_BATCH)
 		tx_flush(w, b);
 	if (tx_used(b) == TX_RING) {
 		w->dropped++; /* a full ring: lost, and counted */
-		free(tx->frame);
+		free(frame);
 		return;
 	}
 	uint32_t i = b->tail & (TX_RING - 1);
 	b->fd[i] = fd;
-	b->frame[i] = tx->frame;
-	b->iov[i] = (struct iovec){ udp + ROCE_UDP_HLEN, ulen - ROCE_UDP_HLEN };
+	b->frame[i] = frame;
+	b->iov[i] = (struct iovec){ frame + roce_frame_udp_payload_off(&f),
+				    f.payload_len };
 	b->msg[i].msg_hdr = (struct msghdr){
 		.msg_name = &b->to[i],
-		.msg_namelen = sockaddr_of(tx->dst_gid, ROCE_UDP_PORT, &b->to[i]),
+		.msg_namelen = sockaddr_of(f.dst_gid, ROCE_UDP_PORT, &b->to[i]),
 		.msg_iov = &b->iov[i], .msg_iovlen = 1 };
 	b->tail++;
+}
+
+/* Hands up one datagram that arrived at u from src, parsed once. */
+static void deliver_datagram(struct wire *w, struct udp_port *u,
+			     const struct sockaddr_storage *src,
+			     const uint8_t *payload, size_t len,
+			     wire_deliver_fn fn, void *arg)
+{
+	struct roce_datagram_addr a;
+	uint8_t hdr[ROCE_DATAGRAM_HDR_MAX]; /* the GRH of a UD receive */
+	struct roce_frame f;
+	struct wire_rx rx = { .f = &f, .why = "", .bytes = payload, .len = len,
+			      .datagram = true };
+
+	a.sport = gid_of_sockaddr(src, a.src_gid);
+	memcpy(a.dst_gid, u->p.gid, 16);
+	memcpy(a.dst_mac, u->p.mac, 6);
+	/* What the world's own ports sent, the tap has seen at send. */
+	rx.from_outside = wire_port_find(w, a.src_gid) == NULL;
+	rx.rc = roce_datagram_parse(&a, payload, len, hdr, &f, &rx.why);
+	fn(arg, &u->p, &rx);
 }
 
 /* Takes in what the port's socket holds, up to RX_PASS batches, and hands
@@ -376,7 +317,6 @@ static void udp_send(struct wire *w, struct wire_port *from,
 static unsigned port_receive(struct wire *w, struct udp_port *u,
 			     wire_deliver_fn fn, void *arg)
 {
-	uint8_t *bufs = u->rx, *frame = bufs + (size_t)RX_BATCH * RX_BUF;
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	struct sockaddr_storage from[RX_BATCH];
@@ -385,31 +325,23 @@ static unsigned port_receive(struct wire *w, struct udp_port *u,
 
 	do {
 		for (int i = 0; i < RX_BATCH; i++) {
-			iov[i] = (struct iovec){ bufs + (size_t)i * RX_BUF, RX_BUF };
+			iov[i] = (struct iovec){ u->rx + (size_t)i * RX_BUF,
+						 RX_BUF };
 			msgs[i].msg_hdr = (struct msghdr){
 				.msg_name = &from[i], .msg_namelen = sizeof(from[i]),
 				.msg_iov = &iov[i], .msg_iovlen = 1 };
 		}
 		n = recvmmsg(u->fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
 		for (int i = 0; i < n; i++) {
-			struct roce_frame f;
-			struct wire_rx rx = { .f = &f, .why = "" };
-			uint8_t src[16];
 			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
-				rx.rc = -EBADMSG;
-				rx.why = "datagram larger than any frame";
+				struct wire_rx rx = {
+					.rc = -EBADMSG,
+					.why = "datagram larger than any frame" };
 				fn(arg, &u->p, &rx);
 				continue;
 			}
-			rx.len = rebuild(&u->p, &from[i],
-					 bufs + (size_t)i * RX_BUF,
-					 msgs[i].msg_len, frame);
-			rx.bytes = frame;
-			gid_of_sockaddr(&from[i], src);
-			rx.from_outside = wire_port_find(w, src) == NULL;
-			rx.rc = roce_frame_parse(ROCE_LINK_ETH, frame, rx.len,
-						 rx.len, &f, &rx.why);
-			fn(arg, &u->p, &rx);
+			deliver_datagram(w, u, &from[i], iov[i].iov_base,
+					 msgs[i].msg_len, fn, arg);
 		}
 		total += n > 0 ? (unsigned)n : 0;
 	} while (n == RX_BATCH && ++pass < RX_PASS);

@@ -49,15 +49,6 @@ struct wire_rx {
 	bool from_outside;
 };
 
-/* A frame the engines built, on its way out. */
-struct wire_tx {
-	uint8_t *frame;		/* malloc'd; the wire owns it from send on */
-	size_t len;
-	const uint8_t *dst_gid;
-	uint16_t sport;
-	uint8_t ip_ver;		/* 4 or 6: where the UDP payload starts */
-};
-
 /* Called for each arrival with the port it arrived at. */
 typedef void (*wire_deliver_fn)(void *arg, struct wire_port *to,
 				const struct wire_rx *rx);
@@ -68,9 +59,10 @@ struct wire_ops {
 		      struct wire_port **port);
 	/* Frees a port; what it still had queued is dropped and counted. */
 	void (*detach)(struct wire *w, struct wire_port *p);
-	/* Takes a frame from a port (NULL: injected by a test). */
-	void (*send)(struct wire *w, struct wire_port *from,
-		     const struct wire_tx *tx);
+	/* Takes a malloc'd frame, which the wire then owns, from a port
+	 * (NULL: injected by a test, not from any port). */
+	void (*send)(struct wire *w, struct wire_port *from, uint8_t *frame,
+		     size_t len);
 	/* Hands up what has arrived (by now); returns how many. */
 	unsigned (*receive)(struct wire *w, wire_deliver_fn fn, void *arg);
 	/* Sends what is queued; true if nothing is left. */
@@ -123,10 +115,10 @@ void wire_port_add(struct wire *w, struct wire_port *p);
 /* Takes p out of w's table. */
 void wire_port_del(struct wire *w, struct wire_port *p);
 
-/* Sends a built frame from p, through the tap; the wire owns it. */
-static inline void wire_send(struct wire_port *p, const struct wire_tx *tx)
+/* Sends a malloc'd frame from p, through the tap; the wire owns it. */
+static inline void wire_send(struct wire_port *p, uint8_t *frame, size_t len)
 {
-	p->top->ops->send(p->top, p, tx);
+	p->top->ops->send(p->top, p, frame, len);
 }
 
 /* Whether IPv4 frames from p carry ID 0 rather than a number. */

@@ -100,22 +100,16 @@ void rocemu_world_inject(struct rocemu_world *w, const uint8_t *frame,
 {
 	WORLD_GUARD(w);
 	uint8_t *copy = malloc(len);
-	struct roce_frame f;
-	const char *why;
+	struct roce_frame_udp u;
+	struct wire_port *from = NULL;
 
 	if (!copy)
 		return;
 	memcpy(copy, frame, len);
-	/* Sent as if from the device it names as its source, if it parses
-	 * and there is one: the UDP wire needs a port to send from; the
-	 * loopback wire routes by the frame's own header. */
-	struct wire_tx tx = { copy, len, NULL, 0, 4 };
-	struct wire_port *from = NULL;
-	if (roce_frame_parse(ROCE_LINK_ETH, frame, len, len, &f, &why) == 0) {
-		tx.dst_gid = f.dst_gid;
-		tx.sport = f.sport;
-		tx.ip_ver = f.ip_ver;
-		from = wire_port_find(w->base, f.src_gid);
-	}
-	w->wire->ops->send(w->wire, from, &tx);
+	/* Sent as if from the device it names as its source, if any: the UDP
+	 * wire needs a port to send from; the loopback wire routes by the
+	 * frame's own header, and takes any bytes. */
+	if (roce_frame_find_udp(frame, len, &u) == 0)
+		from = wire_port_find(w->base, u.src_gid);
+	w->wire->ops->send(w->wire, from, copy, len);
 }
