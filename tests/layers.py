@@ -34,6 +34,12 @@ a line, kernel style, to the next "}" there). Rule: hex-opcode. Bytes
 with unrelated names (MAC bytes, IP version nibbles) pass. Decimal
 literals are not caught.
 
+Rule 3, every function a header of emu/ declares has a contract comment
+above it (what it does, what it returns on failure, what it leaves
+unchanged): a prototype (a line starting a declaration that names a
+function, not static, not a definition) must follow a comment directly,
+each its own. Rule: no-contract.
+
 Output: one line per violation, "file:line: rule: what", then a summary;
 exit 1 on any violation, 0 otherwise, 2 on bad usage.
 
@@ -229,6 +235,45 @@ def check_hex(lines, out):
                             "proto's tables" % (h.group(0), why)))
 
 
+PROTO_RE = re.compile(r"[A-Za-z_][\w \t*]*?\b\w+\s*\(")
+NOT_PROTO = ("static", "typedef", "#", "struct {", "enum {", "union {",
+             "return", "if", "for", "while", "switch")
+
+
+def check_contracts(raw, out):
+    """Appends (line, rule, what) for each prototype in a header's raw
+    lines that no comment speaks for."""
+    before = None           # what the last non-blank line was
+    in_comment = in_proto = False
+    for no, line in enumerate(raw, 1):
+        text = line.strip()
+        if in_comment:
+            if "*/" in text:
+                in_comment, before = False, "comment"
+            continue
+        if in_proto:
+            if ";" in text or "{" in text:
+                in_proto = False
+            continue
+        if not text:
+            before = None
+        elif text.startswith("/*") or text.startswith("//"):
+            in_comment = text.startswith("/*") and "*/" not in text
+            before = "comment"
+        elif (PROTO_RE.match(line) and not text.startswith(NOT_PROTO)
+              and not line[0].isspace()):
+            if before != "comment":
+                name = re.match(r".*?\b(\w+)\s*\(", line).group(1)
+                out.append((no, "no-contract", "%s() has no contract "
+                            "comment above it" % name))
+            before = "proto"
+            in_proto = ";" not in text and "{" not in text
+            if "{" in text:
+                before = "other"
+        else:
+            before = "other"
+
+
 def check_file(root, src, out):
     """Appends to out the violations of one file; returns the number of
     #include lines it read."""
@@ -253,6 +298,8 @@ def check_file(root, src, out):
                 found.append((no,) + v)
     if src.startswith("emu/"):
         check_hex(code, found)
+        if src.endswith(".h"):
+            check_contracts(raw, found)
     out.extend((src, no, rule, what) for no, rule, what in found)
     return includes
 

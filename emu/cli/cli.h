@@ -15,9 +15,13 @@ enum {
  * the name). Each returns CLI_OK, CLI_FAIL when it ran and found a
  * problem, or CLI_USAGE with the reason on stderr; none exits itself.
  */
+/* rocemu dump CAPTURE: decode and check every RoCEv2 packet. */
 int cmd_dump(int argc, char **argv);
+/* rocemu demo [CAPTURE]: the annotated RC run on the deterministic wire. */
 int cmd_demo(int argc, char **argv);
+/* rocemu ping: round trips to a peer over UDP, client or server. */
 int cmd_ping(int argc, char **argv);
+/* rocemu perf: SEND, WRITE or READ bandwidth to a peer over UDP. */
 int cmd_perf(int argc, char **argv);
 
 #endif

@@ -60,6 +60,8 @@ int conn_prepare(struct conn *c, const char *who);
 int conn_start(struct conn *c);
 /* conn_prepare, then conn_start. */
 int conn_up(struct conn *c, const char *who);
+/* Stops the progress thread and the recording, frees every object c
+ * holds, in reverse order of making; a c that was never up is fine. */
 void conn_down(struct conn *c);
 
 /*

@@ -38,6 +38,7 @@ bool dump_stats_clean(const struct dump_stats *s);
 /* Writes the summary as text lines, or as one JSON object; s is not
  * changed, and a write error is left to out's error flag. */
 void dump_stats_print_text(FILE *out, const struct dump_stats *s);
+/* The same summary as one JSON object on a line. */
 void dump_stats_print_json(FILE *out, const struct dump_stats *s);
 
 #endif

@@ -42,9 +42,10 @@ int core_init(struct core *c, uint64_t seed, bool real_time);
 /* Frees what core_init made. */
 void core_fini(struct core *c);
 
-/* Takes and releases the lock; releasing wakes the progress thread when
- * the holder left it new work. */
+/* Takes c's lock (recursive) and returns c, for CORE_GUARD. */
 struct core *core_lock(struct core *c);
+/* Releases the lock *cp names; wakes the progress thread when the holder
+ * left it new work and is not that thread. */
 void core_unlock(struct core **cp);
 
 /* Holds c's lock until the end of the enclosing block. */

@@ -116,10 +116,14 @@ struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 bool mr_still(struct rocemu_pd *pd, uint32_t key, uint64_t va, uint64_t len,
 	      int access, uint64_t serial);
 
-/* Copies between an SGE list (local keys, checked with access) and a flat
- * buffer; offset is into the SGE list. 0, or -EFAULT on a key failure. */
+/* Copies len bytes of src into an SGE list from offset into the list,
+ * each SGE's local key checked with access: 0, or -EFAULT on a key
+ * failure or a list shorter than offset + len (what came before the
+ * failing SGE is written). */
 int sge_copy_to(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 		uint64_t offset, const void *src, uint64_t len, int access);
+/* Copies len bytes from an SGE list at offset into dst, each key checked
+ * (no access bit needed to read): 0, or -EFAULT on a key failure. */
 int sge_copy_from(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 		  uint64_t offset, void *dst, uint64_t len);
 /* Points *p at [offset, offset+len) of the SGE list when one SGE holds it
@@ -310,9 +314,10 @@ void qp_make_ready(struct rocemu_qp *qp);
 void qp_owe_responses(struct rocemu_qp *qp);
 /* Takes qp off the scheduler's lists and timers, before it is freed. */
 void qp_unschedule(struct rocemu_qp *qp);
-/* Arms qp's timer of this kind to fire ns from now (replacing an earlier
- * arming), or disarms it. */
+/* Arms qp's timer of this kind to fire ns from now, replacing an earlier
+ * arming; out of memory, it stays disarmed (the retry is then lost). */
 void timer_arm(struct rocemu_qp *qp, enum timer_kind kind, uint64_t ns);
+/* Disarms qp's timer of this kind; disarmed already is fine. */
 void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind);
 static inline bool timer_armed(const struct rocemu_qp *qp,
 			       enum timer_kind kind)

@@ -69,9 +69,10 @@ struct rv_channel {
  * ROCEMU_MTU, ROCEMU_PCAP and ROCEMU_TRACE. NULL and errno if it cannot
  * be. */
 struct rocemu_dev *rv_dev(void);
-/* The world rv_dev made (NULL before), and the EUI-64 link-local GID
- * made from the MAC, which the port shows at GID index 0. */
+/* The world rv_dev made; NULL before it made one. */
 struct rocemu_world *rv_world(void);
+/* The EUI-64 link-local GID made from the device's MAC, which the port
+ * shows at GID index 0; zero before rv_dev made the device. */
 const uint8_t *rv_link_local_gid(void);
 
 /* ibv_query_port for attr of len bytes (older programs pass less). */
@@ -85,7 +86,9 @@ void rv_fill_ops(struct rv_context *ctx);
  * device's free does), then wait until every event that named the object
  * has been acknowledged. The verbs object itself is left to the caller. */
 int rv_cq_destroy(struct rv_cq *cq);
+/* The same for a QP: its async events acknowledged. */
 int rv_qp_destroy(struct rv_qp *qp);
+/* The same for an SRQ: its async events acknowledged. */
 int rv_srq_destroy(struct rv_srq *srq);
 
 /* verbs returns positive errno; rocemu negative. */
