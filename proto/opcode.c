@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The one opcode table that parsing and building both use (IBTA 9.2.1, table 38). */
+#include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "rocemu/ibhdr.h"
 #include "rocemu/opcode.h"
@@ -41,57 +43,57 @@
 	 (((m) & IETH) ? ROCE_IETH_LEN : 0) +                             \
 	 (((m) & CNPRSV) ? ROCE_CNP_RSVD_LEN : 0))
 
-#define OPN(code, tr, nm, ext, fl)                                        \
-	[code] = { .name = nm, .transport = ROCE_TR_##tr,                 \
-		   .hdr_len = EXTLEN(ext), .exts = (ext), .flags = (fl) }
-#define OP(code, tr, nm, ext, fl) OPN(code, tr, #tr "_" nm, ext, fl)
+/* A row, at the index its enum roce_op name gives, under that very name. */
+#define OP(nm, tr, ext, fl)                                               \
+	[ROCE_OP_##nm] = { .name = #nm, .transport = ROCE_TR_##tr,        \
+			   .hdr_len = EXTLEN(ext), .exts = (ext),         \
+			   .flags = (fl) }
 
 /* SEND and RDMA WRITE, 0x00-0x0B: shared by RC, UC and RD (x: RD's extra). */
-#define SEND_WRITE(tr, b, x)                                              \
-	OP(b | 0x00, tr, "SEND_FIRST", x, SND | F),                       \
-	OP(b | 0x01, tr, "SEND_MIDDLE", x, SND | M),                      \
-	OP(b | 0x02, tr, "SEND_LAST", x, SND | L),                        \
-	OP(b | 0x03, tr, "SEND_LAST_IMM", x | IMMDT, SND | L),            \
-	OP(b | 0x04, tr, "SEND_ONLY", x, SND | O),                        \
-	OP(b | 0x05, tr, "SEND_ONLY_IMM", x | IMMDT, SND | O),            \
-	OP(b | 0x06, tr, "RDMA_WRITE_FIRST", x | RETH, WR | F),           \
-	OP(b | 0x07, tr, "RDMA_WRITE_MIDDLE", x, WR | M),                 \
-	OP(b | 0x08, tr, "RDMA_WRITE_LAST", x, WR | L),                   \
-	OP(b | 0x09, tr, "RDMA_WRITE_LAST_IMM", x | IMMDT, WR | L),       \
-	OP(b | 0x0A, tr, "RDMA_WRITE_ONLY", x | RETH, WR | O),            \
-	OP(b | 0x0B, tr, "RDMA_WRITE_ONLY_IMM", x | RETH | IMMDT, WR | O)
+#define SEND_WRITE(tr, x)                                                 \
+	OP(tr##_SEND_FIRST, tr, x, SND | F),                              \
+	OP(tr##_SEND_MIDDLE, tr, x, SND | M),                             \
+	OP(tr##_SEND_LAST, tr, x, SND | L),                               \
+	OP(tr##_SEND_LAST_IMM, tr, x | IMMDT, SND | L),                   \
+	OP(tr##_SEND_ONLY, tr, x, SND | O),                               \
+	OP(tr##_SEND_ONLY_IMM, tr, x | IMMDT, SND | O),                   \
+	OP(tr##_RDMA_WRITE_FIRST, tr, x | RETH, WR | F),                  \
+	OP(tr##_RDMA_WRITE_MIDDLE, tr, x, WR | M),                        \
+	OP(tr##_RDMA_WRITE_LAST, tr, x, WR | L),                          \
+	OP(tr##_RDMA_WRITE_LAST_IMM, tr, x | IMMDT, WR | L),              \
+	OP(tr##_RDMA_WRITE_ONLY, tr, x | RETH, WR | O),                   \
+	OP(tr##_RDMA_WRITE_ONLY_IMM, tr, x | RETH | IMMDT, WR | O)
 
 /* READ, ACK and atomics, 0x0C-0x14: RC and RD (xq, xr: RD's extras). */
-#define READ_ATOMIC(tr, b, xq, xr)                                        \
-	OP(b | 0x0C, tr, "RDMA_READ_REQUEST", xq | RETH,                  \
-	   ROCE_OPF_READ | REQ | O),                                      \
-	OP(b | 0x0D, tr, "RDMA_READ_RESPONSE_FIRST", xr | AETH, RD_RSP | F), \
-	OP(b | 0x0E, tr, "RDMA_READ_RESPONSE_MIDDLE", xr, RD_RSP | M),    \
-	OP(b | 0x0F, tr, "RDMA_READ_RESPONSE_LAST", xr | AETH, RD_RSP | L), \
-	OP(b | 0x10, tr, "RDMA_READ_RESPONSE_ONLY", xr | AETH, RD_RSP | O), \
-	OP(b | 0x11, tr, "ACK", xr | AETH, ROCE_OPF_ACK | RSP | O),       \
-	OP(b | 0x12, tr, "ATOMIC_ACK", xr | AETH | ATMACK,                \
+#define READ_ATOMIC(tr, xq, xr)                                           \
+	OP(tr##_RDMA_READ_REQUEST, tr, xq | RETH, ROCE_OPF_READ | REQ | O), \
+	OP(tr##_RDMA_READ_RESPONSE_FIRST, tr, xr | AETH, RD_RSP | F),     \
+	OP(tr##_RDMA_READ_RESPONSE_MIDDLE, tr, xr, RD_RSP | M),           \
+	OP(tr##_RDMA_READ_RESPONSE_LAST, tr, xr | AETH, RD_RSP | L),      \
+	OP(tr##_RDMA_READ_RESPONSE_ONLY, tr, xr | AETH, RD_RSP | O),      \
+	OP(tr##_ACK, tr, xr | AETH, ROCE_OPF_ACK | RSP | O),              \
+	OP(tr##_ATOMIC_ACK, tr, xr | AETH | ATMACK,                       \
 	   ROCE_OPF_ATOMIC | ROCE_OPF_ACK | RSP | O),                     \
-	OP(b | 0x13, tr, "CMP_SWAP", xq | ATMETH, ATM | O),               \
-	OP(b | 0x14, tr, "FETCH_ADD", xq | ATMETH, ATM | O)
+	OP(tr##_CMP_SWAP, tr, xq | ATMETH, ATM | O),                      \
+	OP(tr##_FETCH_ADD, tr, xq | ATMETH, ATM | O)
 
 static const struct roce_opcode_info opcodes[256] = {
-	SEND_WRITE(RC, 0x00, 0),
-	READ_ATOMIC(RC, 0x00, 0, 0),
-	OP(0x16, RC, "SEND_LAST_INV", IETH, SND | L),
-	OP(0x17, RC, "SEND_ONLY_INV", IETH, SND | O),
+	SEND_WRITE(RC, 0),
+	READ_ATOMIC(RC, 0, 0),
+	OP(RC_SEND_LAST_INV, RC, IETH, SND | L),
+	OP(RC_SEND_ONLY_INV, RC, IETH, SND | O),
 	/* IBTA 1.5 memory placement extensions, as rxe has them since 6.2. */
-	OP(0x1C, RC, "FLUSH", FETH | RETH, REQ | O),
-	OP(0x1D, RC, "ATOMIC_WRITE", RETH,
+	OP(RC_FLUSH, RC, FETH | RETH, REQ | O),
+	OP(RC_ATOMIC_WRITE, RC, RETH,
 	   ROCE_OPF_ATOMIC | REQ | PAY | ROCE_OPF_FIXED8 | O),
-	SEND_WRITE(UC, 0x20, 0),
-	SEND_WRITE(RD, 0x40, RDETH | DETH),
-	READ_ATOMIC(RD, 0x40, RDETH | DETH, RDETH),
-	OP(0x55, RD, "RESYNC", RDETH | DETH, REQ | O),
-	OP(0x64, UD, "SEND_ONLY", DETH, SND | O),
-	OP(0x65, UD, "SEND_ONLY_IMM", DETH | IMMDT, SND | O),
+	SEND_WRITE(UC, 0),
+	SEND_WRITE(RD, RDETH | DETH),
+	READ_ATOMIC(RD, RDETH | DETH, RDETH),
+	OP(RD_RESYNC, RD, RDETH | DETH, REQ | O),
+	OP(UD_SEND_ONLY, UD, DETH, SND | O),
+	OP(UD_SEND_ONLY_IMM, UD, DETH | IMMDT, SND | O),
 	/* RoCEv2 Annex A17.9.3: congestion notification packet. */
-	OPN(0x81, CNP, "CNP", CNPRSV, O),
+	OP(CNP, CNP, CNPRSV, O),
 };
 
 const struct roce_opcode_info *roce_opcode(uint8_t opcode)
@@ -99,6 +101,37 @@ const struct roce_opcode_info *roce_opcode(uint8_t opcode)
 	const struct roce_opcode_info *op = &opcodes[opcode];
 
 	return op->name ? op : NULL;
+}
+
+/* Where each transport's range of opcodes begins (IBTA 9.2.1 table 38). */
+static const uint8_t range_base[] = {
+	[ROCE_TR_RC] = ROCE_OP_RC_SEND_FIRST,
+	[ROCE_TR_UC] = ROCE_OP_UC_SEND_FIRST,
+	[ROCE_TR_RD] = ROCE_OP_RD_SEND_FIRST,
+	[ROCE_TR_UD] = ROCE_OP_UD_SEND_ONLY - ROCE_OP_RC_SEND_ONLY,
+};
+
+/* The operation's name without its transport: "SEND_ONLY" of "UD_SEND_ONLY". */
+static const char *operation(const struct roce_opcode_info *op)
+{
+	const char *u = strchr(op->name, '_');
+
+	return u ? u + 1 : op->name;
+}
+
+int roce_opcode_for(enum roce_transport tr, uint8_t rc_op)
+{
+	const struct roce_opcode_info *rc = roce_opcode(rc_op), *to;
+
+	if ((unsigned)tr > ROCE_TR_UD || !rc || rc->transport != ROCE_TR_RC)
+		return -EINVAL;
+	/* RC's operations lie in 0x00-0x1f; each range repeats them at the
+	 * same offset, those it has. */
+	unsigned op = range_base[tr] + rc_op;
+	to = roce_opcode((uint8_t)op);
+	if (!to || to->transport != tr || strcmp(operation(to), operation(rc)))
+		return -EINVAL;
+	return (int)op;
 }
 
 static const struct {

@@ -58,6 +58,34 @@ START_TEST(test_syndrome_fields)
 }
 END_TEST
 
+/*
+ * The named syndromes against the bytes rxe puts on the wire (its
+ * AETH_ACK_UNLIMITED and AETH_NAK_* values) and IBTA table 43, each also
+ * read back as the type and code it stands for.
+ */
+static const struct {
+	uint8_t syndrome;
+	uint8_t wire;
+	unsigned type, value;
+} named_syndromes[] = {
+	{ ROCE_AETH_ACK_NO_CREDITS, 0x1f, ROCE_AETH_ACK, 31 },
+	{ ROCE_AETH_NAK_PSN_SEQ, 0x60, ROCE_AETH_NAK, 0 },
+	{ ROCE_AETH_NAK_INV_REQ, 0x61, ROCE_AETH_NAK, 1 },
+	{ ROCE_AETH_NAK_REM_ACCESS, 0x62, ROCE_AETH_NAK, 2 },
+	{ ROCE_AETH_NAK_REM_OP, 0x63, ROCE_AETH_NAK, 3 },
+	{ ROCE_AETH_NAK_INV_RD_REQ, 0x64, ROCE_AETH_NAK, 4 },
+};
+
+START_TEST(test_named_syndromes_are_the_wire_bytes)
+{
+	uint8_t syn = named_syndromes[_i].syndrome;
+
+	ck_assert_uint_eq(syn, named_syndromes[_i].wire);
+	ck_assert_uint_eq(roce_aeth_type(syn), named_syndromes[_i].type);
+	ck_assert_uint_eq(roce_aeth_value(syn), named_syndromes[_i].value);
+}
+END_TEST
+
 START_TEST(test_psn_order_wraps)
 {
 	ck_assert_int_gt(roce_psn_cmp(1, 0), 0);
@@ -83,6 +111,9 @@ Suite *aeth_psn_suite(void)
 	tcase_add_test(tc, test_rnr_code_for_usec_rounds_up);
 	tcase_add_test(tc, test_credit_table_ibta);
 	tcase_add_test(tc, test_syndrome_fields);
+	tcase_add_loop_test(tc, test_named_syndromes_are_the_wire_bytes, 0,
+			    (int)(sizeof(named_syndromes) /
+				  sizeof(named_syndromes[0])));
 	tcase_add_test(tc, test_psn_order_wraps);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,33 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Names of verbs enums for traces, and the WR-to-WC opcode map. */
+/* Names of verbs enums for traces: WC opcodes, statuses, async events. */
 #include "names.h"
-
-enum ibv_wc_opcode wc_opcode_of(enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM: return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ: return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP: return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD: return IBV_WC_FETCH_ADD;
-	default: return IBV_WC_SEND;
-	}
-}
-
-const char *wr_opcode_name(enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND: return "SEND";
-	case IBV_WR_SEND_WITH_IMM: return "SEND_WITH_IMM";
-	case IBV_WR_SEND_WITH_INV: return "SEND_WITH_INV";
-	case IBV_WR_RDMA_WRITE: return "RDMA_WRITE";
-	case IBV_WR_RDMA_WRITE_WITH_IMM: return "RDMA_WRITE_WITH_IMM";
-	case IBV_WR_RDMA_READ: return "RDMA_READ";
-	case IBV_WR_ATOMIC_CMP_AND_SWP: return "ATOMIC_CMP_AND_SWP";
-	case IBV_WR_ATOMIC_FETCH_AND_ADD: return "ATOMIC_FETCH_AND_ADD";
-	default: return "?";
-	}
-}
 
 const char *wc_opcode_name(enum ibv_wc_opcode op)
 {

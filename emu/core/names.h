@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Names of verbs enums for traces, and the WR-to-WC opcode map. */
+/* Names of verbs enums for traces: WC opcodes, statuses, async events. */
 #ifndef ROCEMU_EMU_NAMES_H
 #define ROCEMU_EMU_NAMES_H
 
 #include <infiniband/verbs.h>
 
-
-enum ibv_wc_opcode wc_opcode_of(enum ibv_wr_opcode op);
-const char *wr_opcode_name(enum ibv_wr_opcode op);
 const char *wc_opcode_name(enum ibv_wc_opcode op);
 /* rocemu does not link libibverbs, so it names statuses itself. */
 const char *wc_status_name(enum ibv_wc_status s);

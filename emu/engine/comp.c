@@ -3,13 +3,12 @@
 #include <string.h>
 
 #include "engine.h"
-#include "core/names.h"
 
+/* A SEND or WRITE: an ACK completes it; a READ or atomic waits for its
+ * response, and holds an rd_atomic credit until then. */
 static bool is_send_write(const struct swqe *wqe)
 {
-	return wqe->opcode != IBV_WR_RDMA_READ &&
-	       wqe->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
-	       wqe->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;
+	return !wr_is(wqe->opcode, WR_RD_ATOMIC);
 }
 
 /* Something sent is not yet acknowledged. */
@@ -34,7 +33,7 @@ void comp_retire(struct rocemu_qp *qp)
 		if ((wqe->flags & IBV_SEND_SIGNALED) || wqe->status) {
 			struct ibv_wc wc = {
 				.wr_id = wqe->wr_id, .status = wqe->status,
-				.opcode = wc_opcode_of(wqe->opcode),
+				.opcode = wr_wc_opcode(wqe->opcode),
 				.qp_num = qp->qpn,
 				.byte_len = wqe->length,
 			};
@@ -222,7 +221,7 @@ static void on_read_response(struct rocemu_qp *qp, const struct roce_ib *ib)
 
 	/* Only the next expected response is taken; others wait for the
 	 * retry (an early one means something before it was lost). */
-	if (!wqe || wqe->opcode != IBV_WR_RDMA_READ || psn != qp->comp.psn) {
+	if (!wqe || !wr_is(wqe->opcode, WR_READ) || psn != qp->comp.psn) {
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
 		return;
 	}
@@ -252,8 +251,7 @@ static void on_atomic_ack(struct rocemu_qp *qp, const struct roce_ib *ib)
 	uint32_t psn = ib->bth.psn;
 	struct swqe *wqe = wqe_at(qp, psn);
 
-	if (!wqe || is_send_write(wqe) || wqe->opcode == IBV_WR_RDMA_READ ||
-	    psn != qp->comp.psn) {
+	if (!wqe || !wr_is(wqe->opcode, WR_ATOMIC) || psn != qp->comp.psn) {
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
 		return;
 	}
@@ -307,7 +305,7 @@ void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 		return;
 	}
 	bool read = ib->op->flags & ROCE_OPF_READ;
-	if (read || ib->bth.opcode == 0x12) {
+	if (read || ib->bth.opcode == ROCE_OP_RC_ATOMIC_ACK) {
 		if (!catch_up(qp, ib)) {
 			dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
 			return;

@@ -28,6 +28,11 @@ void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib);
 /* Sends what the SQ holds, as far as window and wire allow; returns the
  * packets sent. */
 unsigned req_run(struct rocemu_qp *qp);
+/* The opcode of wqe's packet at this place in its message (a READ or
+ * atomic is one packet, first and last), in qp's transport, from the
+ * work-request table; -EINVAL if the transport has no such packet. */
+int req_opcode(const struct rocemu_qp *qp, const struct swqe *wqe,
+	       bool first, bool last);
 /* A local error on wqe: it completes with status, the QP goes to ERROR. */
 void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
 		enum ibv_wc_status status);

@@ -4,10 +4,10 @@
 
 #include "engine.h"
 
+/* A READ or atomic: one of max_rd_atomic's credits, no payload sent. */
 static bool is_rd_atomic(enum ibv_wr_opcode op)
 {
-	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	return wr_is(op, WR_RD_ATOMIC);
 }
 
 /* Packets a message of len bytes takes: a zero-length one still takes 1. */
@@ -16,26 +16,18 @@ static uint32_t npkts(uint32_t len, uint32_t mtu)
 	return len ? (len + mtu - 1) / mtu : 1;
 }
 
-/* RC opcodes for SEND and WRITE by position in the message (IBTA 9.4). */
-static uint8_t seg_opcode(const struct swqe *wqe, bool first, bool last)
+int req_opcode(const struct rocemu_qp *qp, const struct swqe *wqe,
+	       bool first, bool last)
 {
-	bool imm = wqe->opcode == IBV_WR_SEND_WITH_IMM ||
-		   wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-	bool inv = wqe->opcode == IBV_WR_SEND_WITH_INV;
+	/* Posting took only opcodes with a row (fill_swqe). */
+	const struct wr_opcode_info *w = wr_opcode(wqe->opcode);
+	uint8_t rc = first ? (last ? w->only : w->first)
+			   : (last ? w->last : w->middle);
+	enum roce_transport tr = qp_is(qp, IBV_QPT_UD)	 ? ROCE_TR_UD
+				 : qp_is(qp, IBV_QPT_UC) ? ROCE_TR_UC
+							 : ROCE_TR_RC;
 
-	if (wqe->opcode == IBV_WR_RDMA_WRITE ||
-	    wqe->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-		if (first && last)
-			return imm ? 0x0b : 0x0a;
-		if (first)
-			return 0x06;
-		return last ? (imm ? 0x09 : 0x08) : 0x07;
-	}
-	if (first && last)
-		return imm ? 0x05 : inv ? 0x17 : 0x04;
-	if (first)
-		return 0x00;
-	return last ? (imm ? 0x03 : inv ? 0x16 : 0x02) : 0x01;
+	return roce_opcode_for(tr, rc);
 }
 
 /* May the WQE start now (fence, max_rd_atomic, SQ drain)? */
@@ -60,8 +52,7 @@ static void start(struct rocemu_qp *qp, struct swqe *wqe)
 	wqe->first_psn = qp->req.psn;
 	wqe->last_psn = roce_psn_add(wqe->first_psn,
 				     npkts(wqe->length, qp_mtu(qp)) - 1);
-	if (wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    wqe->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+	if (wr_is(wqe->opcode, WR_ATOMIC))
 		wqe->last_psn = wqe->first_psn;
 	wqe->sent = 0;
 	if (is_rd_atomic(wqe->opcode))
@@ -80,7 +71,7 @@ static void send_read(struct rocemu_qp *qp, struct swqe *wqe)
 {
 	struct roce_ib ib = { 0 };
 
-	ib.bth.opcode = 0x0c;
+	ib.bth.opcode = ROCE_OP_RC_RDMA_READ_REQUEST;
 	ib.bth.psn = qp->req.psn;
 	ib.bth.ackreq = true;
 	ib.reth.va = wqe->remote_addr + wqe->sent;
@@ -95,7 +86,7 @@ static void send_atomic(struct rocemu_qp *qp, struct swqe *wqe)
 {
 	struct roce_ib ib = { 0 };
 
-	ib.bth.opcode = wqe->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? 0x13 : 0x14;
+	ib.bth.opcode = wr_opcode(wqe->opcode)->only;
 	ib.bth.psn = qp->req.psn;
 	ib.bth.ackreq = true;
 	ib.atmeth.va = wqe->remote_addr;
@@ -138,13 +129,16 @@ static bool send_segment(struct rocemu_qp *qp, struct swqe *wqe)
 	if (n > mtu)
 		n = mtu;
 	bool first = wqe->sent == 0, last = wqe->sent + n == wqe->length;
+	int opcode = req_opcode(qp, wqe, first, last);
+	if (opcode < 0) {
+		fail_local(qp, wqe, IBV_WC_LOC_QP_OP_ERR);
+		return false;
+	}
 	const uint8_t *data = req_payload(qp, wqe, wqe->sent, n,
 					  qp->dev->core->bounce);
 	if (!data)
 		return false;
-	ib.bth.opcode = seg_opcode(wqe, first, last);
-	if (qp_is(qp, IBV_QPT_UC))
-		ib.bth.opcode |= 0x20; /* the same operations, UC's range */
+	ib.bth.opcode = (uint8_t)opcode;
 	ib.bth.psn = qp->req.psn;
 	/* AckReq on every last packet, and inside long messages every
 	 * ACKREQ_EVERY packets so the window keeps moving (as rxe). UC has
@@ -178,9 +172,9 @@ static bool send_next(struct rocemu_qp *qp, struct swqe *wqe)
 {
 	if (qp_is(qp, IBV_QPT_UD))
 		ud_send(qp, wqe);
-	else if (wqe->opcode == IBV_WR_RDMA_READ)
+	else if (wr_is(wqe->opcode, WR_READ))
 		send_read(qp, wqe);
-	else if (is_rd_atomic(wqe->opcode))
+	else if (wr_is(wqe->opcode, WR_ATOMIC))
 		send_atomic(qp, wqe);
 	else if (!send_segment(qp, wqe))
 		return false;
@@ -259,8 +253,7 @@ void req_retry(struct rocemu_qp *qp)
 			continue;
 		found = true;
 		qp->req.idx = idx;
-		if (wqe->opcode == IBV_WR_RDMA_READ ||
-		    !is_rd_atomic(wqe->opcode)) {
+		if (!wr_is(wqe->opcode, WR_ATOMIC)) {
 			uint64_t off = (uint64_t)roce_psn_diff(qp->comp.psn,
 							       wqe->first_psn) *
 				       qp_mtu(qp);
@@ -304,7 +297,7 @@ void req_follow_acks(struct rocemu_qp *qp)
 			      ? qp->comp.psn : wqe->first_psn;
 	uint64_t off = (uint64_t)roce_psn_diff(at, wqe->first_psn) * qp_mtu(qp);
 	wqe->state = WQE_SENDING;
-	wqe->sent = is_rd_atomic(wqe->opcode) && wqe->opcode != IBV_WR_RDMA_READ
+	wqe->sent = wr_is(wqe->opcode, WR_ATOMIC)
 			    ? 0 : (uint32_t)(off < wqe->length ? off : wqe->length);
 	qp->req.psn = at;
 }

@@ -12,13 +12,7 @@
  */
 static void owe_ack(struct rocemu_qp *qp, uint32_t psn)
 {
-	resp_owe_aeth(qp, psn, roce_aeth_syndrome(ROCE_AETH_ACK,
-						  ROCE_AETH_CREDITS_INVALID));
-}
-
-static void send_nak(struct rocemu_qp *qp, unsigned code, uint32_t psn)
-{
-	resp_owe_aeth(qp, psn, roce_aeth_syndrome(ROCE_AETH_NAK, code));
+	resp_owe_aeth(qp, psn, ROCE_AETH_ACK_NO_CREDITS);
 }
 
 /* UC answers nothing: what RC would NAK, it drops with the rest of the
@@ -31,8 +25,9 @@ static void uc_drop_message(struct rocemu_qp *qp)
 	qp->resp.recvd = 0;
 }
 
-/* A fatal NAK: the responder QP goes to ERROR after sending it (C9-129). */
-static void nak_fatal(struct rocemu_qp *qp, unsigned code, uint32_t psn,
+/* A fatal NAK (syndrome syn): the responder QP goes to ERROR after
+ * sending it (C9-129). */
+static void nak_fatal(struct rocemu_qp *qp, uint8_t syn, uint32_t psn,
 		      enum ibv_wc_status recv_status)
 {
 	if (qp_is(qp, IBV_QPT_UC) && recv_status != IBV_WC_LOC_LEN_ERR) {
@@ -49,10 +44,10 @@ static void nak_fatal(struct rocemu_qp *qp, unsigned code, uint32_t psn,
 		uc_drop_message(qp);
 		return;
 	}
-	resp_owe_fatal(qp, psn, roce_aeth_syndrome(ROCE_AETH_NAK, code),
-		       code == ROCE_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
-		       : code == ROCE_NAK_INV_REQ  ? IBV_EVENT_QP_REQ_ERR
-						   : IBV_EVENT_QP_FATAL,
+	resp_owe_fatal(qp, psn, syn,
+		       syn == ROCE_AETH_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
+		       : syn == ROCE_AETH_NAK_INV_REQ  ? IBV_EVENT_QP_REQ_ERR
+						       : IBV_EVENT_QP_FATAL,
 		       recv_status);
 }
 
@@ -149,19 +144,20 @@ static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
 		return false;
 	}
 	if ((uint64_t)qp->resp.recvd + ib->payload_len > qp->resp.wqe.length) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_LOC_LEN_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_LOC_LEN_ERR);
 		return false;
 	}
 	/* Refused before its payload is placed: a receive buffer is not
 	 * written for a message that fails. */
 	if ((ib->exts & ROCE_EXT_IETH) && invalidate_rkey(qp, ib->ieth)) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_REM_INV_REQ_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn,
+			  IBV_WC_REM_INV_REQ_ERR);
 		return false;
 	}
 	if (sge_copy_to(qp->pd, qp->resp.wqe.sg, qp->resp.wqe.num_sge,
 			qp->resp.recvd, ib->payload, ib->payload_len,
 			IBV_ACCESS_LOCAL_WRITE)) {
-		nak_fatal(qp, ROCE_NAK_REM_OP, psn, IBV_WC_LOC_PROT_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_REM_OP, psn, IBV_WC_LOC_PROT_ERR);
 		return false;
 	}
 	qp->resp.recvd += ib->payload_len;
@@ -200,7 +196,7 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 
 	/* rxe answers a QP without remote write with Invalid Request. */
 	if (!qp_allows(qp, IBV_ACCESS_REMOTE_WRITE)) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
 	/* WRITE with immediate consumes a receive WQE: check before writing. */
@@ -214,14 +210,15 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 		qp->resp.resid = qp->resp.write_len = ib->reth.len;
 		qp->resp.mr_serial = 0;
 		if (ib->reth.len > MAX_MR_SIZE) {
-			nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+			nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn,
+				  IBV_WC_WR_FLUSH_ERR);
 			return false;
 		}
 		struct rocemu_mr *mr = NULL;
 		if (ib->reth.len &&
 		    !(mr = mr_check(qp->pd, ib->reth.rkey, ib->reth.va,
 				    ib->reth.len, IBV_ACCESS_REMOTE_WRITE))) {
-			nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn,
+			nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 				  IBV_WC_WR_FLUSH_ERR);
 			return false;
 		}
@@ -230,11 +227,12 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 	/* The packets must add up to the RETH length exactly. */
 	if (ib->payload_len > qp->resp.resid ||
 	    (ends && ib->payload_len != qp->resp.resid)) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
 	if (ib->payload_len && !write_target_ok(qp, ib->payload_len)) {
-		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
+			  IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
 	if (ib->payload_len) /* a zero-length WRITE may name address 0 */
@@ -259,20 +257,21 @@ static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
 
 	if (!qp_allows(qp, IBV_ACCESS_REMOTE_READ) ||
 	    !qp->attr.max_dest_rd_atomic || len > MAX_MR_SIZE) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	/* A zero-length READ skips the key check (IBTA 9.4.3). */
 	struct rocemu_mr *mr = NULL;
 	if (len && !(mr = mr_check(qp->pd, ib->reth.rkey, ib->reth.va, len,
 				   IBV_ACCESS_REMOTE_READ))) {
-		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
+			  IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	uint32_t n = len ? (len + mtu - 1) / mtu : 1;
 	struct rd_res *r = resp_new_res(qp);
 	if (!r) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	r->first_psn = r->next_psn = psn;
@@ -294,22 +293,23 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 
 	if (!qp_allows(qp, IBV_ACCESS_REMOTE_ATOMIC) ||
 	    !qp->attr.max_dest_rd_atomic || (a->va & 7)) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	if (!mr_check(qp->pd, a->rkey, a->va, 8, IBV_ACCESS_REMOTE_ATOMIC)) {
-		nak_fatal(qp, ROCE_NAK_REM_ACCESS, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
+			  IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	/* Its ACK is owed, in order after the responses before it. */
 	struct rd_res *r = resp_new_res(qp);
 	if (!r) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	/* The operand is a host-order 64-bit value, as on rxe. */
 	memcpy(&orig, (void *)(uintptr_t)a->va, 8);
-	if (ib->bth.opcode == 0x13)
+	if (ib->bth.opcode == ROCE_OP_RC_CMP_SWAP)
 		v = orig == a->compare ? a->swap_add : orig;
 	else
 		v = orig + a->swap_add;
@@ -393,7 +393,8 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 		/* C9-110: one NAK per gap, then silence until it closes. */
 		if (!qp->resp.nak_sent) {
 			qp->resp.nak_sent = true;
-			send_nak(qp, ROCE_NAK_PSN_SEQ, qp->resp.psn);
+			resp_owe_aeth(qp, qp->resp.psn,
+				      ROCE_AETH_NAK_PSN_SEQ);
 		}
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
 		return;
@@ -404,7 +405,7 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 	}
 	qp->resp.nak_sent = false;
 	if (!sequence_ok(qp, ib) || !length_ok(qp, ib)) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	if (fl & ROCE_OPF_READ) {
@@ -418,7 +419,7 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 	/* IBTA 1.5's FLUSH and ATOMIC_WRITE are not supported: an opcode the
 	 * responder does not implement is an invalid request (9.7.5.1.3). */
 	if (!(fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE))) {
-		nak_fatal(qp, ROCE_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	if (!((fl & ROCE_OPF_SEND) ? do_send(qp, ib) : do_write(qp, ib)))

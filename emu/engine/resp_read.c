@@ -2,16 +2,6 @@
 /* RC responder's owed responses: READ responses, atomic ACKs, ACKs and NAKs, sent in PSN order and in bounded bursts. */
 #include "engine.h"
 
-enum {
-	OP_READ_FIRST = 0x0d,
-	OP_READ_MIDDLE = 0x0e,
-	OP_READ_LAST = 0x0f,
-	OP_READ_ONLY = 0x10,
-	OP_ACK = 0x11,
-	OP_ATOMIC_ACK = 0x12,
-	SYN_ACK = 0x1f,		/* ACK, no credits advertised (as rxe) */
-};
-
 static const enum rocemu_counter nak_counter[] = {
 	[ROCE_NAK_PSN_SEQ] = ROCEMU_CNT_NAK_SENT_SEQ,
 	[ROCE_NAK_INV_REQ] = ROCEMU_CNT_NAK_SENT_INV_REQ,
@@ -30,7 +20,7 @@ static void send_aeth(struct rocemu_qp *qp, uint32_t psn, uint8_t syn)
 		dev_count(qp->dev, ROCEMU_CNT_NAK_SENT_RNR);
 	else if (code <= ROCE_NAK_REM_OP)
 		dev_count(qp->dev, nak_counter[code]);
-	ib.bth.opcode = OP_ACK;
+	ib.bth.opcode = ROCE_OP_RC_ACK;
 	ib.bth.psn = psn;
 	ib.aeth.syndrome = syn;
 	ib.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
@@ -346,9 +336,9 @@ static void send_atomic_ack(struct rocemu_qp *qp, struct rd_res *r)
 {
 	struct roce_ib ib = { 0 };
 
-	ib.bth.opcode = OP_ATOMIC_ACK;
+	ib.bth.opcode = ROCE_OP_RC_ATOMIC_ACK;
 	ib.bth.psn = r->first_psn;
-	ib.aeth.syndrome = SYN_ACK;
+	ib.aeth.syndrome = ROCE_AETH_ACK_NO_CREDITS;
 	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
 	ib.atmack = r->orig;
 	qp_send_packet(qp, &ib);
@@ -376,16 +366,16 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 			r->owed = false; /* a replay stops short */
 			return true;
 		}
-		end_with_nak(qp, psn,
-			     roce_aeth_syndrome(ROCE_AETH_NAK,
-						ROCE_NAK_REM_ACCESS),
+		end_with_nak(qp, psn, ROCE_AETH_NAK_REM_ACCESS,
 			     IBV_EVENT_QP_ACCESS_ERR, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
-	ib.bth.opcode = first ? (last ? OP_READ_ONLY : OP_READ_FIRST)
-			      : (last ? OP_READ_LAST : OP_READ_MIDDLE);
+	ib.bth.opcode = first ? (last ? ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY
+				      : ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST)
+			      : (last ? ROCE_OP_RC_RDMA_READ_RESPONSE_LAST
+				      : ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE);
 	ib.bth.psn = psn;
-	ib.aeth.syndrome = SYN_ACK;
+	ib.aeth.syndrome = ROCE_AETH_ACK_NO_CREDITS;
 	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
 	ib.payload = (const uint8_t *)(uintptr_t)(r->va + off);
 	ib.payload_len = n;

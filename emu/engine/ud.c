@@ -15,11 +15,18 @@ void ud_send(struct rocemu_qp *qp, struct swqe *wqe)
 	 * the WQE still completes successfully (as rxe does). */
 	if (wqe->length > qp_mtu(qp))
 		return;
+	int opcode = req_opcode(qp, wqe, true, true);
+	if (opcode < 0) {
+		fail_local(qp, wqe, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	/* UD is part of the requester: its payload is gathered as req.c
+	 * gathers a SEND's. */
 	const uint8_t *data = req_payload(qp, wqe, 0, wqe->length,
 					  qp->dev->core->bounce);
 	if (!data)
 		return;
-	ib.bth.opcode = wqe->opcode == IBV_WR_SEND_WITH_IMM ? 0x65 : 0x64;
+	ib.bth.opcode = (uint8_t)opcode;
 	ib.bth.psn = qp->req.psn;
 	ib.bth.se = (wqe->flags & IBV_SEND_SOLICITED) != 0;
 	ib.bth.dqpn = wqe->remote_qpn;

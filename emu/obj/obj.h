@@ -22,6 +22,7 @@
 #include "core/ring.h"
 #include "rocemu/device.h"
 #include "rocemu/proto.h"
+#include "wr_opcode.h"
 
 struct wire_port;
 

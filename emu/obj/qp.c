@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "obj.h"
-#include "core/names.h"
 
 /* A QP on an SRQ has no receive queue of its own: max_recv_wr may be 0. */
 static bool caps_ok(const struct ibv_qp_cap *c, bool srq)
@@ -155,7 +154,7 @@ static void flush_sq(struct rocemu_qp *qp)
 			.wr_id = wqe->wr_id, .qp_num = qp->qpn,
 			.status = wqe->status ? wqe->status
 					      : IBV_WC_WR_FLUSH_ERR,
-			.opcode = wc_opcode_of(wqe->opcode),
+			.opcode = wr_wc_opcode(wqe->opcode),
 		};
 		cq_push(qp->scq, &wc, false);
 		ring_consume(&qp->sq);
@@ -205,41 +204,24 @@ void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
 
 /* ---- posting ---------------------------------------------------- */
 
-/* Which operations each transport has (IBTA 9.8.3, 9.8.4). */
-static bool opcode_ok(const struct rocemu_qp *qp, enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		return true;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return !qp_is(qp, IBV_QPT_UD);
-	case IBV_WR_SEND_WITH_INV:
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return qp_is(qp, IBV_QPT_RC);
-	default:
-		return false;
-	}
-}
-
 static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 		     struct swqe *wqe)
 {
 	uint64_t len = 0;
-	bool atomic = wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		      wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	bool atomic = wr_is(wr->opcode, WR_ATOMIC);
 
-	if (!opcode_ok(qp, wr->opcode) || wr->num_sge < 0 ||
+	/* An opcode the QP's transport lacks, or one without a row in the
+	 * table, is refused (IBTA 9.8.3, 9.8.4). */
+	if (!wr_opcode_allowed(wr->opcode, qp->init.qp_type) ||
+	    wr->num_sge < 0 ||
 	    (qp_is(qp, IBV_QPT_UD) && !wr->wr.ud.ah) ||
 	    (unsigned)wr->num_sge > qp->init.cap.max_send_sge)
 		return -EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	bool inl = (wr->send_flags & IBV_SEND_INLINE) && !atomic &&
-		   wr->opcode != IBV_WR_RDMA_READ;
+	/* A READ or atomic sends no payload: nothing to take inline. */
+	bool inl = (wr->send_flags & IBV_SEND_INLINE) &&
+		   !wr_is(wr->opcode, WR_RD_ATOMIC);
 	if (len > MAX_MR_SIZE || (inl && len > qp->init.cap.max_inline_data))
 		return -EINVAL;
 	/* An atomic's operand is one 8-byte, 8-byte aligned value. */
@@ -256,8 +238,8 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	wqe->flags = wr->send_flags;
 	if (qp->init.sq_sig_all)
 		wqe->flags |= IBV_SEND_SIGNALED;
-	wqe->imm = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey
-						       : be32toh(wr->imm_data);
+	wqe->imm = wr_is(wr->opcode, WR_INV) ? wr->invalidate_rkey
+					     : be32toh(wr->imm_data);
 	if (qp_is(qp, IBV_QPT_UD)) {
 		wqe->av = ((struct rocemu_ah *)(void *)wr->wr.ud.ah)->attr;
 		wqe->remote_qpn = wr->wr.ud.remote_qpn & ROCE_PSN_MASK;

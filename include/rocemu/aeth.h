@@ -25,6 +25,21 @@ enum roce_nak_code {
 /* Credit count 31 means "no credits advertised", which rxe always sends. */
 enum { ROCE_AETH_CREDITS_INVALID = 31 };
 
+/*
+ * The whole syndromes a responder sends: an ACK advertising no credits
+ * (as rxe sends every ACK), and each NAK. An RNR NAK carries its timer:
+ * roce_aeth_syndrome(ROCE_AETH_RNR_NAK, code) spells it.
+ */
+enum roce_syndrome_name {
+	ROCE_AETH_ACK_NO_CREDITS =
+		ROCE_AETH_ACK << 5 | ROCE_AETH_CREDITS_INVALID,
+	ROCE_AETH_NAK_PSN_SEQ = ROCE_AETH_NAK << 5 | ROCE_NAK_PSN_SEQ,
+	ROCE_AETH_NAK_INV_REQ = ROCE_AETH_NAK << 5 | ROCE_NAK_INV_REQ,
+	ROCE_AETH_NAK_REM_ACCESS = ROCE_AETH_NAK << 5 | ROCE_NAK_REM_ACCESS,
+	ROCE_AETH_NAK_REM_OP = ROCE_AETH_NAK << 5 | ROCE_NAK_REM_OP,
+	ROCE_AETH_NAK_INV_RD_REQ = ROCE_AETH_NAK << 5 | ROCE_NAK_INV_RD_REQ,
+};
+
 static inline unsigned roce_aeth_type(uint8_t syndrome)
 {
 	return (syndrome >> 5) & 3;
