@@ -40,15 +40,33 @@ void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
  * bounce; NULL after a local protection error (the QP is then failed). */
 const uint8_t *req_payload(struct rocemu_qp *qp, struct swqe *wqe,
 			   uint32_t off, uint32_t n, uint8_t *bounce);
+/* Goes back N (IBTA 9.7.5.2.8): the next packets sent are again those
+ * from comp.psn, the oldest not acknowledged; the WQEs keep their PSNs. */
 void req_retry(struct rocemu_qp *qp);
 /* Moves the send position past what ACKs have just covered. */
 void req_follow_acks(struct rocemu_qp *qp);
+/* The completer, for an RC response packet (ACK, NAK, READ response,
+ * atomic ACK) at qp: WQEs complete, go back, or fail; a response with a
+ * PSN outside the outstanding ones is counted and dropped. */
 void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+/* qp's retry or RNR timer fired: send again from the oldest PSN not
+ * acknowledged, or fail the WQE when its retries are spent. A QP that
+ * is no longer in RTS or SQD is left alone. */
 void comp_timer(struct rocemu_qp *qp, enum timer_kind kind);
 /* Retires finished WQEs from the head of the SQ, in order. */
 void comp_retire(struct rocemu_qp *qp);
+/* The RC responder, for a request packet at qp: checks the PSN, the
+ * opcode sequence, keys, bounds and access, places or answers it, and
+ * owes the ACK or NAK that follows (IBTA 9.7.5); nothing is written to
+ * memory a check refused. */
 void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+/* The UC receiver (IBTA 9.8.3): no ACKs, no retries; a PSN gap drops
+ * the rest of the message being received, counted, and the next FIRST or
+ * ONLY starts clean. */
 void uc_receive(struct rocemu_qp *qp, const struct roce_frame *f);
+/* The UD receiver: a datagram with the QP's Q_Key goes with its GRH into
+ * the next receive WQE; a wrong Q_Key or no WQE drops it, counted; a WQE
+ * too short completes with LOC_LEN_ERR. */
 void ud_receive(struct rocemu_qp *qp, const struct roce_frame *f);
 /* UD: sends wqe as one datagram to its address handle. */
 void ud_send(struct rocemu_qp *qp, struct swqe *wqe);
