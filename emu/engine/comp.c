@@ -24,29 +24,46 @@ static void restart_timer(struct rocemu_qp *qp)
 		timer_arm(qp, TIMER_RETRY, 4096ull << qp->attr.timeout);
 }
 
-void comp_retire(struct rocemu_qp *qp)
+/*
+ * ACKs for packets sent before a go-back may overtake the requester: the
+ * slot it sends from was retired, or its PSN is below the oldest one not
+ * yet acknowledged. It catches up before it sends again.
+ */
+static bool acks_passed_requester(struct rocemu_qp *qp)
 {
-	struct swqe *wqe;
+	return (int32_t)(qp->req.idx - ring_head(&qp->sq)) < 0 ||
+	       roce_psn_cmp(qp->req.psn, qp->comp.psn) < 0;
+}
 
-	while ((wqe = ring_cons_slot(&qp->sq)) && wqe->state == WQE_DONE) {
-		/* Unsignaled WQEs complete silently unless they failed. */
-		if ((wqe->flags & IBV_SEND_SIGNALED) || wqe->status) {
-			struct ibv_wc wc = {
-				.wr_id = wqe->wr_id, .status = wqe->status,
-				.opcode = wr_wc_opcode(wqe->opcode),
-				.qp_num = qp->qpn,
-				.byte_len = wqe->length,
-			};
-			cq_push(qp->scq, &wc, false);
-		}
-		ring_consume(&qp->sq);
+/* Retires what has finished; the requester's position follows on its
+ * next run, which comes in this same step. */
+static void retire(struct rocemu_qp *qp)
+{
+	qp_retire_done(qp);
+	if (acks_passed_requester(qp)) {
+		qp->req.need_follow = true;
+		qp_make_ready(qp);
 	}
-	req_follow_acks(qp);
-	if (qp->state == IBV_QPS_SQD && qp->attr.en_sqd_async_notify &&
-	    ring_head(&qp->sq) == qp->req.idx) {
-		qp->attr.en_sqd_async_notify = 0; /* once per drain */
-		dev_async_event(qp->dev, IBV_EVENT_SQ_DRAINED, qp);
-	}
+}
+
+/*
+ * Go back N (IBTA 9.7.5.2.8): the requester sends again from comp.psn,
+ * the oldest PSN not acknowledged. As in rxe the completer only asks for
+ * it (need_retry) and schedules the requester, which goes back first
+ * thing on its next run, in this same step. The retransmission counts
+ * now; what came back since is measured from here (went_back).
+ */
+static void retry(struct rocemu_qp *qp)
+{
+	uint32_t idx;
+
+	if (!qp_oldest_unfinished(qp, &idx))
+		return; /* nothing started is left to send again */
+	dev_count(qp->dev, ROCEMU_CNT_RETRANSMITS);
+	qp->comp.went_back = true;
+	qp->comp.back_psn = qp->comp.back_seen = qp->comp.psn;
+	qp->req.need_retry = true;
+	qp_make_ready(qp);
 }
 
 /* The not-yet-done WQE holding psn, scanning the sent ones in order. */
@@ -76,9 +93,9 @@ static struct swqe *wqe_at(struct rocemu_qp *qp, uint32_t psn)
  */
 static void go_back_once(struct rocemu_qp *qp)
 {
-	if (qp->req.went_back && qp->req.back_psn == qp->comp.psn)
+	if (qp->comp.went_back && qp->comp.back_psn == qp->comp.psn)
 		return;
-	req_retry(qp);
+	retry(qp);
 }
 
 /*
@@ -89,14 +106,14 @@ static void go_back_once(struct rocemu_qp *qp)
  */
 static void read_gap(struct rocemu_qp *qp, uint32_t psn)
 {
-	if (qp->req.went_back && qp->req.back_psn == qp->comp.psn &&
-	    roce_psn_cmp(psn, qp->req.back_seen) > 0) {
-		qp->req.back_seen = psn;
+	if (qp->comp.went_back && qp->comp.back_psn == qp->comp.psn &&
+	    roce_psn_cmp(psn, qp->comp.back_seen) > 0) {
+		qp->comp.back_seen = psn;
 		return;
 	}
-	qp->req.went_back = false; /* a loss not yet asked for again */
+	qp->comp.went_back = false; /* a loss not yet asked for again */
 	go_back_once(qp);
-	qp->req.back_seen = psn;
+	qp->comp.back_seen = psn;
 }
 
 static void finish(struct rocemu_qp *qp, struct swqe *wqe,
@@ -148,7 +165,7 @@ static void counters_reset(struct rocemu_qp *qp)
 static void progress(struct rocemu_qp *qp)
 {
 	counters_reset(qp);
-	comp_retire(qp);
+	retire(qp);
 	restart_timer(qp);
 	qp_make_ready(qp);
 }
@@ -169,7 +186,7 @@ static void fail(struct rocemu_qp *qp, struct swqe *wqe,
 {
 	if (wqe)
 		finish(qp, wqe, status);
-	comp_retire(qp);
+	retire(qp);
 	qp_error(qp, IBV_EVENT_QP_FATAL);
 }
 
@@ -188,7 +205,7 @@ static void on_nak(struct rocemu_qp *qp, const struct roce_ib *ib)
 	if (roce_psn_cmp(psn, qp->comp.psn) > 0 &&
 	    !ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK)))
 		return;
-	comp_retire(qp);
+	retire(qp);
 	if (type == ROCE_AETH_RNR_NAK) {
 		dev_count(qp->dev, ROCEMU_CNT_NAK_RCVD_RNR);
 		/* rnr_retry 7 means retry for ever (IBTA 9.7.5.2.8). */
@@ -204,7 +221,7 @@ static void on_nak(struct rocemu_qp *qp, const struct roce_ib *ib)
 	if (val == ROCE_NAK_PSN_SEQ) {
 		dev_count(qp->dev, ROCEMU_CNT_NAK_RCVD_SEQ);
 		qp->comp.retry_left = qp->attr.retry_cnt;
-		req_retry(qp);
+		retry(qp);
 		restart_timer(qp);
 		return;
 	}
@@ -284,7 +301,7 @@ static bool catch_up(struct rocemu_qp *qp, const struct roce_ib *ib)
 		return false;
 	}
 	bool ok = ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK));
-	comp_retire(qp);
+	retire(qp);
 	return ok && psn == qp->comp.psn;
 }
 
@@ -319,7 +336,7 @@ void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 	if (ack_upto(qp, psn))
 		progress(qp);
 	else
-		comp_retire(qp);
+		retire(qp);
 }
 
 void comp_timer(struct rocemu_qp *qp, enum timer_kind kind)
@@ -328,7 +345,7 @@ void comp_timer(struct rocemu_qp *qp, enum timer_kind kind)
 		return;
 	if (kind == TIMER_RNR) {
 		qp->req.rnr_wait = false;
-		req_retry(qp);
+		retry(qp);
 		restart_timer(qp);
 		return;
 	}
@@ -341,6 +358,6 @@ void comp_timer(struct rocemu_qp *qp, enum timer_kind kind)
 		fail(qp, wqe_at(qp, qp->comp.psn), IBV_WC_RETRY_EXC_ERR);
 		return;
 	}
-	req_retry(qp);
+	retry(qp);
 	restart_timer(qp);
 }

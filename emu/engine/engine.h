@@ -37,24 +37,26 @@ int req_opcode(const struct rocemu_qp *qp, const struct swqe *wqe,
 void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
 		enum ibv_wc_status status);
 /* The payload of [off, off+n) of wqe: mapped in place, or gathered into
- * bounce; NULL after a local protection error (the QP is then failed). */
+ * bounce; NULL after a local protection error (the QP is then failed).
+ * UD's sender (ud.c) is part of the requester and uses it too. */
 const uint8_t *req_payload(struct rocemu_qp *qp, struct swqe *wqe,
 			   uint32_t off, uint32_t n, uint8_t *bounce);
-/* Goes back N (IBTA 9.7.5.2.8): the next packets sent are again those
- * from comp.psn, the oldest not acknowledged; the WQEs keep their PSNs. */
-void req_retry(struct rocemu_qp *qp);
-/* Moves the send position past what ACKs have just covered. */
-void req_follow_acks(struct rocemu_qp *qp);
+/*
+ * The completer hands the requester its work through qp->req (need_retry,
+ * need_follow) and qp_make_ready, as rxe's completer does, and retires
+ * WQEs through obj (qp_retire_done): the two engines never call each
+ * other.
+ */
+
 /* The completer, for an RC response packet (ACK, NAK, READ response,
- * atomic ACK) at qp: WQEs complete, go back, or fail; a response with a
- * PSN outside the outstanding ones is counted and dropped. */
+ * atomic ACK) at qp: WQEs complete, the requester is asked to go back,
+ * or the QP fails; a response with a PSN outside the outstanding ones is
+ * counted and dropped. */
 void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f);
-/* qp's retry or RNR timer fired: send again from the oldest PSN not
- * acknowledged, or fail the WQE when its retries are spent. A QP that
- * is no longer in RTS or SQD is left alone. */
+/* qp's retry or RNR timer fired: the requester is asked to send again
+ * from the oldest PSN not acknowledged, or the WQE fails when its retries
+ * are spent. A QP that is no longer in RTS or SQD is left alone. */
 void comp_timer(struct rocemu_qp *qp, enum timer_kind kind);
-/* Retires finished WQEs from the head of the SQ, in order. */
-void comp_retire(struct rocemu_qp *qp);
 /* The RC responder, for a request packet at qp: checks the PSN, the
  * opcode sequence, keys, bounds and access, places or answers it, and
  * owes the ACK or NAK that follows (IBTA 9.7.5); nothing is written to

@@ -183,10 +183,95 @@ static bool send_next(struct rocemu_qp *qp, struct swqe *wqe)
 	return true;
 }
 
+/*
+ * Go back N (IBTA 9.7.5.2.8), as the completer asked (comp.c: retry):
+ * send again from comp.psn, the oldest PSN not acknowledged. The WQE
+ * holding it resumes mid-message (a READ asks for what is still
+ * missing); the started WQEs after it are sent again whole. A WQE's PSNs
+ * are fixed when it first starts, so a late ACK for a packet sent before
+ * the retry still completes the right WQE.
+ */
+static void go_back(struct rocemu_qp *qp)
+{
+	uint32_t idx, tail = ring_tail(&qp->sq);
+	struct swqe *wqe = qp_oldest_unfinished(qp, &idx);
+
+	if (!wqe)
+		return; /* acknowledged since it was asked for */
+	qp->req.idx = idx;
+	for (uint32_t i = idx + 1; i != tail; i++) {
+		struct swqe *later = ring_slot(&qp->sq, i);
+		if (later->state == WQE_POSTED)
+			break; /* nothing after it has started either */
+		if (later->state == WQE_DONE)
+			continue;
+		later->state = WQE_SENDING;
+		later->sent = 0;
+	}
+	wqe->state = WQE_SENDING;
+	wqe->sent = 0;
+	if (!wr_is(wqe->opcode, WR_ATOMIC)) {
+		uint64_t off = (uint64_t)roce_psn_diff(qp->comp.psn,
+						       wqe->first_psn) *
+			       qp_mtu(qp);
+		wqe->sent = off < wqe->length ? (uint32_t)off : 0;
+	}
+	qp->req.psn = qp->comp.psn;
+	qp->req.noack = 0;
+}
+
+/*
+ * ACKs for packets sent before a go-back may overtake the send position:
+ * retire the WQE it stands on, or acknowledge part of it. The position,
+ * slot, offset and PSN together, then moves to the oldest PSN still owed,
+ * so nothing acknowledged is sent again and no PSN is skipped.
+ */
+static void follow_acks(struct rocemu_qp *qp)
+{
+	uint32_t head = ring_head(&qp->sq), idx;
+
+	if ((int32_t)(qp->req.idx - head) >= 0 &&
+	    roce_psn_cmp(qp->req.psn, qp->comp.psn) >= 0)
+		return;
+	struct swqe *wqe = qp_oldest_unfinished(qp, &idx);
+	qp->req.idx = idx;
+	if (!wqe) {
+		qp->req.psn = qp->req.max_psn;
+		return;
+	}
+	uint32_t at = roce_psn_cmp(qp->comp.psn, wqe->first_psn) > 0
+			      ? qp->comp.psn : wqe->first_psn;
+	uint64_t off = (uint64_t)roce_psn_diff(at, wqe->first_psn) * qp_mtu(qp);
+	wqe->state = WQE_SENDING;
+	wqe->sent = wr_is(wqe->opcode, WR_ATOMIC)
+			    ? 0 : (uint32_t)(off < wqe->length ? off : wqe->length);
+	qp->req.psn = at;
+}
+
+/*
+ * What the completer asked for since the last run, before anything is
+ * sent: go back, then catch up with ACKs that passed the send position
+ * (after a go-back there is nothing to catch up with). The head may then
+ * have reached the new position: SQ_DRAINED may be due.
+ */
+static void take_requests(struct rocemu_qp *qp)
+{
+	if (qp->req.need_retry) {
+		qp->req.need_retry = false;
+		go_back(qp);
+	}
+	if (qp->req.need_follow) {
+		qp->req.need_follow = false;
+		follow_acks(qp);
+		qp_retire_done(qp);
+	}
+}
+
 unsigned req_run(struct rocemu_qp *qp)
 {
 	unsigned sent = 0;
 
+	take_requests(qp);
 	while (!qp->req.rnr_wait && (qp->state == IBV_QPS_RTS ||
 				     qp->state == IBV_QPS_SQD)) {
 		if (qp->req.idx == ring_tail(&qp->sq) || window_full(qp))
@@ -223,81 +308,8 @@ unsigned req_run(struct rocemu_qp *qp)
 			qp->comp.psn = qp->req.psn;
 	}
 	if (!qp_is(qp, IBV_QPT_RC))
-		comp_retire(qp);
+		qp_retire_done(qp);
 	else if (sent && !timer_armed(qp, TIMER_RETRY) && qp->attr.timeout)
 		timer_arm(qp, TIMER_RETRY, 4096ull << qp->attr.timeout);
 	return sent;
-}
-
-/*
- * Go back N (IBTA 9.7.5.2.8): send again from comp.psn, the oldest PSN
- * not acknowledged. The WQE holding it resumes mid-message (a READ asks
- * for what is still missing); the started WQEs after it are sent again
- * whole. A WQE's PSNs are fixed when it first starts, so a late ACK for
- * a packet sent before the retry still completes the right WQE.
- */
-void req_retry(struct rocemu_qp *qp)
-{
-	uint32_t idx = ring_head(&qp->sq), tail = ring_tail(&qp->sq);
-	bool found = false;
-
-	for (; idx != tail; idx++) {
-		struct swqe *wqe = ring_slot(&qp->sq, idx);
-		if (wqe->state == WQE_POSTED)
-			break; /* nothing after it has started either */
-		if (wqe->state == WQE_DONE)
-			continue;
-		wqe->state = WQE_SENDING;
-		wqe->sent = 0;
-		if (found)
-			continue;
-		found = true;
-		qp->req.idx = idx;
-		if (!wr_is(wqe->opcode, WR_ATOMIC)) {
-			uint64_t off = (uint64_t)roce_psn_diff(qp->comp.psn,
-							       wqe->first_psn) *
-				       qp_mtu(qp);
-			wqe->sent = off < wqe->length ? (uint32_t)off : 0;
-		}
-	}
-	if (!found)
-		return;
-	dev_count(qp->dev, ROCEMU_CNT_RETRANSMITS);
-	qp->req.went_back = true;
-	qp->req.back_psn = qp->req.back_seen = qp->comp.psn;
-	qp->req.psn = qp->comp.psn;
-	qp->req.noack = 0;
-	qp_make_ready(qp);
-}
-
-/*
- * ACKs for packets sent before a go-back may overtake the send position:
- * retire the WQE it stands on, or acknowledge part of it. The position,
- * slot, offset and PSN together, then moves to the oldest PSN still owed,
- * so nothing acknowledged is sent again and no PSN is skipped.
- */
-void req_follow_acks(struct rocemu_qp *qp)
-{
-	uint32_t head = ring_head(&qp->sq), tail = ring_tail(&qp->sq);
-	uint32_t idx = head;
-
-	if ((int32_t)(qp->req.idx - head) >= 0 &&
-	    roce_psn_cmp(qp->req.psn, qp->comp.psn) >= 0)
-		return;
-	while (idx != tail &&
-	       ((struct swqe *)ring_slot(&qp->sq, idx))->state == WQE_DONE)
-		idx++;
-	qp->req.idx = idx;
-	struct swqe *wqe = ring_slot(&qp->sq, idx);
-	if (idx == tail || wqe->state == WQE_POSTED) {
-		qp->req.psn = qp->req.max_psn;
-		return;
-	}
-	uint32_t at = roce_psn_cmp(qp->comp.psn, wqe->first_psn) > 0
-			      ? qp->comp.psn : wqe->first_psn;
-	uint64_t off = (uint64_t)roce_psn_diff(at, wqe->first_psn) * qp_mtu(qp);
-	wqe->state = WQE_SENDING;
-	wqe->sent = wr_is(wqe->opcode, WR_ATOMIC)
-			    ? 0 : (uint32_t)(off < wqe->length ? off : wqe->length);
-	qp->req.psn = at;
 }

@@ -257,13 +257,17 @@ struct rocemu_qp {
 		unsigned noack;		/* packets since the last AckReq */
 		unsigned rd_atomic;	/* READ/atomics outstanding */
 		bool rnr_wait;		/* paused by an RNR NAK */
-		bool went_back;		/* went back from back_psn, */
-		uint32_t back_psn;
-		uint32_t back_seen;	/* and saw responses up to this since */
+		/* Asked for by the completer, done first thing on the
+		 * requester's next run (as rxe's need_retry): */
+		bool need_retry;	/* go back to comp.psn */
+		bool need_follow;	/* ACKs passed the send position */
 	} req;
 	struct {
 		uint32_t psn;		/* oldest PSN not yet acknowledged */
 		unsigned retry_left, rnr_left;
+		bool went_back;		/* asked to go back from back_psn, */
+		uint32_t back_psn;
+		uint32_t back_seen;	/* and saw responses up to this since */
 	} comp;
 	struct {
 		uint32_t psn;		/* next PSN expected */
@@ -325,6 +329,21 @@ static inline bool timer_armed(const struct rocemu_qp *qp,
 {
 	return qp->timer[kind].armed;
 }
+
+/*
+ * The oldest WQE the requester has started and not finished: the first
+ * one not DONE from the SQ's head, if it has started; NULL if there is
+ * none. *idx is that first slot not DONE (the tail if every one is).
+ */
+struct swqe *qp_oldest_unfinished(struct rocemu_qp *qp, uint32_t *idx);
+/*
+ * Retires the DONE WQEs at the head of the SQ, in order: a CQE for each
+ * signaled or failed one. In SQD, raises SQ_DRAINED (once per drain, if
+ * asked for) when the head has reached the requester's position. The
+ * completer calls it as WQEs finish, the requester when it sends without
+ * acknowledgements or its position moves; nothing else changes.
+ */
+void qp_retire_done(struct rocemu_qp *qp);
 
 /* Takes the next receive WQE (from the SRQ if the QP has one) into out;
  * false if there is none. */

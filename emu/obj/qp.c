@@ -145,6 +145,44 @@ void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind)
 	sched_timer_cancel(&qp->timer[kind]);
 }
 
+struct swqe *qp_oldest_unfinished(struct rocemu_qp *qp, uint32_t *idx)
+{
+	uint32_t i = ring_head(&qp->sq), tail = ring_tail(&qp->sq);
+	struct swqe *wqe = NULL;
+
+	for (; i != tail; i++) {
+		wqe = ring_slot(&qp->sq, i);
+		if (wqe->state != WQE_DONE)
+			break;
+	}
+	*idx = i;
+	return i != tail && wqe->state != WQE_POSTED ? wqe : NULL;
+}
+
+void qp_retire_done(struct rocemu_qp *qp)
+{
+	struct swqe *wqe;
+
+	while ((wqe = ring_cons_slot(&qp->sq)) && wqe->state == WQE_DONE) {
+		/* Unsignaled WQEs complete silently unless they failed. */
+		if ((wqe->flags & IBV_SEND_SIGNALED) || wqe->status) {
+			struct ibv_wc wc = {
+				.wr_id = wqe->wr_id, .status = wqe->status,
+				.opcode = wr_wc_opcode(wqe->opcode),
+				.qp_num = qp->qpn,
+				.byte_len = wqe->length,
+			};
+			cq_push(qp->scq, &wc, false);
+		}
+		ring_consume(&qp->sq);
+	}
+	if (qp->state == IBV_QPS_SQD && qp->attr.en_sqd_async_notify &&
+	    ring_head(&qp->sq) == qp->req.idx) {
+		qp->attr.en_sqd_async_notify = 0; /* once per drain */
+		dev_async_event(qp->dev, IBV_EVENT_SQ_DRAINED, qp);
+	}
+}
+
 static void flush_sq(struct rocemu_qp *qp)
 {
 	struct swqe *wqe;
