@@ -17,7 +17,7 @@
 	.last = ROCE_OP_RC_##o, .only = ROCE_OP_RC_##o
 
 /* Which QP types have which operations: IBTA 9.8.3 (UC), 9.8.4 (UD). */
-static const struct wr_opcode_info wr_opcodes[] = {
+const struct wr_opcode_info wr_opcodes[] = {
 	[IBV_WR_SEND] = {
 		"SEND", RC | UC | UD, WR_SEND, IBV_WC_SEND,
 		MESSAGE(SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY) },
@@ -49,29 +49,7 @@ static const struct wr_opcode_info wr_opcodes[] = {
 		ONE_PACKET(FETCH_ADD) },
 };
 
-const struct wr_opcode_info *wr_opcode(enum ibv_wr_opcode op)
-{
-	const struct wr_opcode_info *w;
-
-	if ((unsigned)op >= sizeof(wr_opcodes) / sizeof(wr_opcodes[0]))
-		return NULL;
-	w = &wr_opcodes[op];
-	return w->name ? w : NULL;
-}
-
-bool wr_opcode_allowed(enum ibv_wr_opcode op, enum ibv_qp_type t)
-{
-	const struct wr_opcode_info *w = wr_opcode(op);
-
-	return w && (unsigned)t < 32 && (w->qp_types & WR_QPT(t));
-}
-
-bool wr_is(enum ibv_wr_opcode op, unsigned kind)
-{
-	const struct wr_opcode_info *w = wr_opcode(op);
-
-	return w && (w->kind & kind);
-}
+const unsigned wr_opcodes_len = sizeof(wr_opcodes) / sizeof(wr_opcodes[0]);
 
 enum ibv_wc_opcode wr_wc_opcode(enum ibv_wr_opcode op)
 {

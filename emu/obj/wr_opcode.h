@@ -37,17 +37,38 @@ struct wr_opcode_info {
 	uint8_t first, middle, last, only;	/* enum roce_op, RC's */
 };
 
+/* The table, by opcode (wr_opcode.c); read it through the functions
+ * below, which are inline because posting and every packet sent ask. */
+extern const struct wr_opcode_info wr_opcodes[];
+extern const unsigned wr_opcodes_len;
+
 /* The row of op; NULL for an opcode rocemu does not take (BIND_MW,
  * LOCAL_INV, TSO, DRIVER1, ATOMIC_WRITE, FLUSH, any other number). */
-const struct wr_opcode_info *wr_opcode(enum ibv_wr_opcode op);
+static inline const struct wr_opcode_info *wr_opcode(enum ibv_wr_opcode op)
+{
+	if ((unsigned)op >= wr_opcodes_len || !wr_opcodes[op].name)
+		return NULL;
+	return &wr_opcodes[op];
+}
 
 /* Whether a QP of type t may post op (IBTA 9.8.3, 9.8.4); false for an
  * opcode without a row and for any other QP type. */
-bool wr_opcode_allowed(enum ibv_wr_opcode op, enum ibv_qp_type t);
+static inline bool wr_opcode_allowed(enum ibv_wr_opcode op,
+				     enum ibv_qp_type t)
+{
+	const struct wr_opcode_info *w = wr_opcode(op);
+
+	return w && (unsigned)t < 32 && (w->qp_types & WR_QPT(t));
+}
 
 /* Whether op is one of the operations in kind (enum wr_kind bits); false
  * for an opcode without a row. */
-bool wr_is(enum ibv_wr_opcode op, unsigned kind);
+static inline bool wr_is(enum ibv_wr_opcode op, unsigned kind)
+{
+	const struct wr_opcode_info *w = wr_opcode(op);
+
+	return w && (w->kind & kind);
+}
 
 /* The opcode of op's send CQE; IBV_WC_SEND for an opcode without a row
  * (the same CQE opcode such a WQE got before the table). */
