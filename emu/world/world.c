@@ -11,13 +11,8 @@
  * part cannot be had. */
 static struct rocemu_world *world_on(struct rocemu_world *w, struct wire *base)
 {
-	if (!base) {
-		core_fini(&w->core);
-		free(w);
-		return NULL;
-	}
 	w->base = base;
-	w->wire = tap_wire_new(base);
+	w->wire = base ? tap_wire_new(base) : NULL;
 	if (!w->wire) {
 		core_fini(&w->core);
 		free(w);
