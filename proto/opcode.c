@@ -43,55 +43,62 @@
 	 (((m) & IETH) ? ROCE_IETH_LEN : 0) +                             \
 	 (((m) & CNPRSV) ? ROCE_CNP_RSVD_LEN : 0))
 
-/* A row, at the index its enum roce_op name gives, under that very name. */
-#define OP(nm, tr, ext, fl)                                               \
+/* A row, at the index its enum roce_op name gives, under that very name;
+ * rc: the RC opcode of the same operation, ROCE_OP_NONE if RC has none. */
+#define ROW(nm, tr, ext, fl, rc)                                          \
 	[ROCE_OP_##nm] = { .name = #nm, .transport = ROCE_TR_##tr,        \
 			   .hdr_len = EXTLEN(ext), .exts = (ext),         \
-			   .flags = (fl) }
+			   .flags = (fl), .rc_op = (rc) }
+
+/* An operation that RC has too: op is its name without the transport. */
+#define OPX(tr, op, ext, fl) ROW(tr##_##op, tr, ext, fl, ROCE_OP_RC_##op)
+
+/* A row of its own transport only. */
+#define OP(nm, tr, ext, fl) ROW(nm, tr, ext, fl, ROCE_OP_NONE)
 
 /* SEND and RDMA WRITE, 0x00-0x0B: shared by RC, UC and RD (x: RD's extra). */
 #define SEND_WRITE(tr, x)                                                 \
-	OP(tr##_SEND_FIRST, tr, x, SND | F),                              \
-	OP(tr##_SEND_MIDDLE, tr, x, SND | M),                             \
-	OP(tr##_SEND_LAST, tr, x, SND | L),                               \
-	OP(tr##_SEND_LAST_IMM, tr, x | IMMDT, SND | L),                   \
-	OP(tr##_SEND_ONLY, tr, x, SND | O),                               \
-	OP(tr##_SEND_ONLY_IMM, tr, x | IMMDT, SND | O),                   \
-	OP(tr##_RDMA_WRITE_FIRST, tr, x | RETH, WR | F),                  \
-	OP(tr##_RDMA_WRITE_MIDDLE, tr, x, WR | M),                        \
-	OP(tr##_RDMA_WRITE_LAST, tr, x, WR | L),                          \
-	OP(tr##_RDMA_WRITE_LAST_IMM, tr, x | IMMDT, WR | L),              \
-	OP(tr##_RDMA_WRITE_ONLY, tr, x | RETH, WR | O),                   \
-	OP(tr##_RDMA_WRITE_ONLY_IMM, tr, x | RETH | IMMDT, WR | O)
+	OPX(tr, SEND_FIRST, x, SND | F),                                  \
+	OPX(tr, SEND_MIDDLE, x, SND | M),                                 \
+	OPX(tr, SEND_LAST, x, SND | L),                                   \
+	OPX(tr, SEND_LAST_IMM, x | IMMDT, SND | L),                       \
+	OPX(tr, SEND_ONLY, x, SND | O),                                   \
+	OPX(tr, SEND_ONLY_IMM, x | IMMDT, SND | O),                       \
+	OPX(tr, RDMA_WRITE_FIRST, x | RETH, WR | F),                      \
+	OPX(tr, RDMA_WRITE_MIDDLE, x, WR | M),                            \
+	OPX(tr, RDMA_WRITE_LAST, x, WR | L),                              \
+	OPX(tr, RDMA_WRITE_LAST_IMM, x | IMMDT, WR | L),                  \
+	OPX(tr, RDMA_WRITE_ONLY, x | RETH, WR | O),                       \
+	OPX(tr, RDMA_WRITE_ONLY_IMM, x | RETH | IMMDT, WR | O)
 
 /* READ, ACK and atomics, 0x0C-0x14: RC and RD (xq, xr: RD's extras). */
 #define READ_ATOMIC(tr, xq, xr)                                           \
-	OP(tr##_RDMA_READ_REQUEST, tr, xq | RETH, ROCE_OPF_READ | REQ | O), \
-	OP(tr##_RDMA_READ_RESPONSE_FIRST, tr, xr | AETH, RD_RSP | F),     \
-	OP(tr##_RDMA_READ_RESPONSE_MIDDLE, tr, xr, RD_RSP | M),           \
-	OP(tr##_RDMA_READ_RESPONSE_LAST, tr, xr | AETH, RD_RSP | L),      \
-	OP(tr##_RDMA_READ_RESPONSE_ONLY, tr, xr | AETH, RD_RSP | O),      \
-	OP(tr##_ACK, tr, xr | AETH, ROCE_OPF_ACK | RSP | O),              \
-	OP(tr##_ATOMIC_ACK, tr, xr | AETH | ATMACK,                       \
+	OPX(tr, RDMA_READ_REQUEST, xq | RETH, ROCE_OPF_READ | REQ | O),   \
+	OPX(tr, RDMA_READ_RESPONSE_FIRST, xr | AETH, RD_RSP | F),         \
+	OPX(tr, RDMA_READ_RESPONSE_MIDDLE, xr, RD_RSP | M),               \
+	OPX(tr, RDMA_READ_RESPONSE_LAST, xr | AETH, RD_RSP | L),          \
+	OPX(tr, RDMA_READ_RESPONSE_ONLY, xr | AETH, RD_RSP | O),          \
+	OPX(tr, ACK, xr | AETH, ROCE_OPF_ACK | RSP | O),                  \
+	OPX(tr, ATOMIC_ACK, xr | AETH | ATMACK,                           \
 	   ROCE_OPF_ATOMIC | ROCE_OPF_ACK | RSP | O),                     \
-	OP(tr##_CMP_SWAP, tr, xq | ATMETH, ATM | O),                      \
-	OP(tr##_FETCH_ADD, tr, xq | ATMETH, ATM | O)
+	OPX(tr, CMP_SWAP, xq | ATMETH, ATM | O),                          \
+	OPX(tr, FETCH_ADD, xq | ATMETH, ATM | O)
 
 static const struct roce_opcode_info opcodes[256] = {
 	SEND_WRITE(RC, 0),
 	READ_ATOMIC(RC, 0, 0),
-	OP(RC_SEND_LAST_INV, RC, IETH, SND | L),
-	OP(RC_SEND_ONLY_INV, RC, IETH, SND | O),
+	OPX(RC, SEND_LAST_INV, IETH, SND | L),
+	OPX(RC, SEND_ONLY_INV, IETH, SND | O),
 	/* IBTA 1.5 memory placement extensions, as rxe has them since 6.2. */
-	OP(RC_FLUSH, RC, FETH | RETH, REQ | O),
-	OP(RC_ATOMIC_WRITE, RC, RETH,
+	OPX(RC, FLUSH, FETH | RETH, REQ | O),
+	OPX(RC, ATOMIC_WRITE, RETH,
 	   ROCE_OPF_ATOMIC | REQ | PAY | ROCE_OPF_FIXED8 | O),
 	SEND_WRITE(UC, 0),
 	SEND_WRITE(RD, RDETH | DETH),
 	READ_ATOMIC(RD, RDETH | DETH, RDETH),
 	OP(RD_RESYNC, RD, RDETH | DETH, REQ | O),
-	OP(UD_SEND_ONLY, UD, DETH, SND | O),
-	OP(UD_SEND_ONLY_IMM, UD, DETH | IMMDT, SND | O),
+	OPX(UD, SEND_ONLY, DETH, SND | O),
+	OPX(UD, SEND_ONLY_IMM, DETH | IMMDT, SND | O),
 	/* RoCEv2 Annex A17.9.3: congestion notification packet. */
 	OP(CNP, CNP, CNPRSV, O),
 };
@@ -111,14 +118,6 @@ static const uint8_t range_base[] = {
 	[ROCE_TR_UD] = ROCE_OP_UD_SEND_ONLY - ROCE_OP_RC_SEND_ONLY,
 };
 
-/* The operation's name without its transport: "SEND_ONLY" of "UD_SEND_ONLY". */
-static const char *operation(const struct roce_opcode_info *op)
-{
-	const char *u = strchr(op->name, '_');
-
-	return u ? u + 1 : op->name;
-}
-
 int roce_opcode_for(enum roce_transport tr, uint8_t rc_op)
 {
 	const struct roce_opcode_info *rc = roce_opcode(rc_op), *to;
@@ -129,7 +128,7 @@ int roce_opcode_for(enum roce_transport tr, uint8_t rc_op)
 	 * same offset, those it has. */
 	unsigned op = range_base[tr] + rc_op;
 	to = roce_opcode((uint8_t)op);
-	if (!to || to->transport != tr || strcmp(operation(to), operation(rc)))
+	if (!to || to->transport != tr || to->rc_op != rc_op)
 		return -EINVAL;
 	return (int)op;
 }

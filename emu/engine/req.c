@@ -23,11 +23,13 @@ int req_opcode(const struct rocemu_qp *qp, const struct swqe *wqe,
 	const struct wr_opcode_info *w = wr_opcode(wqe->opcode);
 	uint8_t rc = first ? (last ? w->only : w->first)
 			   : (last ? w->last : w->middle);
-	enum roce_transport tr = qp_is(qp, IBV_QPT_UD)	 ? ROCE_TR_UD
-				 : qp_is(qp, IBV_QPT_UC) ? ROCE_TR_UC
-							 : ROCE_TR_RC;
 
-	return roce_opcode_for(tr, rc);
+	/* The rows hold RC's opcodes: an RC QP (most packets) sends them as
+	 * they are. */
+	if (qp_is(qp, IBV_QPT_RC))
+		return rc;
+	return roce_opcode_for(qp_is(qp, IBV_QPT_UD) ? ROCE_TR_UD : ROCE_TR_UC,
+			       rc);
 }
 
 /* May the WQE start now (fence, max_rd_atomic, SQ drain)? */

@@ -120,6 +120,10 @@ enum roce_op {
 	ROCE_OP_UD_SEND_ONLY_IMM = 0x65,
 
 	ROCE_OP_CNP = 0x81,
+
+	/* Not an opcode on the wire (the table defines nothing at 0xff):
+	 * "RC has no such operation" in roce_opcode_info.rc_op. */
+	ROCE_OP_NONE = 0xff,
 };
 
 struct roce_opcode_info {
@@ -128,6 +132,7 @@ struct roce_opcode_info {
 	uint8_t hdr_len;	/* BTH plus every extension header */
 	uint16_t exts;		/* enum roce_ext bits */
 	uint16_t flags;		/* enum roce_opflag bits */
+	uint8_t rc_op;		/* RC's opcode of this operation, or ROCE_OP_NONE */
 };
 
 /* Returns the table row of an opcode, or NULL if the IBTA defines none. */
