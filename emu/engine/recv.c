@@ -64,16 +64,14 @@ void engine_receive(struct rocemu_dev *d, const struct wire_rx *rx)
 		dev_count(d, ROCEMU_CNT_RX_DROP_PKEY);
 		return;
 	}
-	struct rocemu_qp *qp;
-	uint32_t qpn = f->ib.bth.dqpn;
-	HASH_FIND(hh, d->qps, &qpn, sizeof(qpn), qp);
+	struct rocemu_qp *qp = qp_find(d, f->ib.bth.dqpn);
 	if (!qp) {
 		dev_count(d, ROCEMU_CNT_RX_DROP_UNKNOWN_QP);
 		return;
 	}
 	if ((why = qp_refuses(qp, f))) {
 		dev_count(d, ROCEMU_CNT_RX_DROP_BAD_STATE);
-		core_trace(d->core, "%s qp 0x%06x drop: %s", d->name, qpn, why);
+		core_trace(d->core, "%s qp 0x%06x drop: %s", d->name, qp->qpn, why);
 		return;
 	}
 	dev_count(d, ROCEMU_CNT_RX_PACKETS);

@@ -35,7 +35,8 @@ static struct rocemu_mr *mr_by_index(struct rocemu_dev *d, uint32_t index)
 {
 	struct rocemu_mr *mr;
 
-	HASH_FIND(hh, d->mrs, &index, sizeof(index), mr);
+	/* Indices come from an idgen counter: the number is its own hash. */
+	HASH_FIND_BYHASHVALUE(hh, d->mrs, &index, sizeof(index), index, mr);
 	return mr;
 }
 
@@ -82,7 +83,8 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 	/* index in the top 24 bits, a varying key byte below, as rxe does */
 	mr->key = mr->index << 8 | (uint32_t)(core_rand(d->core) & 0xff);
 	mr->serial = ++d->mr_serial;
-	HASH_ADD(hh, d->mrs, index, sizeof(mr->index), mr);
+	HASH_ADD_BYHASHVALUE(hh, d->mrs, index, sizeof(mr->index), mr->index,
+			     mr);
 	pd->users++;
 	return mr;
 }

@@ -308,6 +308,18 @@ static inline uint32_t qp_mtu(const struct rocemu_qp *qp)
 	return 128u << m;
 }
 
+/* The QP numbered qpn on d, or NULL. QPNs come from an idgen counter:
+ * the number itself spreads them over uthash's buckets, so the lookup
+ * every received packet makes skips hashing its key. */
+static inline struct rocemu_qp *qp_find(const struct rocemu_dev *d,
+					uint32_t qpn)
+{
+	struct rocemu_qp *qp;
+
+	HASH_FIND_BYHASHVALUE(hh, d->qps, &qpn, sizeof(qpn), qpn, qp);
+	return qp;
+}
+
 static inline bool qp_is(const struct rocemu_qp *qp, enum ibv_qp_type t)
 {
 	return qp->init.qp_type == t;

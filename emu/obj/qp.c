@@ -18,11 +18,7 @@ static bool caps_ok(const struct ibv_qp_cap *c, bool srq)
 
 static bool qpn_in_use(void *dev, uint32_t qpn)
 {
-	struct rocemu_dev *d = dev;
-	struct rocemu_qp *qp;
-
-	HASH_FIND(hh, d->qps, &qpn, sizeof(qpn), qp);
-	return qp != NULL;
+	return qp_find(dev, qpn) != NULL;
 }
 
 struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
@@ -69,7 +65,7 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
-	HASH_ADD(hh, d->qps, qpn, sizeof(qp->qpn), qp);
+	HASH_ADD_BYHASHVALUE(hh, d->qps, qpn, sizeof(qp->qpn), qp->qpn, qp);
 	if (attr->qp_type == IBV_QPT_UD) {
 		/* A datagram QP keeps the port rxe gives it at creation. */
 		roce_frame_init(&qp->tmpl, 4);

@@ -90,6 +90,22 @@ static void loop_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 	send_copy(l, frame, len);
 }
 
+/* The port a frame is addressed to: the parsed destination GID, or, if the
+ * frame did not parse, its IP header's (the receiver counts the error). A
+ * parse long done also spares a load from bytes just stored. */
+static struct wire_port *port_of(const struct wire *w,
+				 const struct inflight *in,
+				 const struct wire_rx *rx)
+{
+	uint8_t gid[16];
+
+	if (rx->rc == 0)
+		return wire_port_find(w, rx->f->dst_gid);
+	if (roce_frame_dst_gid(in->data, in->len, gid))
+		return NULL;
+	return wire_port_find(w, gid);
+}
+
 static unsigned loop_receive(struct wire *w, wire_deliver_fn fn, void *arg)
 {
 	struct loop_wire *l = loop_of(w);
@@ -99,20 +115,16 @@ static unsigned loop_receive(struct wire *w, wire_deliver_fn fn, void *arg)
 	while ((top = heap_top(&l->frames)) && top->when <= w->core->now) {
 		struct inflight in;
 		struct roce_frame f;
-		uint8_t gid[16];
 		heap_pop(&l->frames, &in);
-		struct wire_port *to =
-			roce_frame_dst_gid(in.data, in.len, gid) == 0
-				? wire_port_find(w, gid) : NULL;
-		if (to) {
-			struct wire_rx rx = { .f = &f, .bytes = in.data,
-					      .len = in.len, .why = "" };
-			rx.rc = roce_frame_parse(ROCE_LINK_ETH, in.data, in.len,
-						 in.len, &f, &rx.why);
+		struct wire_rx rx = { .f = &f, .bytes = in.data,
+				      .len = in.len, .why = "" };
+		rx.rc = roce_frame_parse(ROCE_LINK_ETH, in.data, in.len,
+					 in.len, &f, &rx.why);
+		struct wire_port *to = port_of(w, &in, &rx);
+		if (to)
 			fn(arg, to, &rx);
-		} else {
+		else
 			w->dropped++;
-		}
 		free(in.data);
 		n++;
 	}
