@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* RC transport between two emulated devices: every operation, sizes, PSN wrap. */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_pair.h"
+#include "rocemu/pcapio.h"
 #include "check_suites.h"
 
 static void fill(uint8_t *p, size_t n, uint8_t seed)
@@ -250,6 +253,59 @@ START_TEST(test_fence_and_rd_atomic_limit)
 }
 END_TEST
 
+/* A capture started and stopped while the devices run holds what was sent
+ * in between, and only that: the SEND_ONLY with its payload and its ACK. */
+static void send_one(struct pair *p, uint8_t mark)
+{
+	p->a.buf[0] = mark;
+	ck_assert_int_eq(post_recv1(&p->b, mark, 0, 64), 0);
+	ck_assert_int_eq(post_send1(&p->a, IBV_WR_SEND, mark, 0, 1, 0, 0,
+				    IBV_SEND_SIGNALED), 0);
+	ck_assert_int_eq(poll1(p, &p->a).status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(poll1(p, &p->b).status, IBV_WC_SUCCESS);
+}
+
+START_TEST(test_capture_window)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	char path[] = "/tmp/rocemu-window-XXXXXX", err[ROCE_PCAP_ERRLEN];
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	pair_up(&p, &o);
+	send_one(&p, 0x11);
+	ck_assert_int_eq(rocemu_world_record(p.w, path), 0);
+	send_one(&p, 0x22);
+	ck_assert_int_eq(rocemu_world_record(p.w, NULL), 0);
+	send_one(&p, 0x33);
+
+	struct roce_pcap_reader *rd;
+	struct roce_pcap_rec rec;
+	struct roce_frame f;
+	const char *why;
+	uint8_t ops[4];
+	unsigned n = 0;
+	ck_assert_int_eq(roce_pcap_open(path, &rd, err), 0);
+	while (roce_pcap_next(rd, &rec, err) == 1) {
+		ck_assert_uint_lt(n, 4);
+		ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, rec.data,
+						  rec.caplen, rec.wire_len, &f,
+						  &why), 0);
+		ops[n++] = f.ib.bth.opcode;
+		if (f.ib.bth.opcode == ROCE_OP_RC_SEND_ONLY)
+			ck_assert_uint_eq(f.ib.payload[0], 0x22);
+	}
+	roce_pcap_close(rd);
+	unlink(path);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(ops[0], ROCE_OP_RC_SEND_ONLY);
+	ck_assert_uint_eq(ops[1], ROCE_OP_RC_ACK);
+	pair_down(&p);
+}
+END_TEST
+
 Suite *rc_suite(void)
 {
 	Suite *s = suite_create("rc");
@@ -264,6 +320,7 @@ Suite *rc_suite(void)
 	tcase_add_test(tc, test_sgl_inline_unsignaled_sig_all);
 	tcase_add_test(tc, test_psn_wraps);
 	tcase_add_test(tc, test_fence_and_rd_atomic_limit);
+	tcase_add_test(tc, test_capture_window);
 	suite_add_tcase(s, tc);
 	return s;
 }

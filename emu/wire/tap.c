@@ -20,6 +20,14 @@ static struct tap_wire *tap_of(const struct wire *w)
 	return (struct tap_wire *)(uintptr_t)w;
 }
 
+/* A port's frames pass through the tap only while it records: otherwise
+ * they go straight to the inner wire, and a 64-byte SEND does not pay two
+ * indirect calls for nothing. */
+static void route_port(struct tap_wire *t, struct wire_port *p)
+{
+	p->top = t->pcap ? &t->w : t->inner;
+}
+
 static int tap_attach(struct wire *w, const uint8_t gid[16],
 		      struct wire_port **port)
 {
@@ -27,7 +35,7 @@ static int tap_attach(struct wire *w, const uint8_t gid[16],
 	int rc = in->ops->attach(in, gid, port);
 
 	if (rc == 0)
-		(*port)->top = w;
+		route_port(tap_of(w), *port);
 	return rc;
 }
 
@@ -77,6 +85,8 @@ static unsigned tap_receive(struct wire *w, wire_deliver_fn fn, void *arg)
 {
 	struct tap_wire *t = tap_of(w);
 
+	if (!t->pcap)
+		return t->inner->ops->receive(t->inner, fn, arg);
 	t->up = fn;
 	t->up_arg = arg;
 	return t->inner->ops->receive(t->inner, tap_deliver, t);
@@ -145,12 +155,16 @@ int tap_wire_record(struct wire *w, const char *path)
 	struct tap_wire *t = tap_of(w);
 	char err[ROCE_PCAP_ERRLEN];
 
-	if (t->pcap && roce_pcap_finish(t->pcap)) {
-		t->pcap = NULL;
-		return -EIO;
-	}
+	struct wire_port *p, *tmp;
+	int rc = t->pcap && roce_pcap_finish(t->pcap) ? -EIO : 0;
+
 	t->pcap = NULL;
-	return path ? roce_pcap_create(path, &t->pcap, err) : 0;
+	if (rc == 0 && path)
+		rc = roce_pcap_create(path, &t->pcap, err);
+
+	HASH_ITER(hh, t->inner->ports, p, tmp)
+		route_port(t, p);
+	return rc;
 }
 
 void tap_wire_flush(struct wire *w)

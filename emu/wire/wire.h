@@ -27,7 +27,7 @@ struct wire;
 /* A device's place on a wire, found by its GID. */
 struct wire_port {
 	UT_hash_handle hh;	/* in the wire's table, by gid */
-	struct wire *top;	/* where the port's frames go: the tap */
+	struct wire *top;	/* where its frames go: the tap if recording */
 	struct wire *home;	/* the wire that made it: its traits */
 	void *up;		/* the device; the wire never looks inside */
 	uint8_t gid[16];
