@@ -79,12 +79,7 @@ uint64_t core_rand(struct core *c)
 	return z ^ (z >> 31);
 }
 
-bool core_chance(struct core *c, double p)
-{
-	return p > 0 && (double)(core_rand(c) >> 11) * 0x1.0p-53 < p;
-}
-
-void core_trace(struct core *c, const char *fmt, ...)
+void core_trace_line(struct core *c, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;

@@ -58,15 +58,30 @@ uint64_t clock_ns(void);
 
 /* The next number of the seeded sequence (splitmix64). */
 uint64_t core_rand(struct core *c);
-/* True with probability p, from the seeded sequence. */
-bool core_chance(struct core *c, double p);
+/* True with probability p, from the seeded sequence; p <= 0 (every
+ * packet asks whether a fault is due) draws no number. */
+static inline bool core_chance(struct core *c, double p)
+{
+	return p > 0 && (double)(core_rand(c) >> 11) * 0x1.0p-53 < p;
+}
 
-/* One trace line, if a trace function is set. */
-void core_trace(struct core *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* Whether trace lines go anywhere. */
 static inline bool core_tracing(const struct core *c)
 {
 	return c->trace != NULL;
 }
+
+/* One trace line to c's trace function (set: see core_tracing). */
+void core_trace_line(struct core *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* One trace line, if a trace function is set; the arguments are not even
+ * evaluated otherwise, which the packet path counts on. */
+#define core_trace(c, ...)                                               \
+	do {                                                             \
+		struct core *core_trace_c_ = (c);                        \
+		if (core_tracing(core_trace_c_))                         \
+			core_trace_line(core_trace_c_, __VA_ARGS__);     \
+	} while (0)
 
 #endif
