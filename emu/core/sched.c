@@ -14,9 +14,8 @@ void sched_fini(struct sched *s)
 	heap_fini(&s->timers);
 }
 
-void sched_add(struct sched *s, struct sched_link **list, struct sched_link *l)
+void sched_add(struct sched_link **list, struct sched_link *l)
 {
-	s->kick = true;
 	if (l->queued)
 		return;
 	l->queued = true;

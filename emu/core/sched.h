@@ -35,7 +35,7 @@ struct sched {
 	struct sched_link *acks;	/* responders owing responses */
 	struct heap timers;		/* struct sched_timer_ev */
 	uint64_t seq;			/* keeps equal times in arming order */
-	bool kick;			/* work added since the last look */
+	bool kick;			/* requester work added since the last look */
 };
 
 struct sched_timer_ev {
@@ -50,8 +50,15 @@ void sched_init(struct sched *s);
 /* Frees its timer heap; links stay with their owners. */
 void sched_fini(struct sched *s);
 
-/* Puts l on *list unless it is there already, and marks new work. */
-void sched_add(struct sched *s, struct sched_link **list, struct sched_link *l);
+/* Puts l on *list unless it is there already. Whoever adds work from
+ * outside a world pass also sets kick (sched_kick). */
+void sched_add(struct sched_link **list, struct sched_link *l);
+/* Marks new work for the progress thread: the lock's holder wakes it on
+ * the way out (core_unlock). */
+static inline void sched_kick(struct sched *s)
+{
+	s->kick = true;
+}
 /* Takes the whole list, leaving *list empty; its links count as queued
  * until sched_pop takes each off (so adding one meanwhile is a no-op). */
 struct sched_link *sched_take(struct sched_link **list);

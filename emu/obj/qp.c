@@ -109,14 +109,21 @@ void qp_make_ready(struct rocemu_qp *qp)
 {
 	struct sched *s = &qp->dev->core->sched;
 
-	sched_add(s, &s->ready, &qp->ready);
+	/* Posting and state changes come from verbs calls: the progress
+	 * thread may be asleep. */
+	sched_kick(s);
+	sched_add(&s->ready, &qp->ready);
 }
 
 void qp_owe_responses(struct rocemu_qp *qp)
 {
 	struct sched *s = &qp->dev->core->sched;
 
-	sched_add(s, &s->acks, &qp->acks);
+	/* Only a received packet makes a responder owe, inside a world pass
+	 * that runs the responders before it ends (and kicks if some are left
+	 * owed): waking the progress thread for each cost a UDP round trip a
+	 * write and a context switch. */
+	sched_add(&s->acks, &qp->acks);
 }
 
 void qp_unschedule(struct rocemu_qp *qp)

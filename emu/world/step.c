@@ -83,6 +83,12 @@ unsigned long rocemu_world_run(struct rocemu_world *w)
 		 * the lock goes to whoever waits for it (an application
 		 * posting the receive that ends the storm). */
 	} while (n && (!c->real_time || ++passes < REAL_TIME_PASSES));
+	/* Responses still owed (a burst left for later) are the progress
+	 * thread's to send: it sleeps until their time only if it is told
+	 * they exist. Owing them does not kick by itself, so a round trip
+	 * whose ACK left in this pass wakes nobody. */
+	if (c->sched.acks)
+		sched_kick(&c->sched);
 	return steps;
 }
 
