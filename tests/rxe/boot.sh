@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Boots one or two rxe lab guests (qemu-system-x86_64, software emulation)
+# on the parts tests/rxe/parts.sh made, each running its own scenario, and
+# brings each guest's results back.
+#
+# usage: tests/rxe/boot.sh [-t SECONDS] [-w WIRE.pcap] [-f FILE]...
+#                          RXE_DIR OUT_DIR SCENARIO_A [SCENARIO_B]
+#   RXE_DIR     parts.sh's output (vmlinuz, initrd.gz)
+#   SCENARIO    a script (shipped as run.sh) or a directory holding run.sh;
+#               it goes into the guest as /in, with every -f FILE beside it.
+#               The guest's /init runs "sh /in/run.sh NAME /out" (cwd /in).
+#   one scenario:  guest "a", no NIC (scenarios use veth and namespaces).
+#   two scenarios: guests "a" and "b", each with a virtio NIC eth0 (MAC
+#               52:54:00:12:34:0a and :0b), joined by qemu's -netdev socket
+#               on 127.0.0.1 (a listens, b connects). -w records that wire
+#               with qemu's filter-dump (both directions, on a's side).
+#   -t SECONDS  limit per guest (default 600); qemu is killed after it.
+# Results: OUT_DIR/NAME/ holds what run.sh left in /out, plus rc (its exit
+# status), log.txt (its output) and dmesg.txt; OUT_DIR/NAME.console is the
+# guest's serial console.
+# Exit: 0 when every run.sh exited 0, 1 when one did not, 2 when a guest
+# brought no results back (boot failure, timeout), 77 when qemu is missing.
+# The results travel on a raw file attached as the guest's virtio disk: the
+# host writes the scenario's tar on it, the guest untars it and writes the
+# tar of /out over it before it powers off.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+limit=600 wire="" extra=()
+while getopts t:w:f: o; do
+	case $o in
+	t) limit=$OPTARG ;;
+	w) wire=$OPTARG ;;
+	f) extra+=("$OPTARG") ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 3 ] && [ $# -le 4 ] || {
+	sed -n '/^# usage/,/^#   -t/p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+rxe=$(cd "$1" && pwd)
+out=$2
+shift 2
+command -v qemu-system-x86_64 >/dev/null || {
+	echo "rxe boot: qemu-system-x86_64 missing (Debian package qemu-system-x86)" >&2
+	exit 77
+}
+[ -f "$rxe/vmlinuz" ] && [ -f "$rxe/initrd.gz" ] ||
+	{ echo "rxe boot: no vmlinuz or initrd.gz in $rxe (run tests/rxe/parts.sh)" >&2; exit 2; }
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+names=(a b)
+n=$#
+
+# The scenario's tar on a sparse raw disk, with a marker that the guest's
+# results (written over it) do not hold.
+make_disk() {
+	local name=$1 scen=$2
+	local stage=$out/$name.in
+	rm -rf "$stage" "$out/$name" && mkdir -p "$stage" "$out/$name"
+	if [ -d "$scen" ]; then
+		cp -r "$scen"/. "$stage"/
+	else
+		cp "$scen" "$stage/run.sh"
+	fi
+	[ -f "$stage/run.sh" ] || { echo "rxe boot: $scen has no run.sh" >&2; exit 2; }
+	for f in ${extra[@]+"${extra[@]}"}; do cp "$f" "$stage/"; done
+	touch "$stage/.rxelab-in"
+	rm -f "$out/$name.disk"
+	tar cf "$out/$name.disk" -C "$stage" .
+	truncate -s 256M "$out/$name.disk"
+	rm -rf "$stage"
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+pids=()
+start_guest() {
+	local name=$1 i=$2 net=()
+	if [ $n = 1 ]; then
+		net=(-nic none)
+	else
+		local role=listen
+		[ "$name" = a ] || role=connect
+		net=(-netdev "socket,id=n0,$role=127.0.0.1:$port"
+		     -device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$name")
+		if [ "$name" = a ] && [ -n "$wire" ]; then
+			rm -f "$wire"
+			net+=(-object "filter-dump,id=d0,netdev=n0,file=$wire")
+		fi
+	fi
+	timeout -k 5 "$limit" qemu-system-x86_64 -accel "${RXE_LAB_ACCEL:-tcg}" \
+		-m 768 -smp 1 -nographic -no-reboot \
+		-kernel "$rxe/vmlinuz" -initrd "$rxe/initrd.gz" \
+		-append "console=ttyS0 panic=-1 quiet rxelab.guest=$name" \
+		-drive "file=$out/$name.disk,format=raw,if=virtio" \
+		"${net[@]}" </dev/null >"$out/$name.console" 2>&1 &
+	pids[$i]=$!
+}
+
+port=""
+[ $n = 1 ] || port=$(free_port)
+t0=$(date +%s)
+for ((i = 0; i < n; i++)); do
+	make_disk "${names[$i]}" "$1"
+	shift
+done
+for ((i = 0; i < n; i++)); do
+	start_guest "${names[$i]}" $i
+	if [ $i = 0 ] && [ $n = 2 ]; then
+		# b connects only once a listens
+		for _ in $(seq 100); do
+			ss -Hltn "sport = :$port" | grep -q . && break
+			sleep 0.1
+		done
+	fi
+done
+
+status=0
+for ((i = 0; i < n; i++)); do
+	name=${names[$i]}
+	qrc=0
+	wait "${pids[$i]}" || qrc=$?
+	tar xf "$out/$name.disk" -C "$out/$name" 2>/dev/null || true
+	rm -f "$out/$name.disk"
+	if [ -f "$out/$name/.rxelab-in" ] || [ ! -f "$out/$name/rc" ]; then
+		why="qemu exit $qrc"
+		[ $qrc = 124 ] && why="still running after $limit s, killed"
+		echo "rxe boot: guest $name brought no results back ($why); its console:" >&2
+		tail -n 15 "$out/$name.console" | sed 's/^/  | /' >&2
+		status=2
+		continue
+	fi
+	rc=$(cat "$out/$name/rc")
+	echo "rxe boot: guest $name: run.sh exit $rc after $(( $(date +%s) - t0 )) s"
+	[ "$rc" = 0 ] || [ $status = 2 ] || status=1
+done
+exit $status
