@@ -233,4 +233,4 @@ install: $(LIB) $(ROCEMU)
 clean:
 	rm -rf build
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find build -name '*.d' -type f 2>/dev/null)

@@ -28,6 +28,9 @@ ip link add va netns "$a" type veth peer name vb netns "$b" 2>"$work/err" ||
 for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
 ip -n "$a" addr add fd00:52::1/64 dev va nodad
 ip -n "$b" addr add fd00:52::2/64 dev vb nodad
+# link-local addresses, which a socket binds only with the interface's index
+ip -n "$a" addr add fe80::52:1/64 dev va nodad
+ip -n "$b" addr add fe80::52:2/64 dev vb nodad
 ip -n "$a" addr add 10.52.0.1/24 dev va
 ip -n "$b" addr add 10.52.0.2/24 dev vb
 ip -n "$a" link set va up
@@ -72,6 +75,29 @@ else
 fi
 run ipv6-read fd00:52::1 fd00:52::2 perf read -n 200 -s 8192
 run ipv6-atomic fd00:52::1 fd00:52::2 perf atomic -n 200
+
+# The drop-in on IPv6 link-local addresses: ibv_rc_pingpong's GID 1 is
+# ROCEMU_ADDR itself; its own TCP exchange goes over IPv4.
+build=$(cd "$build" && pwd)
+if command -v ibv_rc_pingpong >/dev/null; then
+	(. "$(dirname "$0")/verbs_env.sh"
+	 ROCEMU_ADDR=fe80::52:1 timeout 60 ip netns exec "$a" ibv_rc_pingpong \
+		-g 1 -c -s 5000 -n 50 -p 18790 >"$work/ll.server" 2>&1 &
+	 sleep 0.5
+	 ROCEMU_ADDR=fe80::52:2 timeout 60 ip netns exec "$b" ibv_rc_pingpong \
+		-g 1 -c -s 5000 -n 50 -p 18790 10.52.0.1 >"$work/ll.client" 2>&1
+	 crc=$?
+	 wait $!
+	 src=$?
+	 [ $crc = 0 ] && [ $src = 0 ] && grep -q "GID fe80::52:1" "$work/ll.client"
+	) && pass=$((pass + 1)) || {
+		fail=$((fail + 1))
+		echo "FAIL: ibv_rc_pingpong on IPv6 link-local addresses"
+		tail -n 3 "$work/ll.client" "$work/ll.server"
+	}
+else
+	echo "net_hosts: ibv_rc_pingpong missing: the link-local run is skipped"
+fi
 
 echo "net_hosts: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -2,7 +2,9 @@
 /* The UDP wire: a socket per port at its address, port 4791, and a source socket per QP port. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +136,25 @@ static socklen_t sockaddr_of(const uint8_t gid[16], uint16_t port,
 	return sizeof(*a);
 }
 
+/* The index of the interface that holds the IPv6 address a, 0 if none
+ * does: a link-local address is bound only with it (EINVAL without). */
+static uint32_t scope_of(const struct in6_addr *a)
+{
+	struct ifaddrs *list, *i;
+	uint32_t scope = 0;
+
+	if (getifaddrs(&list))
+		return 0;
+	for (i = list; i && !scope; i = i->ifa_next) {
+		const struct sockaddr_in6 *s = (const void *)i->ifa_addr;
+		if (s && s->sin6_family == AF_INET6 &&
+		    IN6_ARE_ADDR_EQUAL(&s->sin6_addr, a))
+			scope = s->sin6_scope_id;
+	}
+	freeifaddrs(list);
+	return scope;
+}
+
 /* A non-blocking socket bound to gid:port; -errno if it cannot be. */
 static int bound_socket(const uint8_t gid[16], uint16_t port)
 {
@@ -144,10 +165,19 @@ static int bound_socket(const uint8_t gid[16], uint16_t port)
 
 	if (fd < 0)
 		return -errno;
-	if (ss.ss_family == AF_INET6)
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	else /* DF on every datagram, as rxe sends them */
+		/* Linux rxe sends RoCEv2 over IPv6 with UDP checksum 0, which
+		 * a socket drops unless told to take it (RFC 6935, 6936: zero
+		 * checksums for tunnels); the ICRC still covers the packet. */
+		setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, &one, sizeof(one));
+		/* Sends to link-local peers leave by the bound interface. */
+		if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
+			a->sin6_scope_id = scope_of(&a->sin6_addr);
+	} else { /* DF on every datagram, as rxe sends them */
 		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	}
 	if (bind(fd, (struct sockaddr *)&ss, sl)) {
 		int e = -errno;
 		close(fd);
