@@ -180,7 +180,7 @@ START_TEST(test_bad_values)
 	case 0: a.path_mtu = (enum ibv_mtu)6; break; /* no such MTU */
 	case 1: a.dest_qp_num = 1u << 24; break;
 	case 2: a.rq_psn = 1u << 24; break;
-	case 3: a.max_dest_rd_atomic = 17; break;
+	case 3: a.max_dest_rd_atomic = 129; break; /* rxe's 128 + 1 */
 	case 4: a.min_rnr_timer = 32; break;
 	case 5: a.ah_attr.is_global = 0; break; /* RoCE needs the GRH */
 	case 6: a.ah_attr.port_num = 2; break;

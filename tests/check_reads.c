@@ -338,6 +338,41 @@ START_TEST(test_reads_beyond_max_dest_rd_atomic)
 }
 END_TEST
 
+/*
+ * As deep as rxe: both QPs allow 128 READs and atomics in flight (what
+ * rxe advertises, and what perftest then asks a peer for), and 128 READs
+ * posted at once all complete with their data, none sent twice.
+ */
+START_TEST(test_reads_rxe_depth)
+{
+	struct pair p;
+	struct pair_opts o = { .rd_atomic = 128 };
+	struct ibv_device_attr da;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+
+	pair_up(&p, &o);
+	rocemu_dev_attr(p.a.dev, &da);
+	ck_assert_int_eq(da.max_qp_rd_atom, 128);
+	ck_assert_int_eq(da.max_qp_init_rd_atom, 128);
+	ck_assert_int_eq(rocemu_qp_query(p.b.qp, &qa, &qi), 0);
+	ck_assert_uint_eq(qa.max_dest_rd_atomic, 128);
+	pattern(p.b.buf, 128 * 256, 5);
+	for (int i = 0; i < 128; i++)
+		ck_assert_int_eq(post_read(&p, (uint64_t)i, (size_t)i * 256, 256,
+					   addr_of(&p.b, (size_t)i * 256),
+					   rocemu_mr_rkey(p.b.mr)), 0);
+	for (int i = 0; i < 128; i++) {
+		struct ibv_wc wc = poll1(&p, &p.a);
+		ck_assert_uint_eq(wc.wr_id, (uint64_t)i);
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	}
+	ck_assert(!memcmp(p.a.buf, p.b.buf, 128 * 256));
+	ck_assert_uint_eq(cnt(&p.a, ROCEMU_CNT_RETRANSMITS), 0);
+	pair_down(&p);
+}
+END_TEST
+
 /* A READ response from b's address to a's QP, as a peer would send it. */
 static void inject_read_middle(struct pair *p, uint32_t psn)
 {
@@ -404,6 +439,7 @@ Suite *reads_suite(void)
 	tcase_add_test(tc, test_ack_waits_for_read_responses);
 	tcase_add_test(tc, test_nak_waits_for_read_responses);
 	tcase_add_test(tc, test_reads_beyond_max_dest_rd_atomic);
+	tcase_add_test(tc, test_reads_rxe_depth);
 	tcase_add_test(tc, test_read_gap_retries_are_bounded);
 	suite_add_tcase(s, tc);
 	return s;

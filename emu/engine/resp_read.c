@@ -39,7 +39,7 @@ static struct rd_res *oldest_owed(struct rocemu_qp *qp)
 {
 	struct rd_res *best = NULL;
 
-	for (unsigned i = 0; i < MAX_RD_ATOMIC; i++) {
+	for (unsigned i = 0; i < qp->resp.nres; i++) {
 		struct rd_res *r = &qp->resp.res[i];
 		if (r->valid && r->owed &&
 		    (!best || roce_psn_cmp(r->next_psn, best->next_psn) < 0))
@@ -50,7 +50,7 @@ static struct rd_res *oldest_owed(struct rocemu_qp *qp)
 
 static void drop_owed(struct rocemu_qp *qp)
 {
-	for (unsigned i = 0; i < MAX_RD_ATOMIC; i++)
+	for (unsigned i = 0; i < qp->resp.nres; i++)
 		qp->resp.res[i].owed = false;
 	qp->resp.ack_owed = false;
 	qp->resp.fatal_owed = false;
@@ -269,12 +269,12 @@ static bool reusable(const struct rd_res *r)
 
 struct rd_res *resp_new_res(struct rocemu_qp *qp)
 {
-	for (unsigned k = 0; k < MAX_RD_ATOMIC; k++) {
+	for (unsigned k = 0; k < qp->resp.nres; k++) {
 		struct rd_res *r =
-			&qp->resp.res[(qp->resp.res_next + k) % MAX_RD_ATOMIC];
+			&qp->resp.res[(qp->resp.res_next + k) % qp->resp.nres];
 		if (!reusable(r))
 			continue;
-		qp->resp.res_next += k + 1;
+		qp->resp.res_next = (qp->resp.res_next + k + 1) % qp->resp.nres;
 		*r = (struct rd_res){ .valid = true, .owed = true };
 		schedule(qp);
 		return r;
@@ -296,7 +296,7 @@ bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
 	uint32_t psn = ib->bth.psn;
 	unsigned fl = ib->op->flags;
 
-	for (unsigned i = 0; i < MAX_RD_ATOMIC; i++) {
+	for (unsigned i = 0; i < qp->resp.nres; i++) {
 		struct rd_res *r = &qp->resp.res[i];
 		if (!r->valid || roce_psn_cmp(psn, r->first_psn) < 0 ||
 		    roce_psn_cmp(psn, r->last_psn) > 0)

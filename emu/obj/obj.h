@@ -29,7 +29,13 @@ struct wire_port;
 enum {
 	MAX_SGE = 8,
 	MAX_INLINE = 256,
-	MAX_RD_ATOMIC = 16,	/* per QP, both directions */
+	/* READs and atomics in flight per QP, each direction: rxe's 128, so
+	 * that a peer asking for what rxe advertises gets it. */
+	MAX_RD_ATOMIC = 128,
+	/* Responder resources a QP keeps at least: headroom for a requester
+	 * that runs ahead of max_dest_rd_atomic (its READs are answered, not
+	 * lost; test_reads_beyond_max_dest_rd_atomic). */
+	MIN_RD_RES = 16,
 	MAX_QP_WR = 16384,
 	MAX_CQE = 1 << 20,
 	MAX_MR_SIZE = 1u << 31,	/* RETH lengths above 2^31 are invalid */
@@ -289,7 +295,8 @@ struct rocemu_qp {
 		enum ibv_event_type fatal_ev;
 		enum ibv_wc_status fatal_status; /* for the receive WQE */
 		bool drop_msg;		/* UC: dropping the rest of a message */
-		struct rd_res res[MAX_RD_ATOMIC];
+		struct rd_res *res;	/* max_dest_rd_atomic of them */
+		unsigned nres;
 		unsigned res_next;
 		/* READ responses go out in bursts (resp_read.c) */
 		uint64_t burst_at;	/* when this burst began */

@@ -96,6 +96,7 @@ int rocemu_qp_free(struct rocemu_qp *qp)
 		qp->srq->users--;
 	ring_fini(&qp->sq);
 	ring_fini(&qp->rq);
+	free(qp->resp.res);
 	free(qp);
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ibv_modify_qp: the IBTA transition table per QP type, attribute checks, and their effects. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "obj.h"
@@ -198,9 +199,13 @@ static void copy_attrs(struct ibv_qp_attr *cur, const struct ibv_qp_attr *a,
 #undef TAKE
 }
 
-/* Empties both queues without completions, as a move to RESET does. */
+/* Empties both queues without completions, as a move to RESET does; the
+ * responder's resources stay allocated, emptied. */
 static void qp_reset(struct rocemu_qp *qp)
 {
+	struct rd_res *res = qp->resp.res;
+	unsigned nres = qp->resp.nres;
+
 	atomic_store(&qp->sq.head, 0);
 	atomic_store(&qp->sq.tail, 0);
 	atomic_store(&qp->rq.head, 0);
@@ -210,6 +215,30 @@ static void qp_reset(struct rocemu_qp *qp)
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
+	memset(res, 0, nres * sizeof(*res));
+	qp->resp.res = res;
+	qp->resp.nres = nres;
+}
+
+/* A new set of responder resources (READs and atomics executed, their
+ * responses kept for duplicates) for max_dest_rd_atomic n, replacing the
+ * old at once as rxe does. Returns 0, or -ENOMEM with the old set left as
+ * it was. */
+static int resize_resources(struct rocemu_qp *qp, unsigned n)
+{
+	struct rd_res *res;
+
+	if (n < MIN_RD_RES)
+		n = MIN_RD_RES;
+	if (n == qp->resp.nres)
+		return 0;
+	if (!(res = calloc(n, sizeof(*res))))
+		return -ENOMEM;
+	free(qp->resp.res);
+	qp->resp.res = res;
+	qp->resp.nres = n;
+	qp->resp.res_next = 0;
+	return 0;
 }
 
 static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
@@ -251,6 +280,9 @@ int rocemu_qp_modify(struct rocemu_qp *qp, struct ibv_qp_attr *attr, int mask)
 	if (opt < 0 || req < 0 || (mask & req) != req ||
 	    (mask & ~(req | opt | IBV_QP_STATE)) || !values_ok(qp, attr, mask))
 		return -EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    resize_resources(qp, attr->max_dest_rd_atomic))
+		return -ENOMEM;
 	copy_attrs(&qp->attr, attr, mask);
 	qp->attr.qp_state = (enum ibv_qp_state)to;
 	enter(qp, (enum ibv_qp_state)to, mask);
