@@ -9,7 +9,8 @@
 # usage: tests/rxe/parts.sh BUILD_DIR
 #   BUILD_DIR holds rocemu's build (lib/libibverbs.so.1, bin/rocemu); the
 #   parts go to BUILD_DIR/rxe: vmlinuz, initrd.gz, kernel/ (the cache).
-# Exit 77 (with one line saying why) when a host tool is missing.
+# Exit 77 (with one line saying why) when a host tool is missing or no
+# kernel can be had; 1 on other errors.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: parts.sh BUILD_DIR}" && pwd)
@@ -60,7 +61,10 @@ pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 if [ -z "$pkg" ]; then
 	# no package lists: use what an earlier run fetched
 	pkg=$(ls -d "$rxe"/kernel/linux-image-*/ 2>/dev/null | tail -n 1 | xargs -r basename)
-	[ -n "$pkg" ] || die "apt-cache knows no linux-image-amd64 and nothing is cached (run apt-get update)"
+	[ -n "$pkg" ] || {
+		echo "rxe parts: apt-cache knows no linux-image-amd64 and no kernel is cached (run apt-get update)" >&2
+		exit 77
+	}
 fi
 kdir=$rxe/kernel/$pkg
 if [ ! -f "$kdir/.unpacked" ]; then
@@ -68,8 +72,10 @@ if [ ! -f "$kdir/.unpacked" ]; then
 	rm -rf "$kdir" "$rxe"/kernel/*.deb
 	mkdir -p "$kdir"
 	# The sandbox user could not write here; root downloads it itself.
-	(cd "$rxe/kernel" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null) ||
-		die "apt-get download $pkg failed"
+	(cd "$rxe/kernel" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null) || {
+		echo "rxe parts: apt-get download $pkg failed: no guest kernel" >&2
+		exit 77
+	}
 	dpkg -x "$rxe"/kernel/"$pkg"_*.deb "$kdir"
 	rm -f "$rxe"/kernel/"$pkg"_*.deb
 	kver=$(ls "$kdir/lib/modules")
@@ -137,4 +143,5 @@ chmod 755 "$root/init"
 	gzip -1 >"$rxe/initrd.gz.tmp"
 mv "$rxe/initrd.gz.tmp" "$rxe/initrd.gz"
 echo "$stamp" >"$rxe/initrd.stamp"
+rm -rf "$root"
 say "initramfs for $kver: $(du -k "$rxe/initrd.gz" | cut -f1) KiB"
