@@ -3,6 +3,8 @@
 #   make            library, the rocemu tool and the tests
 #   make check      every test          make demo    the main job
 #   make bench      speed figures       make fuzz    libFuzzer, bounded
+#   make rxe-check  rocemu against Linux rxe in a qemu guest (tests/rxe/);
+#                   make check runs it last (RXE=0 leaves it out)
 #   make install PREFIX=... DESTDIR=...
 #   SAN=1 builds with AddressSanitizer and UBSan; V=1 shows the commands.
 #   TSAN=1 builds with ThreadSanitizer (build/tsan).
@@ -51,6 +53,11 @@ endif
 DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 	zlib1g-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev \
 	iproute2 ibverbs-utils perftest
+# ... and those the rxe lab needs besides (tests/rxe/): without them
+# make check skips the lab and says why.
+RXE_LAB_PKGS := qemu-system-x86 busybox-static cpio kmod tcpdump iproute2 \
+	rdma-core ibverbs-providers ibverbs-utils perftest
+RXE ?= 1
 
 PKG_LIBS := libpcap zlib
 override CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
@@ -81,15 +88,16 @@ BENCH := $(BUILD)/tests/bench_proto
 BENCH_DEV := $(BUILD)/tests/bench_device
 BENCH_NET := $(BUILD)/tests/bench_net
 DEPS_OK := $(BUILD)/.deps-ok
+RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps check demo bench fuzz install clean
+.PHONY: all deps rxe-deps check rxe-check demo bench fuzz install clean
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
 	$(VERBS_SO)
 
 # Installs what is missing when run as root; otherwise names the command.
-deps: $(DEPS_OK)
-$(DEPS_OK):
-	$(Q)missing=""; for p in $(DEB_PKGS); do \
+# $(call install_debs,PACKAGES)
+define install_debs
+	$(Q)missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
 	    grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
@@ -106,6 +114,15 @@ $(DEPS_OK):
 	  fi; \
 	fi
 	$(Q)mkdir -p $(@D) && touch $@
+endef
+
+deps: $(DEPS_OK)
+$(DEPS_OK):
+	$(call install_debs,$(DEB_PKGS))
+
+rxe-deps: $(RXE_DEPS_OK)
+$(RXE_DEPS_OK):
+	$(call install_debs,$(RXE_LAB_PKGS))
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKG_LIBS))
 PKG_LDLIBS = $(shell pkg-config --libs $(PKG_LIBS))
@@ -160,6 +177,20 @@ check: all
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
 	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap \
 	  $$(ls $(BUILD)/net_*/*.pcap $(BUILD)/examples/*.pcap 2>/dev/null)
+ifneq ($(SAN)$(TSAN),)
+	@echo "rxe lab: skipped under SAN=1 or TSAN=1 (the guest runs the plain" \
+	  "build: make rxe-check)"
+else ifeq ($(RXE),0)
+	@echo "rxe lab: skipped (RXE=0)"
+else
+	$(Q)if $(MAKE) -s --no-print-directory rxe-deps; then \
+	  tests/rxe/check.sh --or-skip $(BUILD); \
+	else echo "rxe lab: skipped: its Debian packages are missing (above)"; fi
+endif
+
+# ---- Linux rxe in a qemu guest: the referee (tests/rxe/) ----------------
+rxe-check: all rxe-deps
+	$(Q)tests/rxe/check.sh $(BUILD)
 
 # ---- the main job -------------------------------------------------------
 demo: $(ROCEMU)
