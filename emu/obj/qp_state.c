@@ -222,7 +222,8 @@ static void qp_reset(struct rocemu_qp *qp)
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
-	memset(res, 0, nres * sizeof(*res));
+	if (res)
+		memset(res, 0, nres * sizeof(*res));
 	qp->resp.res = res;
 	qp->resp.nres = nres;
 }
