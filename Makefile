@@ -87,12 +87,15 @@ MKCAP := $(BUILD)/tests/mkcap
 BENCH := $(BUILD)/tests/bench_proto
 BENCH_DEV := $(BUILD)/tests/bench_device
 BENCH_NET := $(BUILD)/tests/bench_net
+# The golden-capture scenarios' own verbs program (tests/rxe/scenarios.sh):
+# linked against the system's libibverbs, as it is on an rxe machine.
+RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check rxe-check demo bench fuzz install clean
+.PHONY: all deps rxe-deps check rxe-check demo golden bench fuzz install clean
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
-	$(VERBS_SO)
+	$(VERBS_SO) $(RXE_PROBE)
 
 # Installs what is missing when run as root; otherwise names the command.
 # $(call install_debs,PACKAGES)
@@ -161,6 +164,12 @@ $(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
 
+$(RXE_PROBE): tests/rxe/rxe_probe.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
+	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $< -libverbs
+
 # ---- tests --------------------------------------------------------------
 check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
@@ -174,6 +183,10 @@ check: all
 	$(Q)tests/verbs_stress.sh $(BUILD)
 	$(Q)tests/examples.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
+	$(Q)python3 tests/rxe/compare_test.py $(ROCEMU) $(BUILD)/compare_test
+	$(Q)python3 tests/rxe/compare.py --rocemu $(ROCEMU) --dirs pcaps/rxe \
+	  pcaps/rocemu >$(BUILD)/golden.txt || { cat $(BUILD)/golden.txt; false; }
+	$(Q)tail -n 1 $(BUILD)/golden.txt
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
 	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap \
 	  $$(ls $(BUILD)/net_*/*.pcap $(BUILD)/examples/*.pcap 2>/dev/null)
@@ -196,6 +209,16 @@ rxe-check: all rxe-deps
 demo: $(ROCEMU)
 	$(ROCEMU) demo $(BUILD)/demo.pcap
 	$(ROCEMU) dump $(BUILD)/demo.pcap
+
+# ---- golden captures: rocemu's side, regenerated on this host ------------
+# Runs every scenario through the drop-in and compares with pcaps/rxe; copy
+# $(BUILD)/golden/*.pcap to pcaps/rocemu/ to take the new captures.
+golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
+	$(Q)rm -rf $(BUILD)/golden
+	$(Q)PATH=$(CURDIR)/$(BUILD)/tests/rxe:$$PATH tests/rxe/scenarios.sh \
+	  --lib $(CURDIR)/$(BUILD)/lib rocemu $(BUILD)/golden
+	$(Q)python3 tests/rxe/compare.py --rocemu $(ROCEMU) --dirs pcaps/rxe \
+	  $(BUILD)/golden
 
 # ---- speed --------------------------------------------------------------
 bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP) $(VERBS_SO)

@@ -157,7 +157,14 @@ void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 	memcpy(f->eth_dst + 2, dgid + 12, 4);
 	memcpy(f->dst_gid, dgid, 16);
 	f->tos = ah->grh.traffic_class;
-	f->ttl = ah->grh.hop_limit ? ah->grh.hop_limit : 64;
+	/* The IP TTL is the route's hop limit, not the AH's: for a RoCEv2 GID
+	 * Linux's ib_core resolves the destination through the IP stack and
+	 * replaces grh.hop_limit with the route's (64 by default), so rxe and
+	 * hardware on Linux send 64 whatever the program asked for
+	 * (ibv_rc_pingpong asks for 1, perftest for 255). rocemu's UDP
+	 * sockets send with the system's default TTL too: the capture
+	 * records what the wire carries. */
+	f->ttl = 64;
 }
 
 static void build_template(struct rocemu_qp *qp)
@@ -215,7 +222,8 @@ static void qp_reset(struct rocemu_qp *qp)
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
-	memset(res, 0, nres * sizeof(*res));
+	if (res)
+		memset(res, 0, nres * sizeof(*res));
 	qp->resp.res = res;
 	qp->resp.nres = nres;
 }

@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Compare two captures of one scenario (rxe <-> rxe and rocemu <-> rocemu).
+
+Each capture is decoded by `rocemu dump --json` (the project's own codec,
+which also verifies every ICRC). What may legitimately differ between two
+runs of the same programs is normalized away: QPNs, start PSNs, keys and
+virtual addresses (compared by consistency), addresses, MACs, UDP source
+ports, IPv4 ID and checksums, times, the interleaving of the two
+directions. What remains is compared packet by packet per direction.
+
+Every accepted difference carries the id of its rule in
+tests/rxe/DIFFERENCES.md; a difference without an id is unlisted and makes
+the exit status 1.
+
+usage: compare.py [--rocemu BIN] [--differences FILE] A.pcap B.pcap [NAME]
+       compare.py [--rocemu BIN] --dirs RXE_DIR ROCEMU_DIR
+Exit status: 0 when every difference is listed, 1 when one is not, 2 for a
+usage or decoding error.
+"""
+import argparse
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PSN_MOD = 1 << 24
+
+# RC opcodes (low five bits, transport RC) sent by a responder.
+RESPONSE_OPS = {0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12}
+READ_REQ = 0x0C
+
+# The rule ids this program prints; DIFFERENCES.md must describe each.
+RULES = {
+    "DUP-REQ": "retransmitted request (its PSN was sent before, no NAK "
+               "asked for it): the requester's retry timer fired first",
+    "DUP-RESP": "repeated response to a retransmitted request",
+    "FA-COMPARE": "FETCH_ADD compare field (unused by the operation)",
+    "ATOMIC-ORIG": "AtomicAckETH original value (memory contents)",
+    "UC-ACKREQ": "AckReq on UC packets (no UC responder acknowledges)",
+    "ACK-COALESCE": "one ACK for several requests (a later response "
+                    "covers the missing ACK)",
+}
+
+
+class Packet:
+    """One RoCEv2 packet, normalized."""
+
+    def __init__(self, raw, index):
+        self.raw = raw
+        self.index = index  # 1-based frame number in its capture
+        self.op = raw["opcode"]
+        self.name = raw.get("opcode_name", "?")
+        self.is_response = (self.op >> 5) == 0 and \
+            (self.op & 0x1F) in RESPONSE_OPS
+        self.dir = None      # "C>S" or "S>C"
+        self.space = None    # role whose send queue numbers this PSN
+        self.rel_psn = None
+        self.fields = {}
+        self.note = ""
+
+
+def decode(rocemu, path):
+    """The packets of a capture as dicts, from `rocemu dump --json`."""
+    try:
+        out = subprocess.run([rocemu, "dump", "--json", path],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        sys.exit("compare: cannot run %s: %s" % (rocemu, e))
+    if out.returncode not in (0, 1):
+        sys.exit("compare: rocemu dump %s failed: %s" %
+                 (path, out.stderr.strip()))
+    pkts = []
+    for line in out.stdout.splitlines():
+        d = json.loads(line)
+        if "frame" in d and "opcode" in d:
+            pkts.append(Packet(d, d["frame"]))
+    return pkts
+
+
+class Namer:
+    """Gives each value an ordinal per kind in order of first appearance."""
+
+    def __init__(self):
+        self.maps = {}
+
+    def __call__(self, kind, value):
+        m = self.maps.setdefault(kind, {})
+        return m.setdefault(value, len(m))
+
+
+def qpn_ranks(pkts, role_of):
+    """Each role's QPNs ranked by value: QPs are numbered in the order
+    they are made, on rxe as on rocemu, so rank i on one side of a run
+    talks to rank i on the other (both programs make their QPs in the
+    same order); the rank is what two runs have in common."""
+    seen = {"C": set(), "S": set()}
+    for p in pkts:
+        src, dst = role_of(p)
+        seen[dst].add(p.raw["dqpn"])
+        if "deth" in p.raw:
+            seen[src].add(p.raw["deth"]["src_qp"])
+    return {r: {q: i for i, q in enumerate(sorted(v))}
+            for r, v in seen.items()}
+
+
+def normalize(pkts):
+    """Fill each packet's direction, PSN space, relative PSN and fields.
+
+    A PSN space is one requester QP's send queue: its requests and the
+    responses to them. Spaces are named by role (C, the first sender, or
+    S) and QP rank: "C0" is the client's first QP."""
+    if not pkts:
+        return
+    client = pkts[0].raw["src"]
+
+    def role_of(p):
+        src = "C" if p.raw["src"] == client else "S"
+        return src, "S" if src == "C" else "C"
+
+    rank = qpn_ranks(pkts, role_of)
+    base = {}
+    name = Namer()
+    va_base = {}
+    for p in pkts:
+        r = p.raw
+        src, dst = role_of(p)
+        p.dir = src + ">" + dst
+        dq = rank[dst][r["dqpn"]]
+        if r["transport"] == "UD":
+            p.space = "%s%d-ud" % (src, rank[src][r["deth"]["src_qp"]]
+                                   if "deth" in r else 0)
+        elif p.is_response:
+            p.space = "%s%d" % (dst, dq)
+        else:
+            p.space = "%s%d" % (src, dq)
+        b = base.setdefault(p.space, r["psn"])
+        p.rel_psn = (r["psn"] - b) % PSN_MOD
+        f = p.fields
+        f["opcode"] = p.name
+        for k in ("se", "migreq", "pad", "tver", "pkey", "fecn", "becn",
+                  "resv6", "ackreq", "resv7", "payload_len", "udp_len",
+                  "ip_version", "tos", "ttl"):
+            f[k] = r.get(k)
+        f["icrc_ok"] = r.get("icrc_ok")
+        f["udp_csum_zero"] = r.get("udp_csum") == 0
+        if r.get("ip_version") == 4:
+            f["ip_df"] = bool(r.get("ip_flags_frag", 0) & 0x4000)
+        f["dqpn#"] = dq
+        if "aeth" in r:
+            f["aeth.syndrome"] = "0x%02x" % r["aeth"]["syndrome"]
+            f["aeth.msn"] = r["aeth"]["msn"]
+        if "deth" in r:
+            f["deth.qkey"] = "0x%08x" % r["deth"]["qkey"]
+            f["deth.src_qp#"] = rank[src][r["deth"]["src_qp"]]
+        if "immdt" in r:
+            f["immdt"] = "0x%08x" % r["immdt"]["imm"]
+        if "ieth" in r:
+            f["ieth.rkey#"] = name("key-" + dst, r["ieth"]["rkey"])
+        for ext in ("reth", "atomiceth"):
+            if ext in r:
+                e = r[ext]
+                key = name("key-" + dst, e["rkey"])
+                f[ext + ".rkey#"] = key
+                va = int(e["va"], 16)
+                vb = va_base.setdefault((dst, key), va)
+                f[ext + ".va+"] = va - vb
+                if ext == "reth":
+                    f["reth.len"] = e["len"]
+                else:
+                    f["atomiceth.swap_add"] = e["swap_add"]
+                    f["atomiceth.compare"] = e["compare"]
+        if "atomicacketh" in r:
+            f["atomicacketh.orig"] = r["atomicacketh"]["orig"]
+
+
+def syndrome_kind(p):
+    s = p.raw.get("aeth", {}).get("syndrome")
+    if s is None:
+        return None
+    return {0: "ack", 1: "rnr", 2: "rsvd", 3: "nak"}[(s >> 5) & 3]
+
+
+def drop_duplicates(pkts):
+    """Split off retransmissions that only timing explains.
+
+    A request whose PSN its requester already sent is a duplicate unless a
+    NAK (sequence error) or RNR NAK for that PSN or an earlier one came
+    back since: then the retry is the protocol's and is compared. A
+    response equal to an earlier one in the same PSN space is a duplicate
+    once a duplicate request was seen in that space (a responder answers a
+    duplicate request again: IBTA 9.7.5.1.1).
+    Returns (kept, listed) where listed holds (rule, packet, text).
+    """
+    kept, listed = [], []
+    sent = {}        # (space, rel_psn) -> (order, first packet)
+    nak_at = {}      # space -> (order, rel_psn) of the latest NAK/RNR
+    dup_reqs = {}    # space -> count
+    responses = {}   # (space, key) -> first packet
+    for order, p in enumerate(pkts):
+        if p.raw["transport"] == "UD":
+            kept.append(p)
+            continue
+        if not p.is_response:
+            k = (p.space, p.rel_psn)
+            if k in sent:
+                when, first = sent[k]
+                nak = nak_at.get(p.space)
+                if nak and nak[0] > when and nak[1] <= p.rel_psn:
+                    sent[k] = (order, first)
+                    p.note = "retry after NAK"
+                    kept.append(p)
+                    continue
+                same = first.op == p.op or (p.op & 0x1F) == READ_REQ
+                if same:
+                    dup_reqs[p.space] = dup_reqs.get(p.space, 0) + 1
+                    listed.append(("DUP-REQ", p, "repeats PSN +%d "
+                                   "(first as frame %d)" %
+                                   (p.rel_psn, first.index)))
+                    sent[k] = (order, first)
+                    continue
+                p.note = "PSN +%d sent again with opcode %s (first %s)" % (
+                    p.rel_psn, p.name, first.name)
+            sent[k] = (order, p)
+            kept.append(p)
+            continue
+        kind = syndrome_kind(p)
+        if kind in ("nak", "rnr"):
+            nak_at[p.space] = (order, p.rel_psn)
+        key = (p.space, tuple(sorted(p.fields.items())), p.rel_psn)
+        if key in responses and dup_reqs.get(p.space):
+            listed.append(("DUP-RESP", p, "equals frame %d" %
+                           responses[key].index))
+            continue
+        responses.setdefault(key, p)
+        kept.append(p)
+    return kept, listed
+
+
+def field_rule(field, p, q):
+    """The rule id that allows field to differ between p and q, or None."""
+    if field == "atomiceth.compare" and p.name.endswith("FETCH_ADD"):
+        return "FA-COMPARE"
+    if field == "atomicacketh.orig":
+        return "ATOMIC-ORIG"
+    if field == "ackreq" and p.raw["transport"] == "UC":
+        return "UC-ACKREQ"
+    return None
+
+
+def describe(p):
+    return "%s #%d %s psn+%d" % (p.dir, p.index, p.name, p.rel_psn)
+
+
+def is_plain_ack(p):
+    return (p.op & 0x1F) == 0x11 and syndrome_kind(p) == "ack"
+
+
+class Report:
+    def __init__(self, name, a_label, b_label):
+        self.name = name
+        self.labels = (a_label, b_label)
+        self.compared = 0
+        self.listed = []    # (rule, text)
+        self.unlisted = []  # text
+
+    def print(self, out):
+        print("scenario %s: %d packets compared, %d listed, %d unlisted" %
+              (self.name, self.compared, len(self.listed),
+               len(self.unlisted)), file=out)
+        for rule, text in self.listed:
+            print("  listed   %-12s %s" % (rule, text), file=out)
+        for text in self.unlisted:
+            print("  UNLISTED %s" % text, file=out)
+
+
+def compare_fields(rep, p, q):
+    a, b = rep.labels
+    for k in sorted(set(p.fields) | set(q.fields)):
+        va, vb = p.fields.get(k), q.fields.get(k)
+        if va == vb:
+            continue
+        text = "%s %s: %s %s, %s %s" % (describe(p), k, a, va, b, vb)
+        rule = field_rule(k, p, q)
+        if rule:
+            rep.listed.append((rule, text))
+        else:
+            rep.unlisted.append(text)
+
+
+def drop_coalesced(rep, label, xs, ys):
+    """xs without the plain ACKs that ys coalesced into a later response.
+
+    A responder may answer several requests with one ACK: an ACK covers
+    every request up to its PSN (IBTA 9.7.5.1.2). An ACK of xs at PSN n
+    that ys has no ACK for is allowed when ys holds a response with a
+    later PSN: that one acknowledged n too."""
+    have = {q.rel_psn for q in ys if is_plain_ack(q)}
+    kept = []
+    for p in xs:
+        later = [q for q in ys if q.rel_psn > p.rel_psn]
+        if is_plain_ack(p) and p.rel_psn not in have and later:
+            rep.listed.append(("ACK-COALESCE", "%s %s: the other's %s "
+                               "covers it" % (label, describe(p),
+                                              describe(later[0]))))
+            continue
+        kept.append(p)
+    return kept
+
+
+def compare_seq(rep, what, xs, ys):
+    """Compare two packet sequences of one kind in one PSN space."""
+    a, b = rep.labels
+    xs2 = drop_coalesced(rep, a, xs, ys)
+    ys2 = drop_coalesced(rep, b, ys, xs)
+    xs, ys = xs2, ys2
+
+    def keys(ps):
+        return [(p.name, p.rel_psn) for p in ps]
+
+    sm = difflib.SequenceMatcher(a=keys(xs), b=keys(ys), autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        pairs = list(zip(xs[i1:i2], ys[j1:j2]))
+        for p, q in pairs:
+            rep.compared += 1
+            if tag == "equal":
+                compare_fields(rep, p, q)
+            else:
+                rep.unlisted.append("%s: %s has %s, %s has %s psn+%d (#%d)"
+                                    % (what, a, describe(p), b, q.name,
+                                       q.rel_psn, q.index))
+        for p in xs[i1 + len(pairs):i2]:
+            rep.unlisted.append("%s: only %s has %s" % (what, a,
+                                                        describe(p)))
+        for q in ys[j1 + len(pairs):j2]:
+            rep.unlisted.append("%s: only %s has %s" % (what, b,
+                                                        describe(q)))
+
+
+def compare(name, a_pkts, b_pkts, labels=("rxe", "rocemu")):
+    """Compare two decoded captures; returns a Report."""
+    rep = Report(name, *labels)
+    sides = []
+    for label, pkts in zip(labels, (a_pkts, b_pkts)):
+        normalize(pkts)
+        kept, listed = drop_duplicates(pkts)
+        for rule, p, text in listed:
+            rep.listed.append((rule, "%s %s: %s" % (label, describe(p),
+                                                    text)))
+        for p in kept:
+            if p.note and p.note != "retry after NAK":
+                rep.unlisted.append("%s %s: %s" % (label, describe(p),
+                                                   p.note))
+        sides.append(kept)
+    spaces = sorted({p.space for side in sides for p in side})
+    for sp in spaces:
+        for resp, kind in ((False, "requests"), (True, "responses")):
+            xs = [p for p in sides[0] if p.space == sp and
+                  p.is_response == resp]
+            ys = [p for p in sides[1] if p.space == sp and
+                  p.is_response == resp]
+            if xs or ys:
+                compare_seq(rep, "%s %s" % (sp, kind), xs, ys)
+    return rep
+
+
+def documented_rules(path):
+    """Rule ids that DIFFERENCES.md defines (headings `## ID: ...`)."""
+    try:
+        with open(path) as f:
+            return set(re.findall(r"^## ([A-Z0-9-]+):", f.read(), re.M))
+    except OSError as e:
+        sys.exit("compare: cannot read %s: %s" % (path, e))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("--rocemu", default="build/bin/rocemu")
+    ap.add_argument("--differences",
+                    default=os.path.join(HERE, "DIFFERENCES.md"))
+    ap.add_argument("--dirs", action="store_true",
+                    help="A and B are directories: compare every "
+                    "scenario present in both")
+    ap.add_argument("--labels", default="rxe,rocemu")
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("name", nargs="?")
+    args = ap.parse_args()
+    labels = tuple(args.labels.split(","))
+    documented = documented_rules(args.differences)
+    missing = set(RULES) - documented
+    if missing:
+        sys.exit("compare: rules not described in %s: %s" %
+                 (args.differences, " ".join(sorted(missing))))
+    if args.dirs:
+        names = sorted(n[:-5] for n in os.listdir(args.a)
+                       if n.endswith(".pcap") and
+                       os.path.exists(os.path.join(args.b, n)))
+        if not names:
+            sys.exit("compare: no scenario is in both %s and %s" %
+                     (args.a, args.b))
+        pairs = [(n, os.path.join(args.a, n + ".pcap"),
+                  os.path.join(args.b, n + ".pcap")) for n in names]
+    else:
+        name = args.name or os.path.basename(args.a).rsplit(".", 1)[0]
+        pairs = [(name, args.a, args.b)]
+    total = [0, 0, 0]
+    for name, pa, pb in pairs:
+        rep = compare(name, decode(args.rocemu, pa),
+                      decode(args.rocemu, pb), labels)
+        rep.print(sys.stdout)
+        total[0] += rep.compared
+        total[1] += len(rep.listed)
+        total[2] += len(rep.unlisted)
+    if len(pairs) > 1:
+        print("all %d scenarios: %d packets compared, %d listed, "
+              "%d unlisted" % (len(pairs), *total))
+    return 1 if total[2] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

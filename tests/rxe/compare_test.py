@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Tests of compare.py on captures edited from the checked-in ones.
+
+Each case writes a pcap derived from pcaps/ (a NAK syndrome changed with
+its ICRC made right again, two packets swapped, a request and its ACK sent
+twice, an ICRC broken), runs compare.py on the pair and checks its exit
+status and the line it must print. The ICRC is computed here from the
+IBTA rule (annex A17.3.3: masked IP/UDP/BTH fields, CRC-32 over the rest),
+not with the project's code.
+
+usage: compare_test.py ROCEMU_BIN WORK_DIR
+"""
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+COMPARE = os.path.join(HERE, "compare.py")
+
+
+def read_pcap(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    magic = struct.unpack("<I", data[:4])[0]
+    assert magic in (0xA1B2C3D4, 0xA1B23C4D), "little-endian pcap expected"
+    recs, off = [], 24
+    while off < len(data):
+        ts1, ts2, incl, orig = struct.unpack("<IIII", data[off:off + 16])
+        recs.append([ts1, ts2, bytearray(data[off + 16:off + 16 + incl])])
+        off += 16 + incl
+    return data[:24], recs
+
+
+def write_pcap(path, head, recs):
+    with open(path, "wb") as f:
+        f.write(head)
+        for ts1, ts2, frame in recs:
+            f.write(struct.pack("<IIII", ts1, ts2, len(frame), len(frame)))
+            f.write(frame)
+
+
+def fix_icrc(frame):
+    """Recompute the ICRC of an Ethernet/IPv4/UDP RoCEv2 frame."""
+    ip = bytearray(frame[14:34])
+    ip[1] = 0xFF              # TOS
+    ip[8] = 0xFF              # TTL
+    ip[10:12] = b"\xff\xff"   # header checksum
+    udp = bytearray(frame[34:42])
+    udp[6:8] = b"\xff\xff"    # UDP checksum
+    rest = bytearray(frame[42:-4])
+    rest[4] = 0xFF            # BTH: FECN, BECN, resv6
+    crc = zlib.crc32(b"\xff" * 8 + bytes(ip) + bytes(udp) + bytes(rest))
+    frame[-4:] = struct.pack("<I", crc)
+
+
+def run(a, b, rocemu):
+    out = subprocess.run([sys.executable, COMPARE, "--rocemu", rocemu,
+                          a, b, "case"], capture_output=True, text=True,
+                         timeout=120)
+    return out.returncode, out.stdout + out.stderr
+
+
+failures = 0
+
+
+def case(name, a, b, rocemu, want_rc, want_text):
+    global failures
+    rc, text = run(a, b, rocemu)
+    ok = rc == want_rc and all(w in text for w in want_text)
+    print("%s: %s" % ("ok  " if ok else "FAIL", name))
+    if not ok:
+        failures += 1
+        print("  want exit %d and %r; got exit %d:\n%s" %
+              (want_rc, want_text, rc, text))
+
+
+def main():
+    rocemu, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    rxe = os.path.join(ROOT, "pcaps", "rxe")
+    emu = os.path.join(ROOT, "pcaps", "rocemu")
+
+    # The checked-in pair as it is: every difference listed.
+    case("rxe and rocemu write_bw: listed only",
+         os.path.join(rxe, "write_bw.pcap"),
+         os.path.join(emu, "write_bw.pcap"), rocemu, 0,
+         ["0 unlisted"])
+
+    # A NAK syndrome changed (remote access 0x62 -> invalid request 0x61),
+    # the ICRC made right again: one unlisted difference, on that field.
+    head, recs = read_pcap(os.path.join(emu, "err_write_bad_rkey.pcap"))
+    nak = recs[1][2]
+    assert nak[42] == 0x11 and nak[54] == 0x62, "NAK expected second"
+    nak[54] = 0x61
+    fix_icrc(nak)
+    bad = os.path.join(work, "bad_syndrome.pcap")
+    write_pcap(bad, head, recs)
+    case("wrong AETH syndrome is unlisted",
+         os.path.join(rxe, "err_write_bad_rkey.pcap"), bad, rocemu, 1,
+         ["UNLISTED", "aeth.syndrome: rxe 0x62, rocemu 0x61",
+          "1 unlisted"])
+
+    # WRITE MIDDLE and LAST of the first message swapped: the opcode order
+    # differs, whatever the PSNs say.
+    head, recs = read_pcap(os.path.join(emu, "write_bw.pcap"))
+    recs[1], recs[2] = recs[2], recs[1]
+    swapped = os.path.join(work, "swapped.pcap")
+    write_pcap(swapped, head, recs)
+    case("opcode order is compared",
+         os.path.join(rxe, "write_bw.pcap"), swapped, rocemu, 1,
+         ["UNLISTED", "RC_RDMA_WRITE_LAST psn+2"])
+
+    # The second SEND of rc_send_64 and the ACK to it sent once more, as
+    # rxe's retry timer does on a slow guest: listed, not unlisted.
+    head, recs = read_pcap(os.path.join(emu, "rc_send_64.pcap"))
+    send2 = [r for r in recs if r[2][42] == 0x04][1]
+    i = recs.index(send2)
+    ack = next(r for r in recs[i:] if r[2][42] == 0x11 and
+               r[2][26:30] == send2[2][30:34])
+    j = recs.index(ack)
+    dup = recs[:j + 1] + [[send2[0], send2[1], bytearray(send2[2])],
+                          [ack[0], ack[1], bytearray(ack[2])]] + recs[j + 1:]
+    dupped = os.path.join(work, "duplicate.pcap")
+    write_pcap(dupped, head, dup)
+    case("retransmitted SEND and repeated ACK are listed",
+         os.path.join(emu, "rc_send_64.pcap"), dupped, rocemu, 0,
+         ["listed   DUP-REQ", "listed   DUP-RESP", "0 unlisted"])
+
+    # A missing ACK that no later response covers is not coalescing.
+    head, recs = read_pcap(os.path.join(emu, "err_write_bad_rkey.pcap"))
+    lone = os.path.join(work, "no_nak.pcap")
+    write_pcap(lone, head, recs[:1])
+    case("a missing NAK is unlisted",
+         os.path.join(rxe, "err_write_bad_rkey.pcap"), lone, rocemu, 1,
+         ["only rxe has S>C #2 RC_ACK"])
+
+    # A broken ICRC is a difference of its own.
+    head, recs = read_pcap(os.path.join(emu, "ud_send.pcap"))
+    recs[0][2][-1] ^= 0xFF
+    broken = os.path.join(work, "bad_icrc.pcap")
+    write_pcap(broken, head, recs)
+    case("a bad ICRC is unlisted",
+         os.path.join(rxe, "ud_send.pcap"), broken, rocemu, 1,
+         ["icrc_ok: rxe True, rocemu False"])
+
+    print("compare_test: %d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
