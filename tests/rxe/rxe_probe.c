@@ -21,7 +21,20 @@
  *                  client WC REM_ACCESS_ERR
  *   read_bad_rkey  READ 64 B with a wrong rkey: likewise
  *   write_past_end WRITE 64 B whose last 32 bytes lie past the server's MR
- * Each side prints what it did and saw, one line each, led by t=SECONDS.
+ *   atomic_misaligned  FETCH_AND_ADD at a remote address 4 bytes past an
+ *                  8-byte boundary: refused at post time with EINVAL, as
+ *                  rdma-core's rxe provider refuses it; nothing on the wire
+ *   retry_exhausted SEND 64 B to a posted receive while the server's RoCE
+ *                  answers are lost: before it says "ready" the server runs
+ *                  the shell command in RXE_PROBE_LOSS (one that drops its
+ *                  UDP port 4791 traffic, e.g. with tc); the client
+ *                  retries once (retry_cnt 1), client WC RETRY_EXC_ERR,
+ *                  server WC SUCCESS (the first SEND arrived)
+ * Each side prints what it did and saw, one line each, led by t=SECONDS,
+ * and last one line that sums up what it saw, for scripts to compare:
+ *   RESULT client|server post=ok|EINVAL|... wc=STATUS[,STATUS...]|none qp=STATE
+ * (wc: the completions it polled, by ibv_wc_status_str with spaces as '_';
+ * qp: its QP's state at the end: RESET INIT RTR RTS SQD SQE ERR).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,6 +78,8 @@ struct ctx {
 	struct peer me, them;
 	int server;
 	const char *step;
+	char wcs[160];		/* the statuses polled, for the RESULT line */
+	int post_err;		/* errno of a refused post, or 0 */
 };
 
 static struct timespec t0;
@@ -285,6 +300,14 @@ static struct ibv_wc wait_wc(struct ctx *c, int ms)
 		if (n < 0)
 			die("ibv_poll_cq");
 		if (n == 1) {
+			char st[48];
+			size_t k = strlen(c->wcs);
+			snprintf(st, sizeof(st), "%s", ibv_wc_status_str(wc.status));
+			for (char *p = st; *p; p++)
+				if (*p == ' ')
+					*p = '_';
+			snprintf(c->wcs + k, sizeof(c->wcs) - k, "%s%s",
+				 k ? "," : "", st);
 			say("WC %s wr_id=%llu status=%s opcode=%d byte_len=%u "
 			    "wc_flags=0x%x imm=0x%08x",
 			    c->server ? "server" : "client",
@@ -309,8 +332,9 @@ static void post_recv(struct ctx *c)
 	say("posted a receive of %d bytes", MSG);
 }
 
-static void post(struct ctx *c, enum ibv_wr_opcode op, uint32_t len,
-		 uint64_t raddr, uint32_t rkey, unsigned flags, uint32_t imm)
+/* Posts one signaled WR; returns 0, or the error ibv_post_send gave. */
+static int post(struct ctx *c, enum ibv_wr_opcode op, uint32_t len,
+		uint64_t raddr, uint32_t rkey, unsigned flags, uint32_t imm)
 {
 	struct ibv_sge sge = { (uintptr_t)c->buf, len, c->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
@@ -318,12 +342,19 @@ static void post(struct ctx *c, enum ibv_wr_opcode op, uint32_t len,
 				  .send_flags = IBV_SEND_SIGNALED | flags,
 				  .imm_data = htonl(imm) }, *bad;
 
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(c->qp, &wr, &bad))
-		die("ibv_post_send");
-	say("posted opcode %d len %u raddr 0x%llx rkey 0x%08x", op, len,
-	    (unsigned long long)raddr, rkey);
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	int err = ibv_post_send(c->qp, &wr, &bad);
+	say("post%s opcode %d len %u raddr 0x%llx rkey 0x%08x%s%s",
+	    err ? " refused:" : "ed", op, len, (unsigned long long)raddr, rkey,
+	    err ? " " : "", err ? strerror(err) : "");
+	return err;
 }
 
 struct step {
@@ -336,24 +367,32 @@ struct step {
 	uint32_t offset;	/* into the server's buffer */
 	enum ibv_wc_status client_wc;
 	int server_recv;	/* the server expects a receive completion */
+	int post_err;		/* the client expects its post refused so */
+	int lossy;		/* the server runs RXE_PROBE_LOSS first */
 };
 
+/* name, opcode, length, flags, imm, bad_rkey, offset, client_wc,
+ * server_recv, post_err, lossy */
 static const struct step steps[] = {
 	{ "send_imm", IBV_WR_SEND_WITH_IMM, MSG, 0, SEND_IMM, 0, 0,
-	  IBV_WC_SUCCESS, 1 },
+	  IBV_WC_SUCCESS, 1, 0, 0 },
 	{ "write_imm", IBV_WR_RDMA_WRITE_WITH_IMM, WIMM_LEN, 0, WRITE_IMM, 0, 0,
-	  IBV_WC_SUCCESS, 1 },
+	  IBV_WC_SUCCESS, 1, 0, 0 },
 	{ "inline_send", IBV_WR_SEND, MSG, IBV_SEND_INLINE, 0, 0, 0,
-	  IBV_WC_SUCCESS, 1 },
-	{ "rnr_retry", IBV_WR_SEND, MSG, 0, 0, 0, 0, IBV_WC_SUCCESS, 1 },
+	  IBV_WC_SUCCESS, 1, 0, 0 },
+	{ "rnr_retry", IBV_WR_SEND, MSG, 0, 0, 0, 0, IBV_WC_SUCCESS, 1, 0, 0 },
 	{ "rnr_exhausted", IBV_WR_SEND, MSG, 0, 0, 0, 0,
-	  IBV_WC_RNR_RETRY_EXC_ERR, 0 },
+	  IBV_WC_RNR_RETRY_EXC_ERR, 0, 0, 0 },
 	{ "write_bad_rkey", IBV_WR_RDMA_WRITE, MSG, 0, 0, 1, 0,
-	  IBV_WC_REM_ACCESS_ERR, 0 },
+	  IBV_WC_REM_ACCESS_ERR, 0, 0, 0 },
 	{ "read_bad_rkey", IBV_WR_RDMA_READ, MSG, 0, 0, 1, 0,
-	  IBV_WC_REM_ACCESS_ERR, 0 },
+	  IBV_WC_REM_ACCESS_ERR, 0, 0, 0 },
 	{ "write_past_end", IBV_WR_RDMA_WRITE, MSG, 0, 0, 0, SRV_LEN - MSG / 2,
-	  IBV_WC_REM_ACCESS_ERR, 0 },
+	  IBV_WC_REM_ACCESS_ERR, 0, 0, 0 },
+	{ "atomic_misaligned", IBV_WR_ATOMIC_FETCH_AND_ADD, 8, 0, 0, 0, 4,
+	  IBV_WC_SUCCESS, 0, EINVAL, 0 },
+	{ "retry_exhausted", IBV_WR_SEND, MSG, 0, 0, 0, 0, IBV_WC_RETRY_EXC_ERR,
+	  1, 0, 1 },
 };
 
 static const struct step *find_step(const char *name)
@@ -371,13 +410,22 @@ static int run_client(struct ctx *c, const struct step *s)
 	uint32_t rkey = s->bad_rkey ? c->them.rkey ^ 0x5a : c->them.rkey;
 
 	expect_line(c, "ready");
-	post(c, s->op, s->len, c->them.addr + s->offset, rkey, s->flags,
-	     s->imm);
+	c->post_err = post(c, s->op, s->len, c->them.addr + s->offset, rkey,
+			   s->flags, s->imm);
 	send_line(c, "posted");
-	struct ibv_wc wc = wait_wc(c, 10000);
-	int ok = (int)wc.status == (int)s->client_wc;
-	say("client expects %s: %s", ibv_wc_status_str(s->client_wc),
-	    ok ? "ok" : "WRONG");
+	int ok = c->post_err == s->post_err;
+	if (!c->post_err) {
+		struct ibv_wc wc = wait_wc(c, 10000);
+		ok = ok && (int)wc.status == (int)s->client_wc;
+	}
+	if (s->post_err)
+		say("client expects its post refused with %s: %s",
+		    strerror(s->post_err), ok ? "ok" : "WRONG");
+	else
+		say("client expects %s: %s", ibv_wc_status_str(s->client_wc),
+		    ok ? "ok" : "WRONG");
+	/* Anything more (there should be nothing) shows in the RESULT. */
+	wait_wc(c, 100);
 	send_line(c, "done");
 	return ok ? 0 : 1;
 }
@@ -408,6 +456,20 @@ static int run_server(struct ctx *c, const struct step *s)
 
 	if (s->server_recv && !is_rnr_step(c))
 		post_recv(c);
+	/* Sent before the client may post: the loss is in place by then. */
+	if (s->lossy) {
+		const char *cmd = getenv("RXE_PROBE_LOSS");
+		if (!cmd || !*cmd) {
+			errno = EINVAL;
+			die("retry_exhausted needs RXE_PROBE_LOSS");
+		}
+		int rc = system(cmd);
+		say("ran RXE_PROBE_LOSS: %s (exit %d)", cmd, rc);
+		if (rc) {
+			errno = EIO;
+			die("RXE_PROBE_LOSS");
+		}
+	}
 	send_line(c, "ready");
 	expect_line(c, "posted");
 	if (!strcmp(s->name, "rnr_retry")) {
@@ -417,12 +479,37 @@ static int run_server(struct ctx *c, const struct step *s)
 	if (s->server_recv)
 		ok = check_server_wc(c, s, wait_wc(c, 10000));
 	expect_line(c, "done");
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-	if (!ibv_query_qp(c->qp, &a, IBV_QP_STATE, &ia))
-		say("server QP state %d", a.qp_state);
+	/* Anything more (there should be nothing) shows in the RESULT. */
+	wait_wc(c, 100);
 	say("server %s", ok ? "ok" : "WRONG");
 	return ok ? 0 : 1;
+}
+
+static const char *qp_state_name(enum ibv_qp_state st)
+{
+	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS",
+					     "SQD", "SQE", "ERR" };
+
+	return (unsigned)st < sizeof(names) / sizeof(names[0]) ? names[st]
+							       : "UNKNOWN";
+}
+
+/* The one line scripts compare: see the top of this file. */
+static void result(struct ctx *c)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	const char *qp = "UNKNOWN";
+
+	if (!ibv_query_qp(c->qp, &a, IBV_QP_STATE, &ia))
+		qp = qp_state_name(a.qp_state);
+	printf("RESULT %s post=%s wc=%s qp=%s\n", c->server ? "server" : "client",
+	       c->post_err == 0 ? "ok"
+	       : c->post_err == EINVAL ? "EINVAL"
+	       : c->post_err == ENOMEM ? "ENOMEM"
+	       : "error",
+	       c->wcs[0] ? c->wcs : "none", qp);
+	fflush(stdout);
 }
 
 static void usage(void)
@@ -472,6 +559,7 @@ int main(int argc, char **argv)
 	exchange(&c);
 	connect_qp(&c);
 	int rc = c.server ? run_server(&c, s) : run_client(&c, s);
+	result(&c);
 	say("%s done", c.server ? "server" : "client");
 	return rc;
 }
