@@ -3,8 +3,9 @@
 #   make            library, the rocemu tool and the tests
 #   make check      every test          make demo    the main job
 #   make bench      speed figures       make fuzz    libFuzzer, bounded
-#   make rxe-check  rocemu against Linux rxe in a qemu guest (tests/rxe/);
+#   make rxe-check  rocemu against Linux rxe in qemu guests (tests/rxe/);
 #                   make check runs it last (RXE=0 leaves it out)
+#   make rxe-bench  perftest on rxe and on rocemu in the same guests
 #   make install PREFIX=... DESTDIR=...
 #   SAN=1 builds with AddressSanitizer and UBSan; V=1 shows the commands.
 #   TSAN=1 builds with ThreadSanitizer (build/tsan).
@@ -93,7 +94,7 @@ RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check rxe-check demo golden bench fuzz install clean
+.PHONY: all deps rxe-deps check rxe-check rxe-bench demo golden bench fuzz install clean
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
 	$(VERBS_SO) $(RXE_PROBE)
 
@@ -204,6 +205,11 @@ endif
 # ---- Linux rxe in a qemu guest: the referee (tests/rxe/) ----------------
 rxe-check: all rxe-deps
 	$(Q)tests/rxe/check.sh $(BUILD)
+
+# perftest on rxe and on rocemu between the same two guests, with ratios
+# (not pass/fail: software emulation on a shared machine)
+rxe-bench: all rxe-deps
+	$(Q)tests/rxe/bench.sh $(BUILD)
 
 # ---- the main job -------------------------------------------------------
 demo: $(ROCEMU)

@@ -64,7 +64,7 @@ done <"$out/b/errors.tsv"
 
 pass=0 fail=0
 echo "rxe lab: error paths, rxe_probe (server = responder, client = requester); reference rxe<->rxe across two guests"
-printf '  %-4s %-22s %-13s %s\n' "" case server->client "wire; server's and client's RESULT"
+printf '  %-4s %-22s %-13s %s\n' "" case "server->client" "wire; server's and client's RESULT"
 for c in $(cut -f2 "$out/a/errors.tsv" | awk '!seen[$0]++'); do
 	printf '  %-4s %-22s %-13s %s\n' ref "$c" "rxe->rxe" \
 		"${ref_wire[$c]}; server ${ref_srv[$c]}; client ${ref_cli[$c]}"
