@@ -202,7 +202,7 @@ else
 endif
 
 # ---- Linux rxe in a qemu guest: the referee (tests/rxe/) ----------------
-rxe-check: all rxe-deps
+rxe-check: all $(RXE_PROBE) rxe-deps
 	$(Q)tests/rxe/check.sh $(BUILD)
 
 # ---- the main job -------------------------------------------------------

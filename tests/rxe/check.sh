@@ -4,7 +4,10 @@
 # one guest (boot.sh) that runs the live interop between Linux rxe and
 # rocemu's drop-in (interop.sh), and prints the table: one row per program
 # and direction, one column per GID, then each failure with its reason.
-# Fails when a run failed or the guest did not finish.
+# Then the golden captures' rxe side (golden_lab.sh): two guests, every
+# scenario, pcaps/rxe regenerated and compared with pcaps/rocemu.
+# Fails when a run failed, a guest did not finish or a comparison found an
+# unlisted difference.
 # usage: tests/rxe/check.sh [--or-skip] BUILD_DIR
 #   --or-skip  where the lab cannot run (no qemu, no kernel to be had),
 #              print one line saying why and succeed (make check's way).
@@ -64,4 +67,10 @@ pass=$(grep -c '^PASS' "$tsv" || true)
 fail=$(grep -c '^FAIL' "$tsv" || true)
 t2=$(date +%s)
 echo "rxe lab: interop $pass passed, $fail failed (parts $((t1 - t0)) s, guest $((t2 - t1)) s; logs in $out)"
-[ "$fail" = 0 ] && [ "$pass" -gt 0 ] && [ $rc = 0 ]
+ok=1
+[ "$fail" = 0 ] && [ "$pass" -gt 0 ] && [ $rc = 0 ] || ok=0
+
+# The golden captures' rxe side: two guests, pcaps/rxe regenerated and
+# compared with pcaps/rocemu (golden_lab.sh prints its own table).
+"$here/golden_lab.sh" "$build" || ok=0
+[ $ok = 1 ]

@@ -53,7 +53,9 @@ rxe_provider=$(ls "$provider_dir"/librxe-rdmav*.so 2>/dev/null | head -n 1)
 [ -f /etc/libibverbs.d/rxe.driver ] || die "/etc/libibverbs.d/rxe.driver missing (install ibverbs-providers)"
 dropin=$build/lib/libibverbs.so.1
 tool=$build/bin/rocemu
+probe=$build/tests/rxe/rxe_probe
 [ -f "$dropin" ] && [ -x "$tool" ] || die "no rocemu build in $build (run make first)"
+[ -x "$probe" ] || die "no $probe (the golden scenarios' program: make $probe)"
 
 # ---- the kernel: the version linux-image-amd64 depends on, fetched once ----
 pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
@@ -86,8 +88,10 @@ kver=$(ls "$kdir/lib/modules")
 cp -u "$kdir/boot/vmlinuz-$kver" "$rxe/vmlinuz"
 
 # Modules /init loads (its order is in init), with what they depend on;
-# sch_netem is for scenarios that lose packets.
-mods="crc32_generic virtio_pci virtio_net virtio_blk veth rdma_rxe ib_uverbs sch_netem"
+# sch_netem is for scenarios that lose packets; sch_ingress (clsact),
+# cls_u32 and act_gact drop chosen packets (the golden loss scenario).
+mods="crc32_generic virtio_pci virtio_net virtio_blk veth rdma_rxe ib_uverbs sch_netem
+	sch_ingress cls_u32 act_gact"
 modfiles=$(for m in $mods; do
 	modprobe -d "$kdir" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | sort -u)
@@ -95,8 +99,8 @@ done | sort -u)
 # ---- the initramfs, rebuilt when an input changed ----
 libs_of() { env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd "$@" 2>/dev/null |
 	awk '/=> \// {print $3} /^\t\/[^ ]+ \(/ {print $1}' | sort -u; }
-libs=$(libs_of $paths "$rxe_provider" "$dropin" "$tool")
-inputs="$busybox $paths $rxe_provider /etc/libibverbs.d/rxe.driver $dropin $tool
+libs=$(libs_of $paths "$rxe_provider" "$dropin" "$tool" "$probe")
+inputs="$busybox $paths $rxe_provider /etc/libibverbs.d/rxe.driver $dropin $tool $probe
 	$libs $modfiles $here/init $here/parts.sh"
 stamp=$( (echo "$kver"; for f in $inputs; do
 	stat -L -c '%n %s %Y' "$f"; done) | sha256sum | cut -c1-16)
@@ -130,6 +134,7 @@ put "$rxe_provider"
 put /etc/libibverbs.d/rxe.driver
 cp "$dropin" "$root/rocemu/lib/libibverbs.so.1"
 cp "$tool" "$root/rocemu/bin/rocemu"
+cp "$probe" "$root/usr/bin/rxe_probe"
 for f in $modfiles; do put "$f" "/lib/modules/$kver/${f#"$kdir"/lib/modules/"$kver"/}"; done
 cp "$kdir/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$root/usr/lib/modules/$kver/"
 depmod -b "$root" "$kver"

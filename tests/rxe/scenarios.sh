@@ -103,19 +103,27 @@ start_server() { # name command
 	tcpd=
 	case $capture in
 	tcpdump:*)
-		tcpdump -Z root -i "${capture#tcpdump:}" -w "$pcap" -U \
+		tcpdump -Z root -i "${capture#tcpdump:}" -w "$pcap" -U --immediate-mode \
 			udp port 4791 >"$out/$1.tcpdump.log" 2>&1 &
 		tcpd=$!
-		nap
+		# a packet sent before tcpdump listens is not in the capture
+		w=0
+		until grep -q 'listening on' "$out/$1.tcpdump.log" 2>/dev/null; do
+			w=$((w + 1))
+			[ $w -lt 100 ] && kill -0 $tcpd 2>/dev/null ||
+				die "tcpdump on ${capture#tcpdump:} did not start: $(cat "$out/$1.tcpdump.log")"
+			nap
+		done
 		;;
 	esac
+	echo "\$ $2" >"$out/$1.server.log"
 	if [ "$capture" = rocemu ]; then
 		ROCEMU_ADDR=$server ROCEMU_PCAP=$pcap timeout 120 $2 \
-			>"$out/$1.server.log" 2>&1 &
+			>>"$out/$1.server.log" 2>&1 &
 	elif [ "$side" = rocemu ]; then
-		ROCEMU_ADDR=$server timeout 120 $2 >"$out/$1.server.log" 2>&1 &
+		ROCEMU_ADDR=$server timeout 120 $2 >>"$out/$1.server.log" 2>&1 &
 	else
-		timeout 120 $2 >"$out/$1.server.log" 2>&1 &
+		timeout 120 $2 >>"$out/$1.server.log" 2>&1 &
 	fi
 	srv=$!
 }
@@ -126,14 +134,15 @@ run_client() { # name command
 	tries=0
 	while :; do
 		rc=0
+		echo "\$ $2" >"$out/$1.client.log"
 		if [ "$side" = rocemu ]; then
 			ROCEMU_ADDR=$client timeout 120 $2 \
-				>"$out/$1.client.log" 2>&1 || rc=$?
+				>>"$out/$1.client.log" 2>&1 || rc=$?
 		else
-			timeout 120 $2 >"$out/$1.client.log" 2>&1 || rc=$?
+			timeout 120 $2 >>"$out/$1.client.log" 2>&1 || rc=$?
 		fi
 		[ $rc -ne 0 ] || return 0
-		grep -qi "connect" "$out/$1.client.log" || return $rc
+		tail -n +2 "$out/$1.client.log" | grep -qi "connect" || return $rc
 		tries=$((tries + 1))
 		[ $tries -lt 150 ] || return $rc
 		nap
