@@ -206,7 +206,7 @@ endif
 
 # ---- Linux rxe in a qemu guest: the referee (tests/rxe/) ----------------
 rxe-check: all $(RXE_PROBE) rxe-deps
-	$(Q)tests/rxe/check.sh $(BUILD)
+	$(Q)tests/rxe/check.sh --pcaps pcaps $(BUILD)
 
 # ---- the main job -------------------------------------------------------
 demo: $(ROCEMU)

@@ -5,16 +5,25 @@
 # rocemu's drop-in (interop.sh), and prints the table: one row per program
 # and direction, one column per GID, then each failure with its reason.
 # Then the golden captures' rxe side (golden_lab.sh): two guests, every
-# scenario, pcaps/rxe regenerated and compared with pcaps/rocemu.
+# scenario, the rxe captures retaken and compared with pcaps/rocemu.
 # Fails when a run failed, a guest did not finish or a comparison found an
 # unlisted difference.
-# usage: tests/rxe/check.sh [--or-skip] BUILD_DIR
+# usage: tests/rxe/check.sh [--or-skip] [--pcaps DIR] BUILD_DIR
 #   --or-skip  where the lab cannot run (no qemu, no kernel to be had),
 #              print one line saying why and succeed (make check's way).
+#   --pcaps    where the retaken captures go: the source tree's pcaps/
+#              for make rxe-check; BUILD_DIR/rxe/pcaps otherwise, so that
+#              make check leaves the tree as it was.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-or_skip=0
-[ "${1:-}" = --or-skip ] && { or_skip=1; shift; }
+or_skip=0 pcaps=
+while [ $# -gt 1 ]; do
+	case $1 in
+	--or-skip) or_skip=1; shift ;;
+	--pcaps) pcaps=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
 build=${1:?usage: check.sh [--or-skip] BUILD_DIR}
 rxe=$build/rxe
 t0=$(date +%s)
@@ -72,5 +81,5 @@ ok=1
 
 # The golden captures' rxe side: two guests, pcaps/rxe regenerated and
 # compared with pcaps/rocemu (golden_lab.sh prints its own table).
-"$here/golden_lab.sh" "$build" || ok=0
+"$here/golden_lab.sh" "$build" ${pcaps:+"$pcaps"} || ok=0
 [ $ok = 1 ]

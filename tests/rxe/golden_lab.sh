@@ -9,9 +9,12 @@
 # commands, both programs' output), and compares each with
 # pcaps/rocemu/<scenario>.pcap (compare.py). Prints one line per scenario
 # (packets compared, differences listed and unlisted) and a summary line.
-# usage: tests/rxe/golden_lab.sh BUILD_DIR
+# usage: tests/rxe/golden_lab.sh BUILD_DIR [PCAPS_DIR]
 #   BUILD_DIR holds rocemu's build and the lab's parts (BUILD_DIR/rxe,
 #   made by parts.sh). Results and logs in BUILD_DIR/rxe/golden.
+#   PCAPS_DIR (make rxe-check: the source tree's pcaps/) receives the
+#   retaken captures in its rxe/ and rocemu/; by default they go to
+#   BUILD_DIR/rxe/pcaps, a copy of pcaps/, and the tree is left alone.
 # Exit 0 when every scenario ran on rxe and its comparison found no
 # unlisted difference; 1 otherwise.
 set -eu
@@ -20,6 +23,14 @@ top=$(cd "$here/../.." && pwd)
 build=$(cd "${1:?usage: golden_lab.sh BUILD_DIR}" && pwd)
 rxe=$build/rxe
 out=$rxe/golden
+dest=${2:-}
+if [ -z "$dest" ]; then
+	dest=$rxe/pcaps
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	cp -r "$top/pcaps/rxe" "$top/pcaps/rocemu" "$dest/"
+fi
+dest=$(cd "$dest" && pwd)
 t0=$(date +%s)
 
 rc=0
@@ -48,7 +59,7 @@ for s in $(bash "$here/scenarios.sh" --list); do
 	g=$out/a/golden
 	if echo "$la" | grep -q ': ok ' && echo "$lb" | grep -q ': ok ' &&
 		[ -s "$g/$s.pcap" ]; then
-		cp "$g/$s.pcap" "$top/pcaps/rxe/$s.pcap"
+		cp "$g/$s.pcap" "$dest/rxe/$s.pcap"
 		{
 			echo "scenario: $s"
 			echo "taken by: make rxe-check (tests/rxe/golden_lab.sh), $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -63,7 +74,7 @@ for s in $(bash "$here/scenarios.sh" --list); do
 			echo
 			echo "===== client (guest b) ====="
 			cat "$out/b/golden/$s.client.log"
-		} >"$top/pcaps/rxe/$s.txt"
+		} >"$dest/rxe/$s.txt"
 		taken+=("$s")
 	else
 		failed+=("$s: ${la#scenario $s: } / ${lb#scenario $s: }")
@@ -76,7 +87,7 @@ done
 r=$out/a/golden-rocemu
 if grep -q '^scenario loss: ok ' "$out/a/log.txt" && [ -s "$r/loss.pcap" ] &&
 	[ "$(grep -c '^scenario loss: ok ' "$out/a/log.txt")" = 2 ]; then
-	cp "$r/loss.pcap" "$top/pcaps/rocemu/loss.pcap"
+	cp "$r/loss.pcap" "$dest/rocemu/loss.pcap"
 else
 	failed+=("loss (rocemu's side, in guest a): $(grep '^scenario loss: ' "$out/a/log.txt" | tail -n 1)")
 	status=1
@@ -85,7 +96,7 @@ fi
 cmp=$out/compare.txt
 crc=0
 python3 "$here/compare.py" --rocemu "$build/bin/rocemu" --dirs \
-	"$top/pcaps/rxe" "$top/pcaps/rocemu" >"$cmp" 2>&1 || crc=$?
+	"$dest/rxe" "$dest/rocemu" >"$cmp" 2>&1 || crc=$?
 [ $crc = 0 ] || status=1
 t2=$(date +%s)
 
