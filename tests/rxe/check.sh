@@ -6,14 +6,26 @@
 # and direction, one column per GID, then each failure with its reason.
 # Then the error paths (errors.sh): each case's NAKs and completion
 # statuses, rocemu against rxe both ways, equal to rxe against rxe.
-# Fails when a run failed or a guest did not finish.
-# usage: tests/rxe/check.sh [--or-skip] BUILD_DIR
+# Then the golden captures' rxe side (golden_lab.sh): two guests, every
+# scenario, the rxe captures retaken and compared with pcaps/rocemu.
+# Fails when a run failed, a guest did not finish or a comparison found an
+# unlisted difference.
+# usage: tests/rxe/check.sh [--or-skip] [--pcaps DIR] BUILD_DIR
 #   --or-skip  where the lab cannot run (no qemu, no kernel to be had),
 #              print one line saying why and succeed (make check's way).
+#   --pcaps    where the retaken captures go: the source tree's pcaps/
+#              for make rxe-check; BUILD_DIR/rxe/pcaps otherwise, so that
+#              make check leaves the tree as it was.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-or_skip=0
-[ "${1:-}" = --or-skip ] && { or_skip=1; shift; }
+or_skip=0 pcaps=
+while [ $# -gt 1 ]; do
+	case $1 in
+	--or-skip) or_skip=1; shift ;;
+	--pcaps) pcaps=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
 build=${1:?usage: check.sh [--or-skip] BUILD_DIR}
 rxe=$build/rxe
 t0=$(date +%s)
@@ -72,4 +84,8 @@ ok=1
 # The error paths: rxe <-> rxe across two guests, then rxe <-> rocemu both
 # ways; errors.sh prints one line per case and direction.
 "$here/errors.sh" "$build" || ok=0
+
+# The golden captures' rxe side: two guests, pcaps/rxe regenerated and
+# compared with pcaps/rocemu (golden_lab.sh prints its own table).
+"$here/golden_lab.sh" "$build" ${pcaps:+"$pcaps"} || ok=0
 [ $ok = 1 ]

@@ -43,6 +43,8 @@ RULES = {
     "UC-ACKREQ": "AckReq on UC packets (no UC responder acknowledges)",
     "ACK-COALESCE": "one ACK for several requests (a later response "
                     "covers the missing ACK)",
+    "NAK-AHEAD": "request sent past a lost packet before the sequence NAK "
+                 "came back (the responder discards it)",
 }
 
 
@@ -182,6 +184,47 @@ def syndrome_kind(p):
     if s is None:
         return None
     return {0: "ack", 1: "rnr", 2: "rsvd", 3: "nak"}[(s >> 5) & 3]
+
+
+def is_seq_nak(p):
+    """A NAK with code PSN sequence error (AETH syndrome 0x60)."""
+    return p.is_response and p.raw.get("aeth", {}).get("syndrome") == 0x60
+
+
+def drop_ahead(pkts):
+    """Split off the requests a responder discarded after a lost packet.
+
+    When request n of a space is lost, the responder NAKs the first later
+    request with a sequence error for n and silently discards every
+    request after n until n comes again (IBTA 9.7.5.1.1, C9-110); how many the
+    requester sent before the NAK reached it is timing. Such a request
+    (PSN past n, seen before n's first retransmission, in a space that
+    holds a sequence NAK for n) is listed and left out of the comparison.
+    Returns (kept, listed) where listed holds (rule, packet, text)."""
+    ahead = set()
+    for k, nak in enumerate(pkts):
+        if not is_seq_nak(nak):
+            continue
+        n = nak.rel_psn
+        resent = next((j for j in range(k + 1, len(pkts))
+                       if pkts[j].space == nak.space and
+                       not pkts[j].is_response and
+                       pkts[j].rel_psn == n), len(pkts))
+        for j in range(resent):
+            q = pkts[j]
+            if q.space == nak.space and not q.is_response and \
+                    q.rel_psn > n and \
+                    not any(r.space == q.space and not r.is_response and
+                            r.rel_psn == n for r in pkts[:j]):
+                ahead.add(j)
+    kept, listed = [], []
+    for j, p in enumerate(pkts):
+        if j in ahead:
+            listed.append(("NAK-AHEAD", p, "past the lost PSN, discarded "
+                           "by the responder before the retransmission"))
+        else:
+            kept.append(p)
+    return kept, listed
 
 
 def drop_duplicates(pkts):
@@ -346,7 +389,9 @@ def compare(name, a_pkts, b_pkts, labels=("rxe", "rocemu")):
     sides = []
     for label, pkts in zip(labels, (a_pkts, b_pkts)):
         normalize(pkts)
-        kept, listed = drop_duplicates(pkts)
+        pkts, listed = drop_ahead(pkts)
+        kept, more = drop_duplicates(pkts)
+        listed += more
         for rule, p, text in listed:
             rep.listed.append((rule, "%s %s: %s" % (label, describe(p),
                                                     text)))

@@ -4,7 +4,8 @@
 
 Each case writes a pcap derived from pcaps/ (a NAK syndrome changed with
 its ICRC made right again, two packets swapped, a request and its ACK sent
-twice, an ICRC broken), runs compare.py on the pair and checks its exit
+twice, a request past a lost packet left out, a sequence NAK left out, an
+ICRC broken), runs compare.py on the pair and checks its exit
 status and the line it must print. The ICRC is computed here from the
 IBTA rule (annex A17.3.3: masked IP/UDP/BTH fields, CRC-32 over the rest),
 not with the project's code.
@@ -137,6 +138,30 @@ def main():
     case("a missing NAK is unlisted",
          os.path.join(rxe, "err_write_bad_rkey.pcap"), lone, rocemu, 1,
          ["only rxe has S>C #2 RC_ACK"])
+
+    # The loss scenario: one request fewer sent past the lost packet
+    # before the sequence NAK came back is timing, and listed.
+    head, recs = read_pcap(os.path.join(emu, "loss.pcap"))
+    ops = [(r[2][42], struct.unpack(">I", r[2][50:54])[0] & 0xFFFFFF)
+           for r in recs]
+    nak = next(i for i, r in enumerate(recs) if r[2][42] == 0x11 and
+               r[2][54] == 0x60)
+    lost = ops[nak][1]
+    ahead = [i for i in range(nak + 1, len(recs)) if ops[i][0] != 0x11 and
+             ops[i][1] > lost and lost not in [o[1] for o in ops[nak + 1:i]]]
+    assert ahead, "a request past the lost PSN after the NAK expected"
+    fewer = os.path.join(work, "loss_fewer_ahead.pcap")
+    write_pcap(fewer, head, [r for i, r in enumerate(recs) if i != ahead[0]])
+    case("a request past the lost PSN is listed",
+         os.path.join(emu, "loss.pcap"), fewer, rocemu, 0,
+         ["listed   NAK-AHEAD", "0 unlisted"])
+
+    # Without its sequence NAK the same capture differs, unlisted.
+    nonak = os.path.join(work, "loss_no_nak.pcap")
+    write_pcap(nonak, head, recs[:nak] + recs[nak + 1:])
+    case("a missing sequence NAK is unlisted",
+         os.path.join(emu, "loss.pcap"), nonak, rocemu, 1,
+         ["only rxe has S>C #%d RC_ACK" % (nak + 1)])
 
     # A broken ICRC is a difference of its own.
     head, recs = read_pcap(os.path.join(emu, "ud_send.pcap"))

@@ -88,10 +88,12 @@ kver=$(ls "$kdir/lib/modules")
 cp -u "$kdir/boot/vmlinuz-$kver" "$rxe/vmlinuz"
 
 # Modules /init loads (its order is in init), with what they depend on;
-# sch_netem is for scenarios that lose packets; sch_ingress (clsact),
-# cls_u32 and act_gact drop chosen packets (the golden loss scenario).
+# sch_netem is for scenarios that lose packets; with sch_prio, cls_u32 and
+# act_gact it loses one chosen packet (the golden loss scenario);
+# sch_ingress (clsact), cls_u32 and act_gact drop every RoCEv2 packet a
+# responder sends (the error paths' retry exhaustion).
 mods="crc32_generic virtio_pci virtio_net virtio_blk veth rdma_rxe ib_uverbs sch_netem
-	sch_ingress cls_u32 act_gact"
+	sch_prio sch_ingress cls_u32 act_gact"
 modfiles=$(for m in $mods; do
 	modprobe -d "$kdir" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | sort -u)

@@ -21,6 +21,10 @@
  *                  client WC REM_ACCESS_ERR
  *   read_bad_rkey  READ 64 B with a wrong rkey: likewise
  *   write_past_end WRITE 64 B whose last 32 bytes lie past the server's MR
+ *   loss           WRITE with immediate, 4096 B (four packets at MTU 1024),
+ *                  PSNs 0x1000..0x1003; the lab drops the first copy of
+ *                  0x1001 on the wire (scenarios.sh --drop): sequence NAK,
+ *                  go-back-N from 0x1001; server: the data and imm arrive
  *   atomic_misaligned  FETCH_AND_ADD at a remote address 4 bytes past an
  *                  8-byte boundary: refused at post time with EINVAL, as
  *                  rdma-core's rxe provider refuses it; nothing on the wire
@@ -51,7 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { SRV_LEN = 4096, CLI_LEN = 8192, MSG = 64, WIMM_LEN = 3000 };
+enum { SRV_LEN = 4096, CLI_LEN = 8192, MSG = 64, WIMM_LEN = 3000,
+       LOSS_LEN = 4096 };
 enum { CLI_PSN = 0x1000, SRV_PSN = 0x2000 };
 /* IBTA 9.7.5.2.8 table 45: timer field 31 is 491.52 ms. The server posts
  * its receive 150 ms after the client posted: long after the first SEND
@@ -278,7 +283,9 @@ static void connect_qp(struct ctx *c)
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = c->me.psn;
 	a.timeout = 14;
-	a.retry_cnt = 1;
+	/* One retry makes retry exhaustion quick to reach; the loss step
+	 * wants room for its go-back-N (and a timeout besides). */
+	a.retry_cnt = !strcmp(c->step, "loss") ? 3 : 1;
 	/* rnr_retry 7 retries for ever; the exhausted step wants one. */
 	a.rnr_retry = !strcmp(c->step, "rnr_exhausted") ? 1 : 7;
 	a.max_rd_atomic = 4;
@@ -393,6 +400,8 @@ static const struct step steps[] = {
 	  IBV_WC_SUCCESS, 0, EINVAL, 0 },
 	{ "retry_exhausted", IBV_WR_SEND, MSG, 0, 0, 0, 0, IBV_WC_RETRY_EXC_ERR,
 	  1, 0, 1 },
+	{ "loss", IBV_WR_RDMA_WRITE_WITH_IMM, LOSS_LEN, 0, WRITE_IMM, 0, 0,
+	  IBV_WC_SUCCESS, 1, 0, 0 },
 };
 
 static const struct step *find_step(const char *name)

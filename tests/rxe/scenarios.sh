@@ -23,6 +23,10 @@
 #   --lib DIR        rocemu's build/lib (sets LD_LIBRARY_PATH; side rocemu)
 #   --capture MODE   rocemu | tcpdump:IFACE | none
 #   --only "A B"     run only these scenarios
+#   --drop IFACE     run the loss scenario: the client role loses the first
+#                    copy of the request with PSN 0x1001 on IFACE's egress
+#                    (tc prio + netem + u32 + gact; needs those modules).
+#                    Without it the loss scenario is skipped.
 #   --list           print the scenarios and exit
 # Exit status: 0 when every program of every scenario run exited 0.
 set -eu
@@ -49,9 +53,10 @@ rnr_exhausted|rxe_probe server -d @DEV@ -g @GID@ -p @PORT@ rnr_exhausted|rxe_pro
 err_write_bad_rkey|rxe_probe server -d @DEV@ -g @GID@ -p @PORT@ write_bad_rkey|rxe_probe client -d @DEV@ -g @GID@ -p @PORT@ @SERVER@ write_bad_rkey
 err_read_bad_rkey|rxe_probe server -d @DEV@ -g @GID@ -p @PORT@ read_bad_rkey|rxe_probe client -d @DEV@ -g @GID@ -p @PORT@ @SERVER@ read_bad_rkey
 err_write_past_end|rxe_probe server -d @DEV@ -g @GID@ -p @PORT@ write_past_end|rxe_probe client -d @DEV@ -g @GID@ -p @PORT@ @SERVER@ write_past_end
+loss|rxe_probe server -d @DEV@ -g @GID@ -p @PORT@ loss|rxe_probe client -d @DEV@ -g @GID@ -p @PORT@ @SERVER@ loss
 '
 
-role=both server= client= dev= gid=1 port=18515 lib= capture= only= list=
+role=both server= client= dev= gid=1 port=18515 lib= capture= only= list= drop=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--role) role=${2:?}; shift 2 ;;
@@ -63,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--lib) lib=${2:?}; shift 2 ;;
 	--capture) capture=${2:?}; shift 2 ;;
 	--only) only=${2:?}; shift 2 ;;
+	--drop) drop=${2:?}; shift 2 ;;
 	--list) list=1; shift ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
@@ -96,6 +102,38 @@ fill() {
 
 nap() { sleep 0.2 2>/dev/null || sleep 1; }
 
+# The loss scenario's drop: on IFACE's egress, the first copy of the
+# RoCEv2 packet to the server whose BTH PSN (bytes 37-39 of an IPv4 packet
+# without options: 20 IP + 8 UDP + 9) is 0x1001, rxe_probe's second request
+# packet, goes to a netem band that loses everything. netem loses a packet
+# silently (the sender's send succeeds, as on a wire); a tc drop action
+# would tell rxe, which sends the packet again at once. gact's
+# deterministic mode sends the 1st, 3rd, ... match to that band and lets
+# the 2nd, 4th, ... through: the go-back-N retransmission passes. (netem's
+# own loss is random, without a seed, in Linux 6.1.)
+tc=
+for t in /usr/bin/tc /usr/sbin/tc /sbin/tc; do
+	[ -x "$t" ] && { tc=$t; break; }
+done
+drop_on() {
+	[ -n "$tc" ] || die "no tc (iproute2) for --drop"
+	$tc qdisc del dev "$drop" root 2>/dev/null || :
+	$tc qdisc add dev "$drop" root handle 1: prio bands 4 \
+		priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1 &&
+		$tc qdisc add dev "$drop" parent 1:4 handle 40: netem loss 100% &&
+		$tc filter add dev "$drop" parent 1: protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip dport 4791 0xffff \
+			match ip dst "$server"/32 \
+			match u32 0x00001001 0x00ffffff at 36 flowid 1:4 \
+			action gact pass random determ continue 2 ||
+		die "cannot install the drop on $drop (modules sch_prio, sch_netem, cls_u32, act_gact)"
+}
+drop_off() {
+	{ $tc -s filter show dev "$drop"; $tc -s qdisc show dev "$drop"; } \
+		>"$out/$1.drop.txt" 2>&1 || :
+	$tc qdisc del dev "$drop" root 2>/dev/null || :
+}
+
 # The server: started in the background with its capture; its pid in $srv.
 start_server() { # name command
 	pcap=$out/$1.pcap
@@ -103,19 +141,27 @@ start_server() { # name command
 	tcpd=
 	case $capture in
 	tcpdump:*)
-		tcpdump -Z root -i "${capture#tcpdump:}" -w "$pcap" -U \
+		tcpdump -Z root -i "${capture#tcpdump:}" -w "$pcap" -U --immediate-mode \
 			udp port 4791 >"$out/$1.tcpdump.log" 2>&1 &
 		tcpd=$!
-		nap
+		# a packet sent before tcpdump listens is not in the capture
+		w=0
+		until grep -q 'listening on' "$out/$1.tcpdump.log" 2>/dev/null; do
+			w=$((w + 1))
+			[ $w -lt 100 ] && kill -0 $tcpd 2>/dev/null ||
+				die "tcpdump on ${capture#tcpdump:} did not start: $(cat "$out/$1.tcpdump.log")"
+			nap
+		done
 		;;
 	esac
+	echo "\$ $2" >"$out/$1.server.log"
 	if [ "$capture" = rocemu ]; then
 		ROCEMU_ADDR=$server ROCEMU_PCAP=$pcap timeout 120 $2 \
-			>"$out/$1.server.log" 2>&1 &
+			>>"$out/$1.server.log" 2>&1 &
 	elif [ "$side" = rocemu ]; then
-		ROCEMU_ADDR=$server timeout 120 $2 >"$out/$1.server.log" 2>&1 &
+		ROCEMU_ADDR=$server timeout 120 $2 >>"$out/$1.server.log" 2>&1 &
 	else
-		timeout 120 $2 >"$out/$1.server.log" 2>&1 &
+		timeout 120 $2 >>"$out/$1.server.log" 2>&1 &
 	fi
 	srv=$!
 }
@@ -126,14 +172,15 @@ run_client() { # name command
 	tries=0
 	while :; do
 		rc=0
+		echo "\$ $2" >"$out/$1.client.log"
 		if [ "$side" = rocemu ]; then
 			ROCEMU_ADDR=$client timeout 120 $2 \
-				>"$out/$1.client.log" 2>&1 || rc=$?
+				>>"$out/$1.client.log" 2>&1 || rc=$?
 		else
-			timeout 120 $2 >"$out/$1.client.log" 2>&1 || rc=$?
+			timeout 120 $2 >>"$out/$1.client.log" 2>&1 || rc=$?
 		fi
 		[ $rc -ne 0 ] || return 0
-		grep -qi "connect" "$out/$1.client.log" || return $rc
+		tail -n +2 "$out/$1.client.log" | grep -qi "connect" || return $rc
 		tries=$((tries + 1))
 		[ $tries -lt 150 ] || return $rc
 		nap
@@ -149,12 +196,18 @@ while IFS='|' read -r name scmd ccmd; do
 	fi
 	p=$((port + i))
 	src=0 crc=0
+	if [ "$name" = loss ] && [ -z "$drop" ]; then
+		echo "scenario $name: skipped (needs --drop IFACE)"
+		continue
+	fi
+	[ "$name" != loss ] || [ "$role" = server ] || drop_on
 	if [ "$role" != client ]; then
 		start_server "$name" "$(fill "$scmd" $p)"
 	fi
 	if [ "$role" != server ]; then
 		run_client "$name" "$(fill "$ccmd" $p)" || crc=$?
 	fi
+	[ "$name" != loss ] || [ "$role" = server ] || drop_off "$name"
 	if [ "$role" != client ]; then
 		wait "$srv" || src=$?
 		if [ -n "$tcpd" ]; then
