@@ -27,6 +27,13 @@ per test, and two such runs compared test by test.
       is reported, not enforced. Exit 1 otherwise (a missing or empty file,
       a test on one side only, or (with --reference) a difference).
 
+  suite.py files --tests DIR
+      Prints the files the Python running this script needs to run the
+      suite (the interpreter, each module the suite and this script import,
+      with its compiled .pyc where one exists), one path per line: what the
+      rxe lab's guest gets (tests/rxe/suite.sh). Libraries the interpreter
+      and extension modules link are left to ldd.
+
 Only the standard library: this runs in the rxe lab's guest too.
 """
 import argparse
@@ -279,6 +286,33 @@ def cmd_compare(a):
     return rc
 
 
+def cmd_files(a):
+    import importlib.machinery
+    import importlib.util
+    import traceback  # noqa: F401 (the driver's)
+    import unittest  # noqa: F401
+    tests_dir = os.path.abspath(a.tests)
+    sys.path.insert(0, tests_dir)
+    sys.argv = [sys.argv[0]]
+    # what run_tests.py imports: every test module, hence pyverbs and its
+    # providers' extension modules
+    importlib.machinery.SourceFileLoader(
+        'tests', os.path.join(tests_dir, '__init__.py')).load_module()
+    files = {os.path.realpath(sys.executable)}
+    for name, m in list(sys.modules.items()):
+        f = getattr(m, '__file__', None)
+        if name == '__main__' or not f or f.startswith(tests_dir + os.sep):
+            continue
+        files.add(f)
+        if f.endswith('.py'):
+            c = importlib.util.cache_from_source(f)
+            if os.path.exists(c):
+                files.add(c)
+    for f in sorted(files):
+        print(f)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     sub = ap.add_subparsers(dest='cmd', required=True)
@@ -293,8 +327,10 @@ def main():
     c.add_argument('--reference')
     c.add_argument('rxe')
     c.add_argument('rocemu')
+    f = sub.add_parser('files')
+    f.add_argument('--tests', required=True)
     a = ap.parse_args()
-    return cmd_run(a) if a.cmd == 'run' else cmd_compare(a)
+    return {'run': cmd_run, 'compare': cmd_compare, 'files': cmd_files}[a.cmd](a)
 
 
 if __name__ == '__main__':
