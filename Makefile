@@ -171,17 +171,20 @@ $(RXE_PROBE): tests/rxe/rxe_probe.c | $(DEPS_OK)
 	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $< -libverbs
 
 # ---- tests --------------------------------------------------------------
+# Each test that binds addresses runs in a network namespace of its own
+# where it can (tests/isolated.sh): runs side by side do not collide.
+ISOLATED := tests/isolated.sh
 check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
-	$(Q)ROCEMU_PCAPS=pcaps $(CHECK_BIN)
+	$(Q)ROCEMU_PCAPS=pcaps $(ISOLATED) $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
-	$(Q)tests/net_cli.sh $(BUILD)
-	$(Q)tests/net_hosts.sh $(BUILD)
-	$(Q)tests/net_reads.sh $(BUILD)
-	$(Q)tests/verbs_bins.sh $(BUILD)
-	$(Q)tests/verbs_lifetimes.sh $(BUILD)
-	$(Q)tests/verbs_stress.sh $(BUILD)
-	$(Q)tests/examples.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/net_cli.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/net_hosts.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/net_reads.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/verbs_bins.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/verbs_lifetimes.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/verbs_stress.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/examples.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/rxe/compare_test.py $(ROCEMU) $(BUILD)/compare_test
 	$(Q)python3 tests/rxe/compare.py --rocemu $(ROCEMU) --dirs pcaps/rxe \
