@@ -5,6 +5,7 @@
 #   make bench      speed figures       make fuzz    libFuzzer, bounded
 #   make rxe-check  rocemu against Linux rxe in a qemu guest (tests/rxe/);
 #                   make check runs it last (RXE=0 leaves it out)
+#   make suite-compare  rdma-core's test suite, rxe against rocemu
 #   make install PREFIX=... DESTDIR=...
 #   SAN=1 builds with AddressSanitizer and UBSan; V=1 shows the commands.
 #   TSAN=1 builds with ThreadSanitizer (build/tsan).
@@ -56,7 +57,7 @@ DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 # ... and those the rxe lab needs besides (tests/rxe/): without them
 # make check skips the lab and says why.
 RXE_LAB_PKGS := qemu-system-x86 busybox-static cpio kmod tcpdump iproute2 \
-	rdma-core ibverbs-providers ibverbs-utils perftest
+	rdma-core ibverbs-providers ibverbs-utils perftest python3-pyverbs
 RXE ?= 1
 
 PKG_LIBS := libpcap zlib
@@ -93,7 +94,7 @@ RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check rxe-check demo golden bench fuzz install clean
+.PHONY: all deps rxe-deps check rxe-check suite-compare demo golden bench fuzz install clean
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
 	$(VERBS_SO) $(RXE_PROBE)
 
@@ -207,6 +208,11 @@ endif
 # ---- Linux rxe in a qemu guest: the referee (tests/rxe/) ----------------
 rxe-check: all rxe-deps
 	$(Q)tests/rxe/check.sh $(BUILD)
+
+# rdma-core's own test suite (python3-pyverbs) on rocemu here and on rxe in
+# a lab guest, compared test by test (make rxe-check ends with it).
+suite-compare: all rxe-deps
+	$(Q)tests/rxe/suite.sh $(BUILD)
 
 # ---- the main job -------------------------------------------------------
 demo: $(ROCEMU)

@@ -3,7 +3,8 @@
 # The rxe lab's check (make rxe-check): makes the parts (parts.sh), boots
 # one guest (boot.sh) that runs the live interop between Linux rxe and
 # rocemu's drop-in (interop.sh), and prints the table: one row per program
-# and direction, one column per GID, then each failure with its reason.
+# and direction, one column per GID, then each failure with its reason;
+# then rdma-core's test suite on rxe and on rocemu, compared (suite.sh).
 # Fails when a run failed or the guest did not finish.
 # usage: tests/rxe/check.sh [--or-skip] BUILD_DIR
 #   --or-skip  where the lab cannot run (no qemu, no kernel to be had),
@@ -64,4 +65,9 @@ pass=$(grep -c '^PASS' "$tsv" || true)
 fail=$(grep -c '^FAIL' "$tsv" || true)
 t2=$(date +%s)
 echo "rxe lab: interop $pass passed, $fail failed (parts $((t1 - t0)) s, guest $((t2 - t1)) s; logs in $out)"
-[ "$fail" = 0 ] && [ "$pass" -gt 0 ] && [ $rc = 0 ]
+
+# rdma-core's own suite, rxe in a guest against rocemu here (suite.sh)
+suite_rc=0
+"$here/suite.sh" "$build" || suite_rc=$?
+[ $suite_rc = 0 ] || echo "rxe lab: FAILED: the suite comparison (above)" >&2
+[ "$fail" = 0 ] && [ "$pass" -gt 0 ] && [ $rc = 0 ] && [ $suite_rc = 0 ]

@@ -16,6 +16,8 @@
 # Prints the per-module table, "rocemu passes N of the M tests rxe passes"
 # and each test rxe passes and rocemu does not, with rocemu's error line.
 # usage: tests/rxe/suite.sh [--recorded] BUILD_DIR
+#   SUITE_IDLE (30), SUITE_BUDGET (420): rocemu's hang limit and each
+#   side's budget in seconds; ROCEMU_ADDR (127.0.0.90).
 # Exit 0 when the comparison ran (rocemu's parity is reported, not
 # required); 1 when it could not (no pyverbs, no tests, a side brought no
 # results) or when the guest's rxe disagrees with the reference.
@@ -28,7 +30,9 @@ py=/usr/bin/python3     # pyverbs is built for Debian's Python
 src=/usr/share/doc/rdma-core/tests
 ref=$here/pyverbs-rxe-6.1.tsv
 work=$build/suite
-idle=${SUITE_IDLE:-60} budget=${SUITE_BUDGET:-420}
+# rocemu's side: a test here takes at most ~12 s (pyverbs' own poll
+# timeout); the guest's emulated CPU is slower, its limit larger.
+idle=${SUITE_IDLE:-30} budget=${SUITE_BUDGET:-420}
 t0=$(date +%s)
 
 die() { echo "suite: cannot compare: $*" >&2; exit 1; }
@@ -43,9 +47,9 @@ cp -r $src "$work/tests"
 gunzip -f "$work"/tests/*.gz
 $py -m compileall -q "$work/tests" >/dev/null
 
-# ---- rocemu, here ----
+# ---- rocemu, here, in a network namespace of its own where it can ----
 LD_LIBRARY_PATH=$build/lib ROCEMU_ADDR=${ROCEMU_ADDR:-127.0.0.90} \
-	$py "$here/suite.py" run --tests "$work/tests" --dev rocemu0 \
+	"$here/../isolated.sh" $py "$here/suite.py" run --tests "$work/tests" --dev rocemu0 \
 	--out "$work/rocemu.tsv" --idle "$idle" --budget "$budget" ||
 	die "the rocemu run failed (its output: $work/rocemu.tsv.log)"
 t1=$(date +%s)
@@ -99,11 +103,10 @@ t2=$(date +%s)
 if [ -z "$rxe_tsv" ]; then
 	rxe_tsv=$ref
 	label="rxe (RECORDED, not measured: $why; $(basename "$ref"))"
-	set -- 
+	set --
 else
 	set -- --reference "$ref"
 fi
-tail -n 1 "$work/rocemu.tsv.log" >/dev/null
 rc=0
 $py "$here/suite.py" compare --rxe-label "$label" "$@" "$rxe_tsv" \
 	"$work/rocemu.tsv" || rc=$?
