@@ -6,6 +6,7 @@
 #   make rxe-check  rocemu against Linux rxe in qemu guests (tests/rxe/);
 #                   make check runs it last (RXE=0 leaves it out)
 #   make rxe-bench  perftest on rxe and on rocemu in the same guests
+#   make suite-compare  rdma-core's test suite, rxe against rocemu
 #   make install PREFIX=... DESTDIR=...
 #   SAN=1 builds with AddressSanitizer and UBSan; V=1 shows the commands.
 #   TSAN=1 builds with ThreadSanitizer (build/tsan).
@@ -57,7 +58,7 @@ DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 # ... and those the rxe lab needs besides (tests/rxe/): without them
 # make check skips the lab and says why.
 RXE_LAB_PKGS := qemu-system-x86 busybox-static cpio kmod tcpdump iproute2 \
-	rdma-core ibverbs-providers ibverbs-utils perftest
+	rdma-core ibverbs-providers ibverbs-utils perftest python3-pyverbs
 RXE ?= 1
 
 PKG_LIBS := libpcap zlib
@@ -94,7 +95,7 @@ RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check rxe-check rxe-bench demo golden bench fuzz install clean
+.PHONY: all deps rxe-deps check rxe-check rxe-bench suite-compare demo golden bench fuzz install clean
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
 	$(VERBS_SO) $(RXE_PROBE)
 
@@ -213,6 +214,11 @@ rxe-check: all $(RXE_PROBE) rxe-deps
 # (not pass/fail: software emulation on a shared machine)
 rxe-bench: all rxe-deps
 	$(Q)tests/rxe/bench.sh $(BUILD)
+
+# rdma-core's own test suite (python3-pyverbs) on rocemu here and on rxe in
+# a lab guest, compared test by test (make rxe-check ends with it).
+suite-compare: all rxe-deps
+	$(Q)tests/rxe/suite.sh $(BUILD)
 
 # ---- the main job -------------------------------------------------------
 demo: $(ROCEMU)
