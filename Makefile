@@ -189,6 +189,7 @@ check: all
 	$(Q)$(ISOLATED) tests/examples.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/rxe/compare_test.py $(ROCEMU) $(BUILD)/compare_test
+	$(Q)python3 tests/rxe/report_test.py $(BUILD)/report_test
 	$(Q)python3 tests/rxe/compare.py --rocemu $(ROCEMU) --dirs pcaps/rxe \
 	  pcaps/rocemu >$(BUILD)/golden.txt || { cat $(BUILD)/golden.txt; false; }
 	$(Q)tail -n 1 $(BUILD)/golden.txt

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The rxe lab's check (make rxe-check): makes the parts (parts.sh), boots
-# one guest (boot.sh) that runs the live interop between Linux rxe and
-# rocemu's drop-in (interop.sh), and prints the table: one row per program
-# and direction, one column per GID, then each failure with its reason.
-# Then the error paths (errors.sh): each case's NAKs and completion
-# statuses, rocemu against rxe both ways, equal to rxe against rxe.
-# Then the golden captures' rxe side (golden_lab.sh): two guests, every
-# scenario, the rxe captures retaken and compared with pcaps/rocemu.
-# Fails when a run failed, a guest did not finish or a comparison found an
-# unlisted difference.
+# The rxe lab's check (make rxe-check): makes the parts (parts.sh), then
+# runs the lab's four parts, each with its output in BUILD_DIR/rxe/report:
+#   interop  one guest (boot.sh, interop.sh): the live interop between
+#            Linux rxe and rocemu's drop-in, every program both ways on
+#            both GIDs;
+#   errors   the error paths (errors.sh): each case's NAKs, completion
+#            statuses and QP states, rocemu against rxe both ways, equal
+#            to rxe against rxe;
+#   golden   the golden captures' rxe side (golden_lab.sh): two guests,
+#            every scenario, the rxe captures retaken and compared with
+#            pcaps/rocemu;
+#   suite    rdma-core's test suite on rxe in a guest and on rocemu here,
+#            compared test by test (suite.sh).
+# Ends with one table (report.py). Fails when a run failed, a guest did
+# not finish, a comparison found an unlisted difference or the suite could
+# not be compared (rocemu's parity in the suite is reported, not required).
 # usage: tests/rxe/check.sh [--or-skip] [--pcaps DIR] BUILD_DIR
 #   --or-skip  where the lab cannot run (no qemu, no kernel to be had),
 #              print one line saying why and succeed (make check's way).
@@ -52,40 +58,55 @@ if [ $rc != 0 ]; then
 fi
 t1=$(date +%s)
 
-out=$rxe/interop
-rc=0
-"$here/boot.sh" -t 900 "$rxe" "$out" "$here/interop.sh" || rc=$?
-[ $rc = 77 ] && cannot "qemu-system-x86_64 missing"
-tsv=$out/a/interop.tsv
-[ -f "$tsv" ] || { echo "rxe lab: FAILED: the guest brought no interop results back" >&2; exit 1; }
+rep=$rxe/report
+rm -rf "$rep" && mkdir -p "$rep"
+# part NAME CMD...: runs one part of the lab with its output in
+# $rep/NAME.txt and its exit status in $rep/NAME.rc; prints the part's
+# closing line (each ends with one starting "rxe lab: "), and the whole
+# output when it failed.
+part() {
+	local name=$1 rc=0
+	shift
+	"$@" >"$rep/$name.txt" 2>&1 || rc=$?
+	echo $rc >"$rep/$name.rc"
+	grep '^rxe lab: ' "$rep/$name.txt" | tail -n 1 || true
+	if [ $rc != 0 ]; then
+		echo "rxe lab: $name failed (exit $rc); its output ($rep/$name.txt):" >&2
+		sed 's/^/  | /' "$rep/$name.txt" >&2
+	fi
+	return 0
+}
 
-echo "rxe lab: live interop, Linux $(sed -n 's/.*Linux version \([^ ]*\).*/\1/p' \
-	"$out/a/dmesg.txt" | head -n 1) rxe against rocemu's libibverbs.so.1 (server->client)"
-awk -F'\t' '
-	{ key = $2 "\t" $3; if (!(key in seen)) { seen[key] = 1; order[n++] = key }
-	  cell[key, $4] = $1 " " $5 " s" }
-	END {
-		printf "  %-20s %-13s %-15s %s\n", "program", "direction", "GID 1 (IPv4)", "GID 0 (IPv6 link-local)"
-		for (i = 0; i < n; i++) {
-			split(order[i], k, "\t")
-			a = (order[i], 1) in cell ? cell[order[i], 1] : "-"
-			b = (order[i], 0) in cell ? cell[order[i], 0] : "-"
-			printf "  %-20s %-13s %-15s %s\n", k[1], k[2], a, b
-		}
-	}' "$tsv"
-awk -F'\t' '$1 == "FAIL" { printf "  FAIL %s %s gid%s: %s\n", $2, $3, $4, $6 }' "$tsv"
-pass=$(grep -c '^PASS' "$tsv" || true)
-fail=$(grep -c '^FAIL' "$tsv" || true)
-t2=$(date +%s)
-echo "rxe lab: interop $pass passed, $fail failed (parts $((t1 - t0)) s, guest $((t2 - t1)) s; logs in $out)"
-ok=1
-[ "$fail" = 0 ] && [ "$pass" -gt 0 ] && [ $rc = 0 ] || ok=0
+# The live interop in one guest: rxe on a veth, rocemu in a namespace on
+# its peer; every program both ways on both GIDs (interop.sh).
+interop() {
+	local out=$rxe/interop rc=0
+	"$here/boot.sh" -t 900 "$rxe" "$out" "$here/interop.sh" || rc=$?
+	[ $rc = 77 ] && { echo "rxe lab: interop: qemu-system-x86_64 missing"; return 1; }
+	local tsv=$out/a/interop.tsv
+	[ -f "$tsv" ] || { echo "rxe lab: interop FAILED: the guest brought no results back"; return 1; }
+	cp "$tsv" "$rep/interop.tsv"
+	sed -n 's/.*Linux version \([^ ]*\).*/\1/p' "$out/a/dmesg.txt" | head -n 1 \
+		>"$rep/kernel.txt"
+	awk -F'\t' '$1 == "FAIL" { printf "  FAIL %s %s gid%s: %s\n", $2, $3, $4, $6 }' "$tsv"
+	local pass fail
+	pass=$(grep -c '^PASS' "$tsv" || true)
+	fail=$(grep -c '^FAIL' "$tsv" || true)
+	echo "rxe lab: interop $pass passed, $fail failed ($(($(date +%s) - t1)) s; logs in $out)"
+	[ "$fail" = 0 ] && [ "$pass" -gt 0 ] && [ $rc = 0 ]
+}
 
+echo "rxe lab: parts made in $((t1 - t0)) s; now the interop, the error paths," \
+	"the golden captures and rdma-core's suite (about 5 min)"
+part interop interop
 # The error paths: rxe <-> rxe across two guests, then rxe <-> rocemu both
-# ways; errors.sh prints one line per case and direction.
-"$here/errors.sh" "$build" || ok=0
-
+# ways (errors.sh).
+part errors "$here/errors.sh" "$build"
 # The golden captures' rxe side: two guests, pcaps/rxe regenerated and
-# compared with pcaps/rocemu (golden_lab.sh prints its own table).
-"$here/golden_lab.sh" "$build" ${pcaps:+"$pcaps"} || ok=0
-[ $ok = 1 ]
+# compared with pcaps/rocemu (golden_lab.sh).
+part golden "$here/golden_lab.sh" "$build" ${pcaps:+"$pcaps"}
+# rdma-core's own suite, rxe in a guest against rocemu here (suite.sh).
+part suite "$here/suite.sh" "$build"
+
+echo
+python3 "$here/report.py" "$rep" $(($(date +%s) - t0))

@@ -109,6 +109,9 @@ else
 fi
 rc=0
 $py "$here/suite.py" compare --rxe-label "$label" "$@" "$rxe_tsv" \
-	"$work/rocemu.tsv" || rc=$?
-echo "suite: rocemu side $((t1 - t0)) s, rxe side $((t2 - t1)) s; results in $work"
+	"$work/rocemu.tsv" >"$work/compare.txt" || rc=$?
+cat "$work/compare.txt"
+parity=$(grep -h '^rocemu passes ' "$work/compare.txt" || true)
+echo "rxe lab: suite ${parity:-not compared} (rocemu side $((t1 - t0)) s," \
+	"rxe side $((t2 - t1)) s; results in $work)"
 exit $rc

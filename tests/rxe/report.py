@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The rxe lab's closing report (make rxe-check ends with it).
+
+Reads what each part of tests/rxe/check.sh left in its report directory
+and prints one table: per program and direction, the live interop result
+on each GID; per error case and direction, pass or fail against rxe<->rxe;
+per golden scenario, the packets compared and the differences listed and
+unlisted; then rdma-core's suite comparison line; then one verdict line.
+
+usage: report.py REPORT_DIR SECONDS
+  REPORT_DIR holds interop.tsv (interop.sh's rows: status, program,
+  direction, GID index, seconds, reason), errors.txt, golden.txt and
+  suite.txt (those scripts' output) and NAME.rc (each part's exit status).
+  A part whose files are missing is reported as not run.
+Exit 0 when every part passed (its exit status 0 and its rows all pass);
+1 otherwise. It never reruns or re-judges a part: a part's own exit status
+stands, the table only gathers what the parts found.
+"""
+import os
+import re
+import sys
+
+PARTS = ('interop', 'errors', 'golden', 'suite')
+ROW = '  {:<8} {:<26} {:<14} {}'
+
+
+def read(path):
+    """The lines of PATH, or None when it is not there."""
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            return f.read().splitlines()
+    except OSError:
+        return None
+
+
+def status(rdir, part):
+    """A part's exit status, or None when it did not run."""
+    lines = read(os.path.join(rdir, part + '.rc'))
+    try:
+        return int(lines[0]) if lines else None
+    except ValueError:
+        return None
+
+
+def interop_rows(rdir):
+    """(rows, passed, failed) from interop.tsv: one row per program and
+    direction, the GIDs side by side."""
+    lines = read(os.path.join(rdir, 'interop.tsv'))
+    if lines is None:
+        return [], 0, 0
+    cells, order, npass, nfail = {}, [], 0, 0
+    for ln in lines:
+        f = ln.split('\t')
+        if len(f) < 5:
+            continue
+        key = (f[1], f[2])
+        if key not in cells:
+            cells[key] = {}
+            order.append(key)
+        cells[key][f[3]] = f[0]
+        npass += f[0] == 'PASS'
+        nfail += f[0] != 'PASS'
+    rows = []
+    for key in order:
+        c = cells[key]
+        gids = ', '.join(f'GID {g} {c[g]}' for g in sorted(c, reverse=True))
+        rows.append(('interop', key[0], key[1], gids))
+    return rows, npass, nfail
+
+
+def errors_rows(rdir):
+    """(rows, passed, failed) from errors.sh's lines '  PASS case dir ...'."""
+    rows, npass, nfail = [], 0, 0
+    for ln in read(os.path.join(rdir, 'errors.txt')) or []:
+        m = re.match(r'  (PASS|FAIL) +(\S+) +(\S+)', ln)
+        if m:
+            rows.append(('errors', m.group(2), m.group(3), m.group(1)))
+            npass += m.group(1) == 'PASS'
+            nfail += m.group(1) == 'FAIL'
+    return rows, npass, nfail
+
+
+def golden_rows(rdir):
+    """(rows, scenarios, unlisted, failed) from golden_lab.sh's lines
+    '  NAME N packets compared, L listed, U unlisted' and '  FAIL ...'."""
+    rows, unlisted, failed = [], 0, 0
+    pat = re.compile(r'  (\S+) +(\d+) packets compared, +(\d+) listed, '
+                     r'(\d+) unlisted(.*)')
+    for ln in read(os.path.join(rdir, 'golden.txt')) or []:
+        m = pat.match(ln)
+        if m:
+            u = int(m.group(4))
+            unlisted += u
+            rows.append(('golden', m.group(1), 'rxe, rocemu',
+                         f'{m.group(2)} packets compared, {m.group(3)} '
+                         f'listed, {u} unlisted{m.group(5)}'))
+        elif ln.startswith('  FAIL '):
+            failed += 1
+            name = ln[len('  FAIL '):].split(':')[0]
+            rows.append(('golden', name, 'rxe, rxe', 'FAIL (programs on rxe)'))
+    return rows, len([r for r in rows if 'compared' in r[3]]), unlisted, failed
+
+
+def suite_line(rdir):
+    """The suite comparison in one line, or None when there is none."""
+    lines = read(os.path.join(rdir, 'suite.txt')) or []
+    total = next((ln.split()[1:] for ln in lines
+                  if ln.startswith('  total ')), None)
+    parity = next((ln for ln in lines if ln.startswith('rocemu passes ')),
+                  None)
+    if not total or not parity or len(total) < 2:
+        return None
+    ref = next((ln for ln in lines if ' the reference ' in ln), '')
+    rxe_src = 'rxe recorded, not measured' if 'RECORDED' in ''.join(lines) \
+        else 'rxe measured'
+    agree = '; rxe differs from its reference' if ' differs from ' in ref \
+        else ''
+    return (f'rxe {total[0]}, rocemu {total[1]} (pass/skip/fail); {parity}'
+            f' ({rxe_src}{agree})')
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.split('\n\n')[2], file=sys.stderr)
+        return 2
+    rdir, secs = sys.argv[1], int(sys.argv[2])
+    kernel = (read(os.path.join(rdir, 'kernel.txt')) or ['?'])[0]
+    irows, ipass, ifail = interop_rows(rdir)
+    erows, epass, efail = errors_rows(rdir)
+    grows, gscen, gunl, gfail = golden_rows(rdir)
+    sline = suite_line(rdir)
+
+    print(f'rxe lab report: Linux {kernel} rxe against rocemu')
+    print(ROW.format('part', 'program, case or scenario', 'server->client',
+                     'result'))
+    for r in irows + erows + grows:
+        print(ROW.format(*r))
+    print(ROW.format('suite', "rdma-core's tests", 'rxe, rocemu',
+                     sline or 'no comparison'))
+
+    rcs = {p: status(rdir, p) for p in PARTS}
+    verdict = {
+        'interop': (f'interop {ipass} of {ipass + ifail} runs pass',
+                    rcs['interop'] == 0 and ifail == 0 and ipass > 0),
+        'errors': (f'errors {epass} of {epass + efail} pass',
+                   rcs['errors'] == 0 and efail == 0 and epass > 0),
+        'golden': (f'golden {gscen} scenarios compared, {gunl} unlisted'
+                   + (f', {gfail} not taken' if gfail else ''),
+                   rcs['golden'] == 0 and gunl == 0 and gfail == 0
+                   and gscen > 0),
+        'suite': ('suite compared' if sline else 'suite not compared',
+                  rcs['suite'] == 0 and sline is not None),
+    }
+    for p in PARTS:
+        if rcs[p] is None:
+            verdict[p] = (f'{p} not run', False)
+    bad = [p for p in PARTS if not verdict[p][1]]
+    what = '; '.join(verdict[p][0] for p in PARTS)
+    word = 'PASS' if not bad else 'FAILED (' + ', '.join(bad) + ')'
+    print(f'rxe lab: {word}: {what}; {secs // 60} min {secs % 60} s')
+    return 0 if not bad else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Tests of report.py, the rxe lab's closing table: a lab whose parts all
+passed is reported PASS; each way a part can fail (a failed row under an
+exit status 0, an unlisted difference, a nonzero exit status, a part that
+did not run) makes the verdict FAILED and names the part.
+usage: report_test.py WORK_DIR   (make check runs it)
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Each part's output as its script prints it (the lines report.py reads).
+GOOD = {
+    'kernel.txt': '6.1.0-56-amd64\n',
+    'interop.tsv': 'PASS\tib_read_bw\trocemu->rxe\t1\t4\t\n'
+                   'PASS\tib_read_bw\trocemu->rxe\t0\t5\t\n'
+                   'PASS\tib_read_bw\trxe->rocemu\t1\t4\t\n',
+    'interop.rc': '0\n',
+    'errors.txt': '  ref  write_bad_rkey         rxe->rxe      C:RDMA_WRITE_ONLY\n'
+                  '  PASS write_bad_rkey         rxe->rocemu   C:RDMA_WRITE_ONLY\n'
+                  '  PASS write_bad_rkey         rocemu->rxe   C:RDMA_WRITE_ONLY\n',
+    'errors.rc': '0\n',
+    'golden.txt': '  rc_send_64              16 packets compared,   4 listed, 0 unlisted\n'
+                  '  uc_send                 12 packets compared,   0 listed, 0 unlisted\n',
+    'golden.rc': '0\n',
+    'suite.txt': '  total                       86/186/1     44/212/17\n'
+                 'rocemu passes 44 of the 86 tests rxe passes\n',
+    'suite.rc': '0\n',
+}
+
+
+def run(work, name, changes):
+    """report.py on GOOD with CHANGES (a file's new text, or None to remove
+    it); returns (exit status, output)."""
+    d = os.path.join(work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    files = dict(GOOD, **changes)
+    for f, text in files.items():
+        if text is not None:
+            with open(os.path.join(d, f), 'w') as fh:
+                fh.write(text)
+    p = subprocess.run([sys.executable, os.path.join(HERE, 'report.py'), d,
+                        '75'], capture_output=True, text=True)
+    return p.returncode, p.stdout
+
+
+def main():
+    work = sys.argv[1]
+    failures = []
+
+    def expect(name, changes, rc, last, rows=()):
+        got_rc, out = run(work, name, changes)
+        lines = out.splitlines()
+        ok = got_rc == rc and lines and lines[-1].startswith(last)
+        for r in rows:
+            ok = ok and any(r in ln for ln in lines)
+        if not ok:
+            failures.append(f'{name}: exit {got_rc} (wanted {rc}), output:\n{out}')
+
+    expect('all_pass', {}, 0, 'rxe lab: PASS: interop 3 of 3 runs pass; '
+           'errors 2 of 2 pass; golden 2 scenarios compared, 0 unlisted',
+           ['GID 1 PASS, GID 0 PASS', 'rocemu passes 44 of the 86',
+            '1 min 15 s'])
+    expect('interop_row_failed',
+           {'interop.tsv': GOOD['interop.tsv'].replace(
+               'PASS\tib_read_bw\trocemu->rxe\t0', 'FAIL\tib_read_bw\trocemu->rxe\t0')},
+           1, 'rxe lab: FAILED (interop): interop 2 of 3', ['GID 0 FAIL'])
+    expect('golden_unlisted',
+           {'golden.txt': GOOD['golden.txt'].replace('0 listed, 0 unlisted',
+                                                     '0 listed, 2 unlisted')},
+           1, 'rxe lab: FAILED (golden)', ['2 unlisted'])
+    expect('golden_not_taken',
+           {'golden.txt': GOOD['golden.txt'] + '  FAIL srq: ok / exit 1 (programs on rxe)\n'},
+           1, 'rxe lab: FAILED (golden)', ['1 not taken'])
+    expect('errors_exit', {'errors.rc': '1\n'}, 1, 'rxe lab: FAILED (errors)')
+    expect('errors_row_failed',
+           {'errors.txt': GOOD['errors.txt'].replace('  PASS write_bad_rkey         rxe',
+                                                     '  FAIL write_bad_rkey         rxe')},
+           1, 'rxe lab: FAILED (errors): interop 3 of 3 runs pass; errors 1 of 2')
+    expect('suite_not_run', {'suite.txt': None, 'suite.rc': None}, 1,
+           'rxe lab: FAILED (suite)', ['suite not run'])
+    expect('suite_no_comparison', {'suite.txt': 'suite: cannot compare: x\n'},
+           1, 'rxe lab: FAILED (suite)', ['no comparison'])
+    expect('nothing_ran', {f: None for f in GOOD}, 1,
+           'rxe lab: FAILED (interop, errors, golden, suite)')
+
+    for f in failures:
+        print('report_test: FAIL', f)
+    print(f'report_test: {9 - len(failures)} of 9 cases pass')
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
