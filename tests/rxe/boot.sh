@@ -13,8 +13,9 @@
 #   one scenario:  guest "a", no NIC (scenarios use veth and namespaces).
 #   two scenarios: guests "a" and "b", each with a virtio NIC eth0 (MAC
 #               52:54:00:12:34:0a and :0b), joined by qemu's -netdev socket
-#               on 127.0.0.1 (a listens, b connects). -w records that wire
-#               with qemu's filter-dump (both directions, on a's side).
+#               over UDP on 127.0.0.1 (each frame one datagram). -w
+#               records that wire with qemu's filter-dump (both
+#               directions, on a's side).
 #   -t SECONDS  limit per guest (default 600); qemu is killed after it.
 # Results: OUT_DIR/NAME/ holds what run.sh left in /out, plus rc (its exit
 # status), log.txt (its output) and dmesg.txt; OUT_DIR/NAME.console is the
@@ -74,8 +75,12 @@ make_disk() {
 	rm -rf "$stage"
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# free_ports N: N UDP ports free on 127.0.0.1 now
+free_ports() {
+	python3 -c 'import socket, sys
+s = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(int(sys.argv[1]))]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
 }
 
 pids=()
@@ -84,9 +89,11 @@ start_guest() {
 	if [ $n = 1 ]; then
 		net=(-nic none)
 	else
-		local role=listen
-		[ "$name" = a ] || role=connect
-		net=(-netdev "socket,id=n0,$role=127.0.0.1:$port"
+		# Each guest's frames go as UDP datagrams to the other's port: a
+		# TCP stream (socket's listen/connect) would hold small frames
+		# back (Nagle against delayed ACKs: tens of ms per exchange).
+		local me=${ports[$i]} peer=${ports[$((1 - i))]}
+		net=(-netdev "socket,id=n0,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$me"
 		     -device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$name")
 		if [ "$name" = a ] && [ -n "$wire" ]; then
 			rm -f "$wire"
@@ -102,8 +109,8 @@ start_guest() {
 	pids[$i]=$!
 }
 
-port=""
-[ $n = 1 ] || port=$(free_port)
+ports=()
+[ $n = 1 ] || read -r -a ports <<<"$(free_ports 2)"
 t0=$(date +%s)
 for ((i = 0; i < n; i++)); do
 	make_disk "${names[$i]}" "$1"
@@ -111,13 +118,6 @@ for ((i = 0; i < n; i++)); do
 done
 for ((i = 0; i < n; i++)); do
 	start_guest "${names[$i]}" $i
-	if [ $i = 0 ] && [ $n = 2 ]; then
-		# b connects only once a listens
-		for _ in $(seq 100); do
-			ss -Hltn "sport = :$port" | grep -q . && break
-			sleep 0.1
-		done
-	fi
 done
 
 status=0

@@ -65,7 +65,7 @@ for s in $(bash "$here/scenarios.sh" --list); do
 			echo "taken by: make rxe-check (tests/rxe/golden_lab.sh), $(date -u '+%Y-%m-%d %H:%M UTC')"
 			echo "kernel: Linux $kernel, rdma_rxe, in qemu (software emulation, -smp 1)"
 			echo "topology: guest a server 10.0.0.1 (52:54:00:12:34:0a) <-> guest b client" \
-				"10.0.0.2 (52:54:00:12:34:0b), qemu -netdev socket; rxe0 on eth0 (MTU 1500);" \
+				"10.0.0.2 (52:54:00:12:34:0b), qemu -netdev socket over UDP; rxe0 on eth0 (MTU 1500);" \
 				"GID 1 = ::ffff:10.0.0.x (RoCEv2)"
 			echo "capture: tcpdump -i eth0 udp port 4791 on guest a, started before the server"
 			echo
