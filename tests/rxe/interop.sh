@@ -187,7 +187,9 @@ for g in 1 0; do
 	for prog in ib_write_bw ib_read_bw ib_send_bw; do
 		both $prog $g "^ *65536 +50 " $prog $pt -s 65536 -n 50
 	done
-	both ib_atomic_bw $g "^ *8 +100 " ib_atomic_bw $pt -n 100
+	for prog in ib_atomic_bw ib_atomic_lat; do
+		both $prog $g "^ *8 +100 " $prog $pt -n 100
+	done
 	for prog in ib_send_lat ib_write_lat ib_read_lat; do
 		both $prog $g "^ *5000 +100 " $prog $pt -s 5000 -n 100
 	done
