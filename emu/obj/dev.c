@@ -129,6 +129,14 @@ void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
 			      IBV_DEVICE_SYS_IMAGE_GUID;
 }
 
+void rocemu_dev_attr_ex(const struct rocemu_dev *d,
+			struct ibv_device_attr_ex *a)
+{
+	memset(a, 0, sizeof(*a));
+	rocemu_dev_attr(d, &a->orig_attr);
+	a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
+}
+
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
 		     void *element)
 {

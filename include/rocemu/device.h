@@ -171,6 +171,12 @@ const uint8_t *rocemu_dev_gid(const struct rocemu_dev *d);
 /* Limits this device honours (what ibv_query_device reports). */
 void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a);
 
+/* The same limits with the extended ones (ibv_query_device_ex): the
+ * port count, capabilities and sizes of what rocemu offers beyond the
+ * base verbs; zero for what it does not offer. */
+void rocemu_dev_attr_ex(const struct rocemu_dev *d,
+			struct ibv_device_attr_ex *a);
+
 /* Asynchronous events: a file descriptor readable while one is queued,
  * and the queue itself (-EAGAIN when empty). An event names the device's
  * object; the events still queued about an object go when it is
