@@ -68,6 +68,33 @@ void fail_local(struct rocemu_qp *qp, struct swqe *wqe,
 	qp_error(qp, IBV_EVENT_QP_FATAL);
 }
 
+/*
+ * BIND_MW and LOCAL_INV (IBTA 10.6.7): done when the requester reaches
+ * them, after the WQEs before them have started; nothing is sent, and
+ * the WQE completes once those before it have. A failed one completes
+ * with MW_BIND_ERR or LOC_QP_OP_ERR and the QP goes to ERROR, as on
+ * rxe. false after such an error.
+ */
+static bool do_local(struct rocemu_qp *qp, struct swqe *wqe)
+{
+	bool bind = wqe->opcode == IBV_WR_BIND_MW;
+	int rc = bind ? mw_bind(qp, wqe)
+		      : mw_invalidate(qp, wqe->imm, false, false);
+
+	if (rc) {
+		fail_local(qp, wqe, bind ? IBV_WC_MW_BIND_ERR
+					 : IBV_WC_LOC_QP_OP_ERR);
+		return false;
+	}
+	/* it takes no PSN: its range ends just before it begins */
+	wqe->first_psn = qp->req.psn;
+	wqe->last_psn = roce_psn_add(qp->req.psn, ROCE_PSN_MASK);
+	wqe->state = WQE_DONE;
+	qp->req.idx++;
+	qp_retire_done(qp);
+	return true;
+}
+
 /* Sends the READ request for what is still missing of wqe. */
 static void send_read(struct rocemu_qp *qp, struct swqe *wqe)
 {
@@ -296,6 +323,11 @@ unsigned req_run(struct rocemu_qp *qp)
 		if (wqe->state == WQE_POSTED) {
 			if (!can_start(qp, wqe))
 				break;
+			if (wr_is(wqe->opcode, WR_LOCAL)) {
+				if (!do_local(qp, wqe))
+					return sent;
+				continue;
+			}
 			start(qp, wqe);
 		}
 		if (!send_next(qp, wqe))

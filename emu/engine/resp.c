@@ -64,17 +64,19 @@ static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
 }
 
 /*
- * SEND with Invalidate: only a type 2 memory window or a fast-registration
- * MR may be invalidated by the peer (the IBTA's invalidation rules, chapter
- * 10.6); rocemu has neither yet, so every R_Key is refused and an ordinary
- * MR stays valid. The request is an invalid request (rxe refuses it too,
- * though it still ACKs the packet; see the README).
+ * SEND with Invalidate: only a type 2 memory window (bound through this
+ * QP) or a fast-registration MR may be invalidated by the peer (the
+ * IBTA's invalidation rules, 10.6.7.2.x); rocemu has no fast-registration
+ * MRs, so any other R_Key, an ordinary MR's included, is refused and
+ * stays valid. The request is then an invalid request (rxe refuses it
+ * too, though it still ACKs the packet; see the README). check_only
+ * tests it before the payload is placed; the window goes once the
+ * message is.
  */
-static int invalidate_rkey(struct rocemu_qp *qp, uint32_t rkey)
+static int invalidate_rkey(struct rocemu_qp *qp, uint32_t rkey,
+			   bool check_only)
 {
-	(void)qp;
-	(void)rkey;
-	return -EINVAL;
+	return mw_invalidate(qp, rkey, true, check_only);
 }
 
 /* Takes the next receive WQE; false (an RNR NAK is due) if none. */
@@ -149,7 +151,7 @@ static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
 	}
 	/* Refused before its payload is placed: a receive buffer is not
 	 * written for a message that fails. */
-	if ((ib->exts & ROCE_EXT_IETH) && invalidate_rkey(qp, ib->ieth)) {
+	if ((ib->exts & ROCE_EXT_IETH) && invalidate_rkey(qp, ib->ieth, true)) {
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn,
 			  IBV_WC_REM_INV_REQ_ERR);
 		return false;
@@ -166,6 +168,8 @@ static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
 	if (qp->resp.in_msg)
 		return true;
 	qp->resp.msn++;
+	if (ib->exts & ROCE_EXT_IETH) /* checked above, before placing */
+		invalidate_rkey(qp, ib->ieth, false);
 	complete_recv(qp, ib, IBV_WC_RECV, qp->resp.recvd);
 	return true;
 }
@@ -176,15 +180,17 @@ static bool qp_allows(const struct rocemu_qp *qp, int access)
 }
 
 /*
- * Every packet of a WRITE looks its MR up again: one deregistered (or
- * registered anew, even under the same key) since the first packet ends
- * the message with a NAK, and nothing is written into memory the
- * application may already have freed.
+ * Every packet of a WRITE looks its MR or window up again: one
+ * deregistered, invalidated or bound anew (even under the same key) since
+ * the first packet ends the message with a NAK, and nothing is written
+ * into memory the application may already have freed. Where its payload
+ * goes into *mem.
  */
-static bool write_target_ok(const struct rocemu_qp *qp, uint32_t n)
+static bool write_target_ok(const struct rocemu_qp *qp, uint32_t n,
+			    uint8_t **mem)
 {
-	return mr_still(qp->pd, qp->resp.rkey, qp->resp.va, n,
-			IBV_ACCESS_REMOTE_WRITE, qp->resp.mr_serial);
+	return rkey_resolve(qp, qp->resp.rkey, qp->resp.va, n,
+			    IBV_ACCESS_REMOTE_WRITE, mem) == qp->resp.mr_serial;
 }
 
 static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
@@ -214,15 +220,17 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 				  IBV_WC_WR_FLUSH_ERR);
 			return false;
 		}
-		struct rocemu_mr *mr = NULL;
+		uint8_t *mem;
 		if (ib->reth.len &&
-		    !(mr = mr_check(qp->pd, ib->reth.rkey, ib->reth.va,
-				    ib->reth.len, IBV_ACCESS_REMOTE_WRITE))) {
+		    !(qp->resp.mr_serial = rkey_resolve(qp, ib->reth.rkey,
+							ib->reth.va,
+							ib->reth.len,
+							IBV_ACCESS_REMOTE_WRITE,
+							&mem))) {
 			nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 				  IBV_WC_WR_FLUSH_ERR);
 			return false;
 		}
-		qp->resp.mr_serial = mr ? mr->serial : 0;
 	}
 	/* The packets must add up to the RETH length exactly. */
 	if (ib->payload_len > qp->resp.resid ||
@@ -230,14 +238,14 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
-	if (ib->payload_len && !write_target_ok(qp, ib->payload_len)) {
+	uint8_t *mem = NULL;
+	if (ib->payload_len && !write_target_ok(qp, ib->payload_len, &mem)) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 			  IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
 	if (ib->payload_len) /* a zero-length WRITE may name address 0 */
-		memcpy((void *)(uintptr_t)qp->resp.va, ib->payload,
-		       ib->payload_len);
+		memcpy(mem, ib->payload, ib->payload_len);
 	qp->resp.va += ib->payload_len;
 	qp->resp.resid -= ib->payload_len;
 	qp->resp.in_msg = !ends;
@@ -261,9 +269,10 @@ static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
 		return;
 	}
 	/* A zero-length READ skips the key check (IBTA 9.4.3). */
-	struct rocemu_mr *mr = NULL;
-	if (len && !(mr = mr_check(qp->pd, ib->reth.rkey, ib->reth.va, len,
-				   IBV_ACCESS_REMOTE_READ))) {
+	uint64_t serial = 0;
+	uint8_t *mem;
+	if (len && !(serial = rkey_resolve(qp, ib->reth.rkey, ib->reth.va, len,
+					   IBV_ACCESS_REMOTE_READ, &mem))) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 			  IBV_WC_WR_FLUSH_ERR);
 		return;
@@ -279,7 +288,7 @@ static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
 	r->va = ib->reth.va;
 	r->rkey = ib->reth.rkey;
 	r->len = len;
-	r->mr_serial = mr ? mr->serial : 0;
+	r->mr_serial = serial;
 	r->msn = ++qp->resp.msn; /* C9-148: a READ counts when it executes */
 	/* The responses go out from the world's step, a burst at a time. */
 	qp->resp.psn = roce_psn_add(psn, n);
@@ -296,7 +305,9 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
-	if (!mr_check(qp->pd, a->rkey, a->va, 8, IBV_ACCESS_REMOTE_ATOMIC)) {
+	uint8_t *mem;
+	if (!rkey_resolve(qp, a->rkey, a->va, 8, IBV_ACCESS_REMOTE_ATOMIC,
+			  &mem)) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 			  IBV_WC_WR_FLUSH_ERR);
 		return;
@@ -308,12 +319,12 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 		return;
 	}
 	/* The operand is a host-order 64-bit value, as on rxe. */
-	memcpy(&orig, (void *)(uintptr_t)a->va, 8);
+	memcpy(&orig, mem, 8);
 	if (ib->bth.opcode == ROCE_OP_RC_CMP_SWAP)
 		v = orig == a->compare ? a->swap_add : orig;
 	else
 		v = orig + a->swap_add;
-	memcpy((void *)(uintptr_t)a->va, &v, 8);
+	memcpy(mem, &v, 8);
 	r->atomic = true;
 	r->first_psn = r->last_psn = r->next_psn = psn;
 	r->va = a->va;

@@ -282,13 +282,14 @@ struct rd_res *resp_new_res(struct rocemu_qp *qp)
 	return NULL;
 }
 
-/* The memory a response packet reads: the MR the READ executed against,
- * looked up again (it may have been deregistered since). */
+/* The memory a response packet reads: the MR or window the READ
+ * executed against, looked up again (it may have been deregistered,
+ * invalidated or rebound since); where va is in memory into *mem. */
 static bool read_source_ok(const struct rocemu_qp *qp, const struct rd_res *r,
-			   uint64_t va, uint32_t n)
+			   uint64_t va, uint32_t n, uint8_t **mem)
 {
-	return mr_still(qp->pd, r->rkey, va, n, IBV_ACCESS_REMOTE_READ,
-			r->mr_serial);
+	return rkey_resolve(qp, r->rkey, va, n, IBV_ACCESS_REMOTE_READ, mem) ==
+	       r->mr_serial;
 }
 
 bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
@@ -316,8 +317,9 @@ bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
 		/* A late retry of a READ whose MR has gone since is answered
 		 * with nothing, as before the response was paced: the QP
 		 * itself did nothing wrong. */
+		uint8_t *mem;
 		if (same_read && ib->reth.len &&
-		    !read_source_ok(qp, r, ib->reth.va, ib->reth.len))
+		    !read_source_ok(qp, r, ib->reth.va, ib->reth.len, &mem))
 			return false;
 		/* Restarted from there, not sent a second time beside what is
 		 * still owed: the requester took nothing after that PSN. */
@@ -361,7 +363,8 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	bool first = psn == r->first_psn, last = psn == r->last_psn;
 	struct roce_ib ib = { 0 };
 
-	if (n && !read_source_ok(qp, r, r->va + off, n)) {
+	uint8_t *mem = NULL;
+	if (n && !read_source_ok(qp, r, r->va + off, n, &mem)) {
 		if (r->answered) {
 			r->owed = false; /* a replay stops short */
 			return true;
@@ -377,7 +380,8 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	ib.bth.psn = psn;
 	ib.aeth.syndrome = ROCE_AETH_ACK_NO_CREDITS;
 	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
-	ib.payload = (const uint8_t *)(uintptr_t)(r->va + off);
+	/* a zero-length READ names no memory at all */
+	ib.payload = n ? mem : (const uint8_t *)(uintptr_t)(r->va + off);
 	ib.payload_len = n;
 	qp_send_packet(qp, &ib);
 	r->next_psn = roce_psn_add(psn, 1);

@@ -124,9 +124,13 @@ void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
 	a->max_ah = 0xffff;
 	a->max_sge_rd = MAX_SGE;
 	a->max_res_rd_atom = MAX_RD_ATOMIC * a->max_qp;
+	/* memory windows of type 1 and 2B, as rxe (emu/obj/mw.c) */
+	a->max_mw = 0xffffff;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 			      IBV_DEVICE_PORT_ACTIVE_EVENT |
-			      IBV_DEVICE_SYS_IMAGE_GUID;
+			      IBV_DEVICE_SYS_IMAGE_GUID |
+			      IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 }
 
 void rocemu_dev_attr_ex(const struct rocemu_dev *d,

@@ -27,7 +27,8 @@ int rocemu_pd_free(struct rocemu_pd *pd)
 
 enum {
 	ACCESS_KNOWN = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+		       IBV_ACCESS_MW_BIND,
 	NEEDS_LOCAL_WRITE = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
 };
 
@@ -40,9 +41,9 @@ static struct rocemu_mr *mr_by_index(struct rocemu_dev *d, uint32_t index)
 	return mr;
 }
 
-static bool index_in_use(void *dev, uint32_t index)
+bool key_index_in_use(void *dev, uint32_t index)
 {
-	return mr_by_index(dev, index) != NULL;
+	return mr_by_index(dev, index) || mw_find(dev, index);
 }
 
 struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
@@ -71,7 +72,7 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 		return NULL;
 	}
 	struct rocemu_dev *d = pd->dev;
-	if (idgen_take(&d->mr_indices, index_in_use, d, &mr->index)) {
+	if (idgen_take(&d->mr_indices, key_index_in_use, d, &mr->index)) {
 		free(mr);
 		errno = ENOMEM;
 		return NULL;
@@ -92,6 +93,9 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 int rocemu_mr_dereg(struct rocemu_mr *mr)
 {
 	CORE_GUARD(mr->pd->dev->core);
+	/* as rxe: not while memory windows are bound to it */
+	if (mr->windows)
+		return -EBUSY;
 	HASH_DELETE(hh, mr->pd->dev->mrs, mr);
 	mr->pd->users--;
 	free(mr);

@@ -25,6 +25,8 @@
 #include "wr_opcode.h"
 
 struct wire_port;
+struct rocemu_qp;
+struct swqe;
 
 enum {
 	MAX_SGE = 8,
@@ -58,9 +60,10 @@ struct rocemu_dev {
 	uint64_t cnt[ROCEMU_CNT_COUNTER_MAX];
 	struct rocemu_qp *qps;		/* hash by qpn */
 	struct rocemu_mr *mrs;		/* hash by index (key >> 8) */
+	struct rocemu_mw *mws;		/* hash by index, the MRs' key space */
 	struct idgen qpns;
 	struct idgen mr_indices;
-	uint64_t mr_serial;		/* registrations so far */
+	uint64_t mr_serial;		/* registrations and MW binds so far */
 	int async_sock[2];		/* [0] the application's fd */
 	struct ibv_async_event *async_q;
 	unsigned async_n, async_cap;
@@ -100,11 +103,64 @@ struct rocemu_mr {
 	uint64_t len;
 	int access;
 	uint32_t key;		/* lkey and rkey */
+	unsigned windows;	/* memory windows bound to it */
 	/* Which registration this is, never repeated in a device: an engine
 	 * that must know a key still names the MR it checked at the start of
 	 * a message compares this, not the key, which can be reused. */
 	uint64_t serial;
 };
+
+/* Whether a key index names an MR or an MW of dev (a struct rocemu_dev):
+ * the two share one index space, so a key names exactly one object. */
+bool key_index_in_use(void *dev, uint32_t index);
+
+/*
+ * A memory window (IBTA 10.6.7): remote access to part of an MR, granted
+ * by a bind and withdrawn by a rebind (type 1), an invalidation or its
+ * dealloc (type 2). The MR it is bound to cannot be deregistered
+ * meanwhile (its windows count), so mr stays good while it is bound.
+ */
+struct rocemu_mw {
+	UT_hash_handle hh;
+	uint32_t index;		/* the rkey's top 24 bits */
+	struct rocemu_pd *pd;
+	enum ibv_mw_type type;
+	uint32_t rkey;		/* the key byte is the last bind's */
+	struct rocemu_mr *mr;	/* bound to; NULL when not bound */
+	uint32_t qpn;		/* type 2: the QP it was bound through */
+	uint64_t addr, len;	/* the window, in the MR's addresses */
+	int access;		/* IBV_ACCESS_* granted */
+	uint64_t serial;	/* which bind this is (as an MR's serial) */
+};
+
+/* The MW with this key index on d, or NULL. */
+struct rocemu_mw *mw_find(struct rocemu_dev *d, uint32_t index);
+
+/*
+ * Checks a remote key of a request that arrived on qp: [va, va+len)
+ * through the MR or the memory window it names, with all of access (the
+ * window's rights, state, range, PD and, for type 2, QP). Returns the
+ * serial of that registration or bind, never 0, and the address in
+ * memory of va in *mem; 0 if any check fails. Engines call it for every
+ * packet: a window invalidated or rebound since fails (other serial).
+ */
+uint64_t rkey_resolve(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
+		      uint64_t len, int access, uint8_t **mem);
+
+/*
+ * Executes a BIND_MW WQE on qp (the requester reaches it in order):
+ * 0, or -EINVAL when a bind rule fails (nothing changed).
+ */
+int mw_bind(struct rocemu_qp *qp, const struct swqe *wqe);
+/*
+ * Invalidates the type 2 window rkey names: for LOCAL_INV posted on qp
+ * (remote false), or for a SEND with Invalidate that arrived on qp.
+ * check_only tests the rules without invalidating. 0, or -EINVAL when
+ * the key names no window that qp may invalidate (type 1, not bound,
+ * other PD or, remotely, other QP), nothing changed.
+ */
+int mw_invalidate(struct rocemu_qp *qp, uint32_t rkey, bool remote,
+		  bool check_only);
 
 /* 0 if [addr, addr+len) is mapped readable, and writable too when write
  * is asked for; -EFAULT if any byte of it is not. */
@@ -205,6 +261,14 @@ struct swqe {
 	uint32_t num_sge;
 	uint32_t length;
 	struct ibv_sge sg[MAX_SGE];
+	/* BIND_MW: which window, onto which MR, at post time; executed when
+	 * the requester reaches it, by key, so a window or MR gone since
+	 * fails the bind instead of being touched. */
+	struct {
+		uint32_t mw_index, mr_key, new_rkey;
+		int access;
+		uint64_t addr, len;
+	} bind;
 	uint8_t inline_data[MAX_INLINE];
 	bool is_inline;
 	/* requester and completer progress */

@@ -246,6 +246,49 @@ void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
 
 /* ---- posting ---------------------------------------------------- */
 
+/* The fields every WQE starts from (the slot held an older one). */
+static void clear_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
+		       struct swqe *wqe)
+{
+	memset(wqe, 0, offsetof(struct swqe, inline_data));
+	wqe->state = WQE_POSTED;
+	wqe->status = IBV_WC_SUCCESS;
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->flags = wr->send_flags;
+	if (qp->init.sq_sig_all)
+		wqe->flags |= IBV_SEND_SIGNALED;
+}
+
+/*
+ * BIND_MW and LOCAL_INV carry no data. A bind names its window and MR
+ * by key: the requester finds them again when it reaches the WQE, so
+ * one freed meanwhile fails the bind (MW_BIND_ERR) and is not touched.
+ */
+static int fill_local(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
+		      struct swqe *wqe)
+{
+	const struct rocemu_mw *mw = (const void *)wr->bind_mw.mw;
+	const struct rocemu_mr *mr = (const void *)wr->bind_mw.bind_info.mr;
+	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+	if (wr->opcode == IBV_WR_BIND_MW &&
+	    (!mw || mw->pd->dev != qp->dev || (b->length && !mr)))
+		return -EINVAL;
+	clear_swqe(qp, wr, wqe);
+	if (wr->opcode == IBV_WR_LOCAL_INV) {
+		wqe->imm = wr->invalidate_rkey;
+		return 0;
+	}
+	wqe->bind.mw_index = mw->index;
+	wqe->bind.mr_key = mr ? mr->key : 0;
+	wqe->bind.new_rkey = wr->bind_mw.rkey;
+	wqe->bind.access = (int)b->mw_access_flags;
+	wqe->bind.addr = b->addr;
+	wqe->bind.len = b->length;
+	return 0;
+}
+
 static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 		     struct swqe *wqe)
 {
@@ -259,6 +302,8 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	    (qp_is(qp, IBV_QPT_UD) && !wr->wr.ud.ah) ||
 	    (unsigned)wr->num_sge > qp->init.cap.max_send_sge)
 		return -EINVAL;
+	if (wr_is(wr->opcode, WR_LOCAL))
+		return fill_local(qp, wr, wqe);
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
 	/* A READ or atomic sends no payload: nothing to take inline. */
@@ -271,15 +316,7 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 		       (wr->wr.atomic.remote_addr & 7)))
 		return -EINVAL;
 	/* The slot held an older WQE: clear all but the inline buffer. */
-	memset(wqe, 0, offsetof(struct swqe, inline_data));
-	wqe->state = WQE_POSTED;
-	wqe->first_psn = wqe->last_psn = wqe->sent = 0;
-	wqe->status = IBV_WC_SUCCESS;
-	wqe->wr_id = wr->wr_id;
-	wqe->opcode = wr->opcode;
-	wqe->flags = wr->send_flags;
-	if (qp->init.sq_sig_all)
-		wqe->flags |= IBV_SEND_SIGNALED;
+	clear_swqe(qp, wr, wqe);
 	wqe->imm = wr_is(wr->opcode, WR_INV) ? wr->invalidate_rkey
 					     : be32toh(wr->imm_data);
 	if (qp_is(qp, IBV_QPT_UD)) {

@@ -47,6 +47,12 @@ const struct wr_opcode_info wr_opcodes[] = {
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = {
 		"ATOMIC_FETCH_AND_ADD", RC, WR_ATOMIC, IBV_WC_FETCH_ADD,
 		ONE_PACKET(FETCH_ADD) },
+	/* Memory window operations (IBTA 10.6.7), done where the requester
+	 * reaches them in the send queue, as rxe's local operations. */
+	[IBV_WR_LOCAL_INV] = {
+		"LOCAL_INV", RC | UC, WR_LOCAL, IBV_WC_LOCAL_INV },
+	[IBV_WR_BIND_MW] = {
+		"BIND_MW", RC | UC, WR_LOCAL, IBV_WC_BIND_MW },
 };
 
 const unsigned wr_opcodes_len = sizeof(wr_opcodes) / sizeof(wr_opcodes[0]);

@@ -15,6 +15,7 @@ enum wr_kind {
 	WR_ATOMIC = 1 << 3,	/* compare-and-swap, fetch-and-add */
 	WR_IMM = 1 << 4,	/* carries immediate data */
 	WR_INV = 1 << 5,	/* carries an R_Key to invalidate */
+	WR_LOCAL = 1 << 6,	/* done by the requester, nothing sent */
 	/* A READ or an atomic takes one of max_rd_atomic's credits, and
 	 * sends no payload: its data comes back in the response. */
 	WR_RD_ATOMIC = WR_READ | WR_ATOMIC,
@@ -42,8 +43,7 @@ struct wr_opcode_info {
 extern const struct wr_opcode_info wr_opcodes[];
 extern const unsigned wr_opcodes_len;
 
-/* The row of op; NULL for an opcode rocemu does not take (BIND_MW,
- * LOCAL_INV, TSO, DRIVER1, ATOMIC_WRITE, FLUSH, any other number). */
+/* The row of op; NULL for an opcode rocemu does not take (TSO, DRIVER1, ATOMIC_WRITE, FLUSH, any other number). */
 static inline const struct wr_opcode_info *wr_opcode(enum ibv_wr_opcode op)
 {
 	if ((unsigned)op >= wr_opcodes_len || !wr_opcodes[op].name)

@@ -5,6 +5,7 @@
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "rocemu/device.h"
 
@@ -52,6 +53,11 @@ struct rv_srq {
 	unsigned async_reported;
 };
 
+struct rv_mw {
+	struct ibv_mw mw;
+	struct rocemu_mw *m;
+};
+
 struct rv_ah {
 	struct ibv_ah ah;
 	struct rocemu_ah *a;
@@ -83,6 +89,13 @@ int rv_query_port(struct ibv_context *context, uint8_t port,
 void rv_fill_ops(struct rv_context *ctx);
 /* Fills the extended device query op (ibv_query_device_ex). */
 void rv_fill_device_ex_ops(struct rv_context *ctx);
+
+/* Fills the memory window ops (ibv_alloc_mw, ibv_dealloc_mw,
+ * ibv_bind_mw). */
+void rv_fill_mw_ops(struct rv_context *ctx);
+/* A BIND_MW WR, copied for the device: its verbs MW and MR replaced by
+ * the device's (true); any other WR is left as it is (false). */
+bool rv_wr_to_dev(struct ibv_send_wr *wr);
 
 /* Destroy the device object behind a verbs object (0 or -errno, as the
  * device's free does), then wait until every event that named the object

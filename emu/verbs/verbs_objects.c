@@ -287,16 +287,23 @@ static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			struct ibv_send_wr **bad)
 {
 	struct rv_qp *qp = WRAP(rv_qp, qp, ibqp);
+	bool handles = ibqp->qp_type == IBV_QPT_UD;
 
-	if (ibqp->qp_type != IBV_QPT_UD)
+	for (struct ibv_send_wr *w = wr; w && !handles; w = w->next)
+		handles = w->opcode == IBV_WR_BIND_MW;
+	if (!handles)
 		return rv_err(rocemu_post_send(qp->q, wr, bad));
-	/* UD WRs name verbs AHs: post them one by one with the device's. */
+	/* UD WRs name verbs AHs, BIND_MW WRs verbs MWs and MRs: post them
+	 * one by one with the device's. */
 	for (; wr; wr = wr->next) {
 		struct ibv_send_wr one = *wr, *b;
 		one.next = NULL;
-		one.wr.ud.ah = wr->wr.ud.ah
-			? (struct ibv_ah *)(void *)WRAP(rv_ah, ah, wr->wr.ud.ah)->a
-			: NULL;
+		if (ibqp->qp_type == IBV_QPT_UD)
+			one.wr.ud.ah = wr->wr.ud.ah
+				? (struct ibv_ah *)(void *)WRAP(rv_ah, ah,
+								wr->wr.ud.ah)->a
+				: NULL;
+		rv_wr_to_dev(&one);
 		int rc = rocemu_post_send(qp->q, &one, &b);
 		if (rc) {
 			*bad = wr;
@@ -350,6 +357,7 @@ void rv_fill_ops(struct rv_context *ctx)
 	ops->req_notify_cq = op_req_notify_cq;
 	ctx->vctx.query_port = op_query_port;
 	rv_fill_device_ex_ops(ctx);
+	rv_fill_mw_ops(ctx);
 }
 
 static int op_query_port(struct ibv_context *context, uint8_t port,

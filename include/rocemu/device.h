@@ -200,6 +200,23 @@ int rocemu_mr_dereg(struct rocemu_mr *mr);
 uint32_t rocemu_mr_lkey(const struct rocemu_mr *mr);
 uint32_t rocemu_mr_rkey(const struct rocemu_mr *mr);
 
+/* ---- memory windows ------------------------------------------------- */
+
+struct rocemu_mw;
+
+/*
+ * A memory window of IBV_MW_TYPE_1 or _2 in pd, not bound; its rkey shares
+ * the MRs' key space. NULL and errno: EINVAL for another type, ENOMEM.
+ * It is bound by posting IBV_WR_BIND_MW (both types; ibv_bind_mw does
+ * so for type 1) with bind_mw.mw pointing at the struct rocemu_mw and
+ * bind_info.mr at the struct rocemu_mr, as a UD WR names its AH.
+ */
+struct rocemu_mw *rocemu_mw_alloc(struct rocemu_pd *pd, enum ibv_mw_type type);
+/* Frees mw, bound or not (its MR is released): 0. */
+int rocemu_mw_dealloc(struct rocemu_mw *mw);
+/* The rkey mw has now (after its last bind). */
+uint32_t rocemu_mw_rkey(const struct rocemu_mw *mw);
+
 /* ---- address handles ------------------------------------------------ */
 
 struct rocemu_ah;
