@@ -319,8 +319,10 @@ END_TEST
  * have each (IBTA 9.8.3 for UC, 9.8.4 for UD; READ, atomics and SEND with
  * Invalidate are RC's only), whether it is a READ or an atomic, its send
  * CQE's opcode (ibv_poll_cq(3)), and the RC request opcodes that carry it
- * first, middle, last and only in a message (IBTA 9.4). Every other
- * ibv_wr_opcode value is refused everywhere.
+ * first, middle, last and only in a message (IBTA 9.4). The memory
+ * window operations (IBTA 10.6.7) are RC's and UC's, send nothing and
+ * complete as LOCAL_INV and BIND_MW. Every other ibv_wr_opcode value is
+ * refused everywhere.
  */
 static const struct {
 	enum ibv_wr_opcode op;
@@ -346,6 +348,9 @@ static const struct {
 	  IBV_WC_FETCH_ADD, 0x14, 0x14, 0x14, 0x14 },
 	{ IBV_WR_SEND_WITH_INV, "SEND_WITH_INV", 1, 0, 0, 0, IBV_WC_SEND,
 	  0x00, 0x01, 0x16, 0x17 },
+	{ IBV_WR_LOCAL_INV, "LOCAL_INV", 1, 1, 0, 0, IBV_WC_LOCAL_INV,
+	  0, 0, 0, 0 },
+	{ IBV_WR_BIND_MW, "BIND_MW", 1, 1, 0, 0, IBV_WC_BIND_MW, 0, 0, 0, 0 },
 };
 #define NWR (sizeof(wr_expect) / sizeof(wr_expect[0]))
 
@@ -409,6 +414,8 @@ static void post_every_opcode(struct rocemu_pd *pd, struct rocemu_cq *cq,
 			      struct rocemu_mr *mr, uint64_t *word,
 			      struct rocemu_ah *ah, enum ibv_qp_type t)
 {
+	/* a BIND_MW names a window (one of length 0 needs no MR) */
+	struct rocemu_mw *mw = rocemu_mw_alloc(pd, IBV_MW_TYPE_1);
 	struct ibv_qp_init_attr init = {
 		.send_cq = (struct ibv_cq *)(void *)cq,
 		.recv_cq = (struct ibv_cq *)(void *)cq,
@@ -436,6 +443,7 @@ static void post_every_opcode(struct rocemu_pd *pd, struct rocemu_cq *cq,
 			wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)word;
 			wr.wr.atomic.rkey = rocemu_mr_lkey(mr);
 		}
+		wr.bind_mw.mw = (struct ibv_mw *)(void *)mw;
 		ck_assert_msg(rocemu_post_send(qp, &wr, &bad) ==
 				      (want ? 0 : -EINVAL),
 			      "opcode %u on QP type %d", op, t);
@@ -447,6 +455,7 @@ static void post_every_opcode(struct rocemu_pd *pd, struct rocemu_cq *cq,
 			ck_assert_int_eq(wc[k].status, IBV_WC_WR_FLUSH_ERR);
 	ck_assert_int_eq(taken, 0);
 	ck_assert_int_eq(rocemu_qp_free(qp), 0);
+	ck_assert_int_eq(rocemu_mw_dealloc(mw), 0);
 }
 
 START_TEST(test_post_takes_what_the_transport_has)

@@ -74,8 +74,6 @@ static void unsupported(struct ibv_context *ctx)
 	CHECK(!ibv_reg_dmabuf_mr(pd, 0, 4096, 0, -1, 0) && errno == EOPNOTSUPP);
 	errno = 0;
 	CHECK(!ibv_import_device(3) && errno == EOPNOTSUPP);
-	errno = 0;
-	CHECK(!ibv_alloc_mw(pd, IBV_MW_TYPE_1) && errno == EOPNOTSUPP);
 	CHECK(ibv_attach_mcast(NULL, NULL, 0) == EOPNOTSUPP);
 	CHECK(ibv_destroy_cq(cq) == 0);
 	CHECK(ibv_dealloc_pd(pd) == 0);
