@@ -209,6 +209,7 @@ int main(void)
 	struct ibv_context *ctx = n > 0 ? ibv_open_device(list[0]) : NULL;
 	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 
+	setvbuf(stdout, NULL, _IOLBF, 0); /* what came before a crash shows */
 	CHECK(ctx && pd);
 	if (pd) {
 		odp_caps(ctx);
