@@ -142,6 +142,7 @@ int mem_range_check(const void *addr, uint64_t len, bool write);
  */
 int mem_put(const struct rocemu_dev *d, uint64_t va, const void *src,
 	    uint64_t n);
+/* The same for reading n bytes at va into dst. */
 int mem_get(const struct rocemu_dev *d, void *dst, uint64_t va, uint64_t n);
 /* The n bytes at va for reading: va itself when d has no on-demand MR,
  * else a copy in bounce (n bytes); NULL when a page is gone. */
@@ -149,6 +150,7 @@ const uint8_t *mem_view(const struct rocemu_dev *d, uint64_t va, uint64_t n,
 			uint8_t *bounce);
 /* The checked copies themselves, whatever the MR: the same results. */
 int mem_put_checked(uint64_t va, const void *src, uint64_t n);
+/* Reading, checked: 0, or -EFAULT where a page of [va, va+n) is gone. */
 int mem_get_checked(void *dst, uint64_t va, uint64_t n);
 
 /*
