@@ -7,7 +7,7 @@
 #include "obj.h"
 
 #ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22	/* Linux 5.14 */
+#define MADV_POPULATE_READ 22 /* Linux 5.14 */
 #define MADV_POPULATE_WRITE 23
 #endif
 

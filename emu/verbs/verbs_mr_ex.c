@@ -26,8 +26,8 @@ static bool rereg_input_ok(int flags, void *addr, size_t length, int access)
  * pins nothing, so there is no fork protection to move and the _FORK
  * codes never occur. The keys stay; ibv_mr is updated as libibverbs does.
  */
-int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
-		 void *addr, size_t length, int access)
+int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
+		 size_t length, int access)
 {
 	struct rv_mr *mr = WRAP(rv_mr, ibmr);
 	int rc;
@@ -36,9 +36,8 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	rc = rocemu_mr_rereg(mr->m, flags,
-			     pd ? WRAP(rv_pd, pd)->p : NULL, addr, length,
-			     access & ~IBV_ACCESS_OPTIONAL_RANGE);
+	rc = rocemu_mr_rereg(mr->m, flags, pd ? WRAP(rv_pd, pd)->p : NULL, addr,
+			     length, access & ~IBV_ACCESS_OPTIONAL_RANGE);
 	if (rc) {
 		errno = -rc;
 		return IBV_REREG_MR_ERR_CMD;
