@@ -176,6 +176,9 @@ START_TEST(test_peer_access_through_window)
 	ck_assert(guards_intact(&p.b));
 	/* bound: the MR stays (EBUSY), until the window goes */
 	ck_assert_int_eq(rocemu_mr_dereg(p.b.mr), -EBUSY);
+	ck_assert_int_eq(rocemu_mr_rereg(p.b.mr, IBV_REREG_MR_CHANGE_ACCESS,
+					 NULL, NULL, 0, MR_BINDABLE),
+			 -EBUSY);
 	ck_assert_int_eq(rocemu_mw_dealloc(mw), 0);
 	pair_down(&p);
 }

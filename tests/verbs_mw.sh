@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/verbs_mw.c on rocemu's libibverbs.so.1: one process, its device on
-# 127.0.0.31 (no other test uses that address).
+# 127.0.0.32 (no other test uses that address).
 # usage: tests/verbs_mw.sh BUILD_DIR
 set -u
 build=$(cd "${1:?usage: verbs_mw.sh BUILD_DIR}" && pwd)
@@ -15,7 +15,7 @@ if ! cc -Wall -Wextra -Werror -o "$work/verbs_mw" "$src/tests/verbs_mw.c" \
 	exit 1
 fi
 . "$src/tests/verbs_env.sh"
-ROCEMU_ADDR=127.0.0.31 timeout 60 "$work/verbs_mw" >"$work/out" 2>&1
+ROCEMU_ADDR=127.0.0.32 timeout 60 "$work/verbs_mw" >"$work/out" 2>&1
 rc=$?
 grep -v "^device\|^QP .* ready" "$work/out"
 [ $rc = 124 ] && echo "verbs_mw: hung (killed after 60 s)"
