@@ -344,8 +344,11 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 			off += wr->sg_list[i].length;
 		}
 	} else {
+		/* a WR without SGEs may come with sg_list NULL */
 		wqe->num_sge = (uint32_t)wr->num_sge;
-		memcpy(wqe->sg, wr->sg_list, sizeof(*wqe->sg) * wqe->num_sge);
+		if (wqe->num_sge)
+			memcpy(wqe->sg, wr->sg_list,
+			       sizeof(*wqe->sg) * wqe->num_sge);
 	}
 	return 0;
 }
