@@ -309,6 +309,50 @@ START_TEST(test_type2_window_belongs_to_its_qp)
 }
 END_TEST
 
+/* A QP destroyed with a type 2 window bound through it: the window ends
+ * with it (its MR may go, it may be bound again). */
+START_TEST(test_qp_destroy_unbinds_type2)
+{
+	struct pair p;
+	struct ibv_qp_init_attr init = {
+		.send_cq = NULL, .recv_cq = NULL,
+		.qp_type = IBV_QPT_RC, .cap = { 4, 4, 1, 1, 0 },
+	};
+
+	up(&p);
+	init.send_cq = init.recv_cq = (struct ibv_cq *)(void *)p.b.cq;
+	struct rocemu_qp *other = rocemu_qp_new(p.b.pd, &init);
+	struct rocemu_mr *mr = rocemu_mr_reg(p.b.pd, p.b.buf, 8192,
+					     MR_BINDABLE);
+	struct rocemu_mw *mw = rocemu_mw_alloc(p.b.pd, IBV_MW_TYPE_2);
+	struct swqe wqe = { .opcode = IBV_WR_BIND_MW };
+	uint8_t *mem;
+
+	ck_assert_ptr_nonnull(other);
+	wqe.bind.mw_index = rocemu_mw_rkey(mw) >> 8;
+	wqe.bind.mr_key = rocemu_mr_lkey(mr);
+	wqe.bind.new_rkey = 0x17;
+	wqe.bind.access = IBV_ACCESS_REMOTE_WRITE;
+	wqe.bind.addr = addr_of(&p.b, 0);
+	wqe.bind.len = 4096;
+	/* the requester's step, done here on a QP that never connects */
+	ck_assert_int_eq(mw_bind(other, &wqe), 0);
+	uint32_t rkey = rocemu_mw_rkey(mw);
+	ck_assert_uint_ne(rkey_resolve(other, rkey, wqe.bind.addr, 8,
+				       IBV_ACCESS_REMOTE_WRITE, &mem), 0);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), -EBUSY);
+	ck_assert_int_eq(rocemu_qp_free(other), 0);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), 0);
+	/* unbound, so free to be bound again (through b's QP) */
+	mr = rocemu_mr_reg(p.b.pd, p.b.buf, 8192, MR_BINDABLE);
+	wqe.bind.mr_key = rocemu_mr_lkey(mr);
+	ck_assert_int_eq(mw_bind(p.b.qp, &wqe), 0);
+	ck_assert_int_eq(rocemu_mw_dealloc(mw), 0);
+	ck_assert_int_eq(rocemu_mr_dereg(mr), 0);
+	pair_down(&p);
+}
+END_TEST
+
 /* ---- the bind rules ---------------------------------------------------- */
 
 /* Each bind the IBTA refuses completes with MW_BIND_ERR and takes the QP
@@ -467,6 +511,7 @@ Suite *mw_suite(void)
 	tcase_add_test(tc, test_zero_based_window);
 	tcase_add_loop_test(tc, test_window_refuses, 0, 10);
 	tcase_add_test(tc, test_type2_window_belongs_to_its_qp);
+	tcase_add_test(tc, test_qp_destroy_unbinds_type2);
 	tcase_add_loop_test(tc, test_bind_rules, 0, 10);
 	tcase_add_loop_test(tc, test_local_inv_refused, 0, 2);
 	tcase_add_loop_test(tc, test_send_with_inv_refused, 0, 2);

@@ -52,6 +52,11 @@ struct rocemu_mw *rocemu_mw_alloc(struct rocemu_pd *pd, enum ibv_mw_type type)
 /* Makes mw grant nothing; its MR may be deregistered again. */
 static void unbind(struct rocemu_mw *mw)
 {
+	struct rocemu_qp *qp;
+
+	if (mw->mr && mw->type == IBV_MW_TYPE_2 &&
+	    (qp = qp_find(mw->pd->dev, mw->qpn)))
+		qp->windows--;
 	if (mw->mr)
 		mw->mr->windows--;
 	mw->mr = NULL;
@@ -133,6 +138,8 @@ int mw_bind(struct rocemu_qp *qp, const struct swqe *wqe)
 	mw->mr = mr;
 	mr->windows++;
 	mw->qpn = mw->type == IBV_MW_TYPE_2 ? qp->qpn : 0;
+	if (mw->type == IBV_MW_TYPE_2)
+		qp->windows++;
 	mw->addr = wqe->bind.addr;
 	mw->len = wqe->bind.len;
 	mw->access = wqe->bind.access;
@@ -153,6 +160,21 @@ int mw_invalidate(struct rocemu_qp *qp, uint32_t rkey, bool remote,
 	if (!check_only)
 		unbind(mw);
 	return 0;
+}
+
+void mw_forget_qp(struct rocemu_qp *qp)
+{
+	struct rocemu_mw *mw, *tmp;
+
+	/* Only a QP that has windows bound pays for the walk. rxe keeps a
+	 * destroyed QP's object until its windows go; rocemu frees it at
+	 * once, so its windows end with it: no QP that reuses the number
+	 * inherits them. */
+	if (!qp->windows)
+		return;
+	HASH_ITER(hh, qp->dev->mws, mw, tmp)
+		if (mw->type == IBV_MW_TYPE_2 && mw->mr && mw->qpn == qp->qpn)
+			unbind(mw);
 }
 
 /* The window's part of rkey_resolve: the offset of va into it, or -1. */

@@ -182,6 +182,9 @@ int mw_bind(struct rocemu_qp *qp, const struct swqe *wqe);
  */
 int mw_invalidate(struct rocemu_qp *qp, uint32_t rkey, bool remote,
 		  bool check_only);
+/* Unbinds the type 2 windows bound through qp, which is being destroyed:
+ * a later QP given the same number reaches nothing through them. */
+void mw_forget_qp(struct rocemu_qp *qp);
 
 /* 0 if [addr, addr+len) is mapped readable, and writable too when write
  * is asked for; -EFAULT if any byte of it is not. */
@@ -364,6 +367,7 @@ struct rocemu_qp {
 	struct rocemu_srq *srq;
 	struct ring sq;		/* struct swqe; head = oldest not retired */
 	struct ring rq;		/* struct rwqe; unused with an SRQ */
+	unsigned windows;	/* type 2 MWs bound through it now */
 	uint16_t sport;
 	struct roce_frame tmpl;	/* addresses and ports of every frame */
 	/* the scheduler's: requester work, responses owed, the timers */

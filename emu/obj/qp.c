@@ -88,6 +88,7 @@ int rocemu_qp_free(struct rocemu_qp *qp)
 	CORE_GUARD(qp->dev->core);
 	qp_unschedule(qp);
 	dev_forget_events(qp->dev, qp);
+	mw_forget_qp(qp);
 	HASH_DELETE(hh, qp->dev->qps, qp);
 	qp->pd->users--;
 	qp->scq->users--;
