@@ -251,6 +251,10 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 {
 	uint64_t len = 0;
 	bool atomic = wr_is(wr->opcode, WR_ATOMIC);
+	/* ATOMIC WRITE's 8 bytes are always copied now, as inline data
+	 * (rxe's provider copies them into the WQE too): the value is the
+	 * one at post time, whatever max_inline_data is. */
+	bool awrite = wr_is(wr->opcode, WR_ATOMIC_WRITE);
 
 	/* An opcode the QP's transport lacks, or one without a row in the
 	 * table, is refused (IBTA 9.8.3, 9.8.4). */
@@ -264,12 +268,16 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	/* A READ or atomic sends no payload: nothing to take inline. */
 	bool inl = (wr->send_flags & IBV_SEND_INLINE) &&
 		   !wr_is(wr->opcode, WR_RD_ATOMIC);
-	if (len > MAX_MR_SIZE || (inl && len > qp->init.cap.max_inline_data))
+	if (len > MAX_MR_SIZE ||
+	    (inl && !awrite && len > qp->init.cap.max_inline_data))
 		return -EINVAL;
-	/* An atomic's operand is one 8-byte, 8-byte aligned value. */
-	if (atomic && (wr->num_sge != 1 || len != 8 ||
-		       (wr->wr.atomic.remote_addr & 7)))
+	/* An atomic's operand is one 8-byte, 8-byte aligned value; so is an
+	 * ATOMIC WRITE's (IBTA 1.5, as rxe checks). wr.rdma and wr.atomic
+	 * both begin with remote_addr. */
+	if ((atomic || awrite) && (wr->num_sge != 1 || len != 8 ||
+				   (wr->wr.rdma.remote_addr & 7)))
 		return -EINVAL;
+	inl = inl || awrite;
 	/* The slot held an older WQE: clear all but the inline buffer. */
 	memset(wqe, 0, offsetof(struct swqe, inline_data));
 	wqe->state = WQE_POSTED;
