@@ -353,6 +353,39 @@ int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 	return rc;
 }
 
+int rocemu_post_send_all(struct rocemu_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad)
+{
+	CORE_GUARD(qp->dev->core);
+	uint32_t n = 0, tail = ring_tail(&qp->sq);
+	struct ibv_send_wr *w;
+	int rc = 0;
+
+	for (w = wr; w; w = w->next)
+		n++;
+	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
+	    qp->state == IBV_QPS_RTR)
+		rc = -EINVAL;
+	else if (n > ring_size(&qp->sq) - ring_used(&qp->sq))
+		rc = -ENOMEM;
+	/* Filled beyond the tail, where the engines do not look, and
+	 * published only once every one was taken. */
+	for (w = wr; w && !rc; w = w->next, tail++)
+		rc = fill_swqe(qp, w, ring_slot(&qp->sq, tail));
+	if (rc) {
+		if (bad)
+			*bad = w ? w : wr;
+		return rc;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ring_produce(&qp->sq);
+	if (qp->state == IBV_QPS_ERR)
+		flush_sq(qp);
+	else
+		qp_make_ready(qp);
+	return 0;
+}
+
 int rwqe_post(struct ring *rq, uint32_t max_sge, const struct ibv_recv_wr *wr)
 {
 	struct rwqe *wqe = ring_prod_slot(rq);
