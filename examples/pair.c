@@ -88,8 +88,10 @@ static struct ibv_qp *create_qp(struct pair *p, struct side *s,
 		.send_ops_flags = p->send_ops,
 	};
 
-	/* room for ibv_wr_set_inline_data's small messages */
+	/* room for ibv_wr_set_inline_data's small messages, and for an
+	 * ibv_wr_set_sge_list of two */
 	ex.cap.max_inline_data = 64;
+	ex.cap.max_send_sge = 2;
 	if (p->send_ops)
 		return ibv_create_qp_ex(p->ctx, &ex);
 	return ibv_create_qp(p->pd, &init);
