@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "obj.h"
+#include "rocemu/frame.h"
 #include "core/names.h"
 
 static const char *const counter_names[ROCEMU_CNT_COUNTER_MAX] = {
@@ -80,11 +81,44 @@ int dev_init(struct rocemu_dev *d, struct core *c,
 	memcpy(d->gid, cfg->gid, 16);
 	d->mac[0] = 0x02;
 	memcpy(d->mac + 2, cfg->gid + 12, 4);
+	roce_gid_link_local(d->gid_ll, d->mac);
 	d->mtu = cfg->mtu;
 	/* QPNs from 0x11 as rxe gives them (QP0 and QP1 are special, the
 	 * rest of the first 16 rxe keeps back too); MR indices from 1. */
 	idgen_init(&d->qpns, 0x11, ROCE_PSN_MASK, cfg->first_qpn);
 	idgen_init(&d->mr_indices, 1, 0xffffff, 1);
+	return 0;
+}
+
+void dev_wire_gid(const struct rocemu_dev *d, const uint8_t gid[16],
+		  uint8_t out[16])
+{
+	uint8_t ip4[4];
+
+	if (!memcmp(gid, d->gid_ll, 16)) {
+		memmove(out, d->gid, 16);
+	} else if (roce_gid_is_ipv4(d->gid) &&
+		   roce_gid_link_local_ipv4(gid, ip4)) {
+		roce_gid_from_ipv4(out, ip4);
+	} else {
+		memmove(out, gid, 16);
+	}
+}
+
+bool dev_gid_index_ok(const struct rocemu_dev *d, unsigned index)
+{
+	(void)d;
+	return index < 2;
+}
+
+int rocemu_dev_gid_at(const struct rocemu_dev *d, unsigned index,
+		      uint8_t gid[16])
+{
+	if (index >= ROCEMU_GID_TABLE_LEN)
+		return -EINVAL;
+	if (!dev_gid_index_ok(d, index))
+		return -ENODATA;
+	memcpy(gid, index ? d->gid : d->gid_ll, 16);
 	return 0;
 }
 

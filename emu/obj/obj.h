@@ -52,7 +52,8 @@ struct rocemu_dev {
 	struct wire_port *port;		/* its place on the wire */
 	UT_hash_handle hh;		/* in the world's table, by gid */
 	char name[32];
-	uint8_t gid[16];
+	uint8_t gid[16];		/* GID 1: its address */
+	uint8_t gid_ll[16];		/* GID 0: the link-local one of its MAC */
 	uint8_t mac[6];
 	enum ibv_mtu mtu;
 	uint64_t cnt[ROCEMU_CNT_COUNTER_MAX];
@@ -78,6 +79,21 @@ static inline void dev_count(struct rocemu_dev *d, enum rocemu_counter c)
  */
 int dev_init(struct rocemu_dev *d, struct core *c,
 	     const struct rocemu_dev_cfg *cfg);
+
+/*
+ * The address on the wire at which d reaches gid: gid itself, except for
+ * a link-local GID no socket of an IPv4 device can reach. A device at an
+ * IPv4 address has no interface holding its GID 0 (the link-local
+ * address of its MAC); that GID, its own or another rocemu device's
+ * (whose MAC carries its IPv4 address), is reached at the IPv4 address
+ * behind it, as GID 1. Frames are built with this address, so the ICRC
+ * covers what the wire carries. out may be gid.
+ */
+void dev_wire_gid(const struct rocemu_dev *d, const uint8_t gid[16],
+		  uint8_t out[16]);
+
+/* True when index names a GID of d's port (not an empty entry). */
+bool dev_gid_index_ok(const struct rocemu_dev *d, unsigned index);
 /* Frees what dev_init made (not d itself). */
 void dev_fini(struct rocemu_dev *d);
 

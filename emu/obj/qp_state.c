@@ -83,9 +83,9 @@ static int transition(const struct rocemu_qp *qp, int to, int *req)
 
 static bool ah_ok(const struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 {
-	(void)qp;
 	/* RoCEv2 needs the GRH: the GID carries the IP address. */
-	return ah->is_global && ah->port_num == 1 && ah->grh.sgid_index <= 1;
+	return ah->is_global && ah->port_num == 1 &&
+	       dev_gid_index_ok(qp->dev, ah->grh.sgid_index);
 }
 
 static bool values_ok(const struct rocemu_qp *qp, const struct ibv_qp_attr *a,
@@ -149,8 +149,9 @@ static uint16_t udp_sport(uint32_t lqpn, uint32_t rqpn)
 void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 {
 	struct roce_frame *f = &qp->tmpl;
-	const uint8_t *dgid = ah->grh.dgid.raw;
+	uint8_t dgid[16];
 
+	dev_wire_gid(qp->dev, ah->grh.dgid.raw, dgid);
 	f->ip_ver = roce_gid_is_ipv4(dgid) ? 4 : 6;
 	f->ip_frag = f->ip_ver == 4 ? ROCE_IPV4_DF : 0;
 	f->eth_dst[0] = 0x02; /* the peer's MAC, made as devices make theirs */

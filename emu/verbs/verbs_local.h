@@ -80,9 +80,6 @@ struct rv_channel {
 struct rocemu_dev *rv_dev(void);
 /* The world rv_dev made; NULL before it made one. */
 struct rocemu_world *rv_world(void);
-/* The EUI-64 link-local GID made from the device's MAC, which the port
- * shows at GID index 0; zero before rv_dev made the device. */
-const uint8_t *rv_link_local_gid(void);
 
 /* ibv_query_port for attr of len bytes (older programs pass less). */
 int rv_query_port(struct ibv_context *context, uint8_t port,

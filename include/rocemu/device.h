@@ -168,6 +168,21 @@ void rocemu_dev_print_counters(const struct rocemu_dev *d, FILE *f,
 /* The device's GID: its IP address (IPv4-mapped for IPv4). */
 const uint8_t *rocemu_dev_gid(const struct rocemu_dev *d);
 
+/* The port's GID table: as long as rxe's, with empty entries after the
+ * two GIDs a device has. */
+enum { ROCEMU_GID_TABLE_LEN = 1024 };
+
+/*
+ * The GID at index of the device's one port: 0 the IPv6 link-local
+ * address of its MAC (as the kernel makes GID 0 of an rxe port), 1 its
+ * address (rocemu_dev_gid). Returns 0; -ENODATA for an empty entry;
+ * -EINVAL past the table. gid is untouched on failure. Every GID reaches
+ * the device: packets to GID 0 of a device at an IPv4 address travel to
+ * that address.
+ */
+int rocemu_dev_gid_at(const struct rocemu_dev *d, unsigned index,
+		      uint8_t gid[16]);
+
 /* Limits this device honours (what ibv_query_device reports). */
 void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a);
 
