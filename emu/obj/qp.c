@@ -377,8 +377,14 @@ int rocemu_post_send_all(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 			*bad = w ? w : wr;
 		return rc;
 	}
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
+		struct swqe *wqe = ring_prod_slot(&qp->sq);
+		core_trace(qp->dev->core, "%s WQE [%u] %s wr_id %llu len %u",
+			    qp->dev->name, ring_tail(&qp->sq) & qp->sq.mask,
+			    wr_opcode_name(wqe->opcode),
+			    (unsigned long long)wqe->wr_id, wqe->length);
 		ring_produce(&qp->sq);
+	}
 	if (qp->state == IBV_QPS_ERR)
 		flush_sq(qp);
 	else
