@@ -18,7 +18,7 @@ enum wr_kind {
 	/* IBTA 1.5 ATOMIC WRITE: 8 bytes placed at once, a WRITE's RETH,
 	 * acknowledged like a WRITE; not WR_ATOMIC (no AtomicETH, no
 	 * AtomicAckETH, no rd_atomic credit). */
-	WR_ATOMIC_WRITE = 1 << 6,
+	WR_ATOMIC_WRITE = 1 << 7,
 	/* A READ or an atomic takes one of max_rd_atomic's credits, and
 	 * sends no payload: its data comes back in the response. */
 	WR_RD_ATOMIC = WR_READ | WR_ATOMIC,
