@@ -78,8 +78,8 @@ int main(void)
 	}
 	if (wait_n(p.a.cq, 3, ids))
 		goto out;
-	printf("completions for wr_id %" PRIu64 ", %" PRIu64 ", %" PRIu64
-	       "\n", ids[0], ids[1], ids[2]);
+	printf("completions for wr_id %" PRIu64 ", %" PRIu64 ", %" PRIu64 "\n",
+	       ids[0], ids[1], ids[2]);
 
 	/* A batch with an operation the QP was not made for is refused
 	 * whole: the WRITE before it is not posted either. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* IBTA 1.5 ATOMIC WRITE: the requester's packet on the wire, the responder's store, its ACK and its NAKs. */
+/* IBTA 1.5 ATOMIC WRITE: the requester's packet on the wire, the responder's
+ * store, its ACK and its NAKs. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,8 @@ static uint64_t cnt(struct side *s, enum rocemu_counter c)
 	return rocemu_dev_counter(s->dev, c);
 }
 
-static const uint8_t VALUE[8] = { 0x11, 0x22, 0x33, 0x44,
-				  0x55, 0x66, 0x77, 0x88 };
+static const uint8_t VALUE[8] = {0x11, 0x22, 0x33, 0x44,
+				 0x55, 0x66, 0x77, 0x88};
 
 /* An ATOMIC_WRITE request from a's address to b's QP, as a peer would
  * send it: RETH (va, rkey, len) and plen bytes of payload. */
@@ -24,7 +25,7 @@ static void inject(struct pair *p, uint32_t psn, uint64_t va, uint32_t rkey,
 {
 	struct roce_frame f;
 	uint8_t *buf = malloc(8192);
-	uint8_t a4[4] = { 10, 0, 0, 1 }, b4[4] = { 10, 0, 0, 2 };
+	uint8_t a4[4] = {10, 0, 0, 1}, b4[4] = {10, 0, 0, 2};
 
 	roce_frame_init(&f, 4);
 	roce_gid_from_ipv4(f.src_gid, a4);
@@ -61,7 +62,7 @@ static int post_aw(struct side *s, size_t off, uint32_t len, uint64_t raddr,
 START_TEST(test_atomic_write_wire_and_store)
 {
 	struct pair p;
-	struct pair_opts o = { 0 };
+	struct pair_opts o = {0};
 	char path[] = "/tmp/rocemu-awrite-XXXXXX", err[ROCE_PCAP_ERRLEN];
 	int fd = mkstemp(path);
 
@@ -70,8 +71,8 @@ START_TEST(test_atomic_write_wire_and_store)
 	pair_up(&p, &o);
 	memcpy(p.a.buf, VALUE, 8);
 	ck_assert_int_eq(rocemu_world_record(p.w, path), 0);
-	ck_assert_int_eq(post_aw(&p.a, 0, 8, addr_of(&p.b, 64),
-				 rocemu_mr_rkey(p.b.mr)), 0);
+	ck_assert_int_eq(
+	    post_aw(&p.a, 0, 8, addr_of(&p.b, 64), rocemu_mr_rkey(p.b.mr)), 0);
 	struct ibv_wc wc = poll1(&p, &p.a);
 	ck_assert_int_eq(rocemu_world_record(p.w, NULL), 0);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
@@ -90,7 +91,8 @@ START_TEST(test_atomic_write_wire_and_store)
 	while (roce_pcap_next(rd, &rec, err) == 1) {
 		ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, rec.data,
 						  rec.caplen, rec.wire_len, &f,
-						  &why), 0);
+						  &why),
+				 0);
 		n++;
 		if (f.ib.bth.opcode == ROCE_OP_RC_ACK) {
 			acks++;
@@ -120,12 +122,12 @@ END_TEST
 START_TEST(test_atomic_write_value_taken_at_post)
 {
 	struct pair p;
-	struct pair_opts o = { 0 };
+	struct pair_opts o = {0};
 
 	pair_up(&p, &o);
 	memcpy(p.a.buf, VALUE, 8);
-	ck_assert_int_eq(post_aw(&p.a, 0, 8, addr_of(&p.b, 0),
-				 rocemu_mr_rkey(p.b.mr)), 0);
+	ck_assert_int_eq(
+	    post_aw(&p.a, 0, 8, addr_of(&p.b, 0), rocemu_mr_rkey(p.b.mr)), 0);
 	memset(p.a.buf, 0xee, 8);
 	ck_assert_int_eq(poll1(&p, &p.a).status, IBV_WC_SUCCESS);
 	ck_assert(!memcmp(p.b.buf, VALUE, 8));
@@ -138,7 +140,7 @@ END_TEST
 START_TEST(test_atomic_write_bad_posts_refused)
 {
 	struct pair p;
-	struct pair_opts o = { 0 };
+	struct pair_opts o = {0};
 	uint32_t rkey;
 
 	pair_up(&p, &o);
@@ -156,38 +158,35 @@ END_TEST
  * NAK it gets. Memory stays untouched and the QP goes to ERROR. */
 struct bad_row {
 	const char *what;
-	int qp_access, mr_access;	/* 0: the pair's defaults */
-	int64_t va_off;			/* from b.buf */
+	int qp_access, mr_access; /* 0: the pair's defaults */
+	int64_t va_off;		  /* from b.buf */
 	bool bad_rkey;
-	uint32_t len;			/* RETH length */
+	uint32_t len; /* RETH length */
 	enum rocemu_counter nak;
 };
 
 static const struct bad_row bad_rows[] = {
-	{ "bad rkey", 0, 0, 0, true, 8, ROCEMU_CNT_NAK_SENT_REM_ACCESS },
-	{ "past the MR's end", 0, 0, -1, false, 8,
-	  ROCEMU_CNT_NAK_SENT_REM_ACCESS },
-	{ "MR without remote write", 0,
-	  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-		  IBV_ACCESS_REMOTE_ATOMIC,
-	  0, false, 8, ROCEMU_CNT_NAK_SENT_REM_ACCESS },
-	{ "misaligned", 0, 0, 4, false, 8, ROCEMU_CNT_NAK_SENT_INV_REQ },
-	{ "QP without remote write",
-	  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, 0, 0, false, 8,
-	  ROCEMU_CNT_NAK_SENT_INV_REQ },
-	{ "RETH length not 8", 0, 0, 0, false, 16,
-	  ROCEMU_CNT_NAK_SENT_INV_REQ },
+    {"bad rkey", 0, 0, 0, true, 8, ROCEMU_CNT_NAK_SENT_REM_ACCESS},
+    {"past the MR's end", 0, 0, -1, false, 8, ROCEMU_CNT_NAK_SENT_REM_ACCESS},
+    {"MR without remote write", 0,
+     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+     0, false, 8, ROCEMU_CNT_NAK_SENT_REM_ACCESS},
+    {"misaligned", 0, 0, 4, false, 8, ROCEMU_CNT_NAK_SENT_INV_REQ},
+    {"QP without remote write",
+     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, 0, 0, false, 8,
+     ROCEMU_CNT_NAK_SENT_INV_REQ},
+    {"RETH length not 8", 0, 0, 0, false, 16, ROCEMU_CNT_NAK_SENT_INV_REQ},
 };
 
 START_TEST(test_atomic_write_naks)
 {
 	const struct bad_row *r = &bad_rows[_i];
 	struct pair p;
-	struct pair_opts o = { .qp_access = r->qp_access,
-			       .mr_access = r->mr_access };
+	struct pair_opts o = {.qp_access = r->qp_access,
+			      .mr_access = r->mr_access};
 	enum rocemu_counter other = r->nak == ROCEMU_CNT_NAK_SENT_INV_REQ
-					    ? ROCEMU_CNT_NAK_SENT_REM_ACCESS
-					    : ROCEMU_CNT_NAK_SENT_INV_REQ;
+					? ROCEMU_CNT_NAK_SENT_REM_ACCESS
+					: ROCEMU_CNT_NAK_SENT_INV_REQ;
 
 	pair_up(&p, &o);
 	uint64_t va = r->va_off >= 0 ? addr_of(&p.b, (size_t)r->va_off)
@@ -209,7 +208,7 @@ END_TEST
 START_TEST(test_atomic_write_duplicate_acked_not_redone)
 {
 	struct pair p;
-	struct pair_opts o = { 0 };
+	struct pair_opts o = {0};
 
 	pair_up(&p, &o);
 	uint32_t rkey = rocemu_mr_rkey(p.b.mr);

@@ -19,22 +19,22 @@
 
 static int passed, failed;
 
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (cond) {                                              \
-			passed++;                                        \
-		} else {                                                 \
-			failed++;                                        \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);      \
-			printf(__VA_ARGS__);                             \
-			printf("\n");                                    \
-		}                                                        \
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (cond) {                                                    \
+			passed++;                                              \
+		} else {                                                       \
+			failed++;                                              \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);            \
+			printf(__VA_ARGS__);                                   \
+			printf("\n");                                          \
+		}                                                              \
 	} while (0)
 
-#define RC_OPS                                                           \
-	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |             \
-	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |   \
+#define RC_OPS                                                                 \
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |      \
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |                  \
+	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |        \
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 /* Completions on cq within ms milliseconds, up to n of them. */
@@ -57,11 +57,17 @@ static struct ibv_qp *create_ex(struct pair *p, enum ibv_qp_type t,
 				uint32_t mask, uint64_t ops, uint32_t cflags)
 {
 	struct ibv_qp_init_attr_ex a = {
-		.send_cq = p->a.cq, .recv_cq = p->a.cq, .qp_type = t,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.comp_mask = mask, .pd = p->pd, .send_ops_flags = ops,
-		.create_flags = cflags,
+	    .send_cq = p->a.cq,
+	    .recv_cq = p->a.cq,
+	    .qp_type = t,
+	    .cap = {.max_send_wr = 4,
+		    .max_recv_wr = 4,
+		    .max_send_sge = 1,
+		    .max_recv_sge = 1},
+	    .comp_mask = mask,
+	    .pd = p->pd,
+	    .send_ops_flags = ops,
+	    .create_flags = cflags,
 	};
 
 	errno = 0;
@@ -76,7 +82,8 @@ static void test_create(struct pair *p)
 	CHECK(!ibv_qp_to_qp_ex(p->a.qp),
 	      "a QP from ibv_create_qp has no ibv_qp_ex");
 	qp = create_ex(p, IBV_QPT_RC,
-		       IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS, 0, 0);
+		       IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS, 0,
+		       0);
 	CHECK(qp, "CREATE_FLAGS of 0: %s", strerror(errno));
 	CHECK(!qp || !ibv_qp_to_qp_ex(qp), "no send_ops_flags, no ibv_qp_ex");
 	if (qp)
@@ -86,8 +93,8 @@ static void test_create(struct pair *p)
 		       IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
 	CHECK(!qp && errno == EOPNOTSUPP, "a create flag: %s", strerror(errno));
 	qp = create_ex(p, IBV_QPT_RC,
-		       IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
-		       0, 0);
+		       IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER, 0,
+		       0);
 	CHECK(!qp && errno == EOPNOTSUPP, "MAX_TSO_HEADER: %s",
 	      strerror(errno));
 	qp = create_ex(p, IBV_QPT_UD,
@@ -105,8 +112,7 @@ static void test_create(struct pair *p)
 	qp = create_ex(p, IBV_QPT_UD,
 		       IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		       IBV_QP_EX_WITH_SEND, 0);
-	CHECK(qp && ibv_qp_to_qp_ex(qp) &&
-		      &ibv_qp_to_qp_ex(qp)->qp_base == qp,
+	CHECK(qp && ibv_qp_to_qp_ex(qp) && &ibv_qp_to_qp_ex(qp)->qp_base == qp,
 	      "UD with SEND: %s", strerror(errno));
 	if (qp)
 		ibv_destroy_qp(qp);
@@ -137,9 +143,9 @@ static void test_misuse(struct pair *p, struct ibv_qp_ex *qx)
 	/* the device refuses the second WR (3 SGEs, the QP takes 2): the
 	 * first is not posted either */
 	struct ibv_sge three[3] = {
-		{ (uintptr_t)p->a.buf, 1, p->a.mr->lkey },
-		{ (uintptr_t)p->a.buf, 1, p->a.mr->lkey },
-		{ (uintptr_t)p->a.buf, 1, p->a.mr->lkey },
+	    {(uintptr_t)p->a.buf, 1, p->a.mr->lkey},
+	    {(uintptr_t)p->a.buf, 1, p->a.mr->lkey},
+	    {(uintptr_t)p->a.buf, 1, p->a.mr->lkey},
 	};
 	ibv_wr_start(qx);
 	ibv_wr_rdma_write(qx, p->b.mr->rkey, (uintptr_t)p->b.buf + 100);
@@ -162,8 +168,8 @@ static void test_misuse(struct pair *p, struct ibv_qp_ex *qx)
 	CHECK(rc == ENOMEM, "17 WRs on a 16-deep queue: %d", rc);
 	CHECK(drain(p->a.cq, wc, 4, 100) == 0, "a misused batch completed");
 	CHECK(p->b.buf[100] == 0, "a misused batch wrote");
-	CHECK(ibv_query_qp(p->a.qp, &(struct ibv_qp_attr){ 0 }, IBV_QP_STATE,
-			   &(struct ibv_qp_init_attr){ 0 }) == 0,
+	CHECK(ibv_query_qp(p->a.qp, &(struct ibv_qp_attr){0}, IBV_QP_STATE,
+			   &(struct ibv_qp_init_attr){0}) == 0,
 	      "the QP answers after the misuses");
 }
 
@@ -171,11 +177,11 @@ static void test_misuse(struct pair *p, struct ibv_qp_ex *qx)
 static void test_batch(struct pair *p, struct ibv_qp_ex *qx)
 {
 	struct ibv_sge two[2] = {
-		{ (uintptr_t)p->a.buf, 4, p->a.mr->lkey },
-		{ (uintptr_t)p->a.buf + 8, 4, p->a.mr->lkey },
+	    {(uintptr_t)p->a.buf, 4, p->a.mr->lkey},
+	    {(uintptr_t)p->a.buf + 8, 4, p->a.mr->lkey},
 	};
 	char x[] = "in", y[] = "line";
-	struct ibv_data_buf parts[2] = { { x, 2 }, { y, 4 } };
+	struct ibv_data_buf parts[2] = {{x, 2}, {y, 4}};
 	uint64_t word = 40, value = 0x1122334455667788ull, got;
 	struct ibv_wc wc[8];
 	int rc;
@@ -195,7 +201,8 @@ static void test_batch(struct pair *p, struct ibv_qp_ex *qx)
 	memcpy(x, "XX", 2); /* copied already */
 	qx->wr_id = 13;
 	qx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_atomic_fetch_add(qx, p->b.mr->rkey, (uintptr_t)p->b.buf + 256, 2);
+	ibv_wr_atomic_fetch_add(qx, p->b.mr->rkey, (uintptr_t)p->b.buf + 256,
+				2);
 	ibv_wr_set_sge(qx, p->a.mr->lkey, (uintptr_t)p->a.buf + 64, 8);
 	qx->wr_id = 14;
 	ibv_wr_atomic_cmp_swp(qx, p->b.mr->rkey, (uintptr_t)p->b.buf + 256, 42,
@@ -212,22 +219,22 @@ static void test_batch(struct pair *p, struct ibv_qp_ex *qx)
 	CHECK(rc == 0, "the batch: %s", strerror(rc));
 	int n = drain(p->a.cq, wc, 8, 3000);
 	CHECK(n == 5, "5 signaled WRs, %d completions", n);
-	static const uint64_t want_id[] = { 11, 13, 14, 15, 16 };
+	static const uint64_t want_id[] = {11, 13, 14, 15, 16};
 	static const enum ibv_wc_opcode want_op[] = {
-		IBV_WC_RDMA_WRITE, IBV_WC_FETCH_ADD, IBV_WC_COMP_SWAP,
-		IBV_WC_ATOMIC_WRITE, IBV_WC_RDMA_READ };
+	    IBV_WC_RDMA_WRITE, IBV_WC_FETCH_ADD, IBV_WC_COMP_SWAP,
+	    IBV_WC_ATOMIC_WRITE, IBV_WC_RDMA_READ};
 	for (int i = 0; i < n && i < 5; i++)
 		CHECK(wc[i].status == IBV_WC_SUCCESS &&
-			      wc[i].wr_id == want_id[i] &&
-			      wc[i].opcode == want_op[i],
+			  wc[i].wr_id == want_id[i] &&
+			  wc[i].opcode == want_op[i],
 		      "completion %d: wr_id %llu opcode %d %s", i,
 		      (unsigned long long)wc[i].wr_id, wc[i].opcode,
 		      ibv_wc_status_str(wc[i].status));
 	CHECK(!memcmp(p->b.buf, "abcdefgh", 8), "the SGE list's WRITE");
 	CHECK(drain(p->b.cq, wc, 1, 3000) == 1 && wc[0].byte_len == 6 &&
-		      (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
-		      be32toh(wc[0].imm_data) == 0xfeed &&
-		      !memcmp(p->b.buf + 1024, "inline", 6),
+		  (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+		  be32toh(wc[0].imm_data) == 0xfeed &&
+		  !memcmp(p->b.buf + 1024, "inline", 6),
 	      "the inline SEND with immediate");
 	memcpy(&got, p->a.buf + 64, 8);
 	CHECK(got == 40, "fetch-add's old value %llu", (unsigned long long)got);
@@ -255,7 +262,7 @@ static void test_ud(void)
 		pair_close(&p);
 		return;
 	}
-	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
 	aa.grh.dgid = p.gid;
 	aa.grh.sgid_index = PAIR_GID_INDEX;
 	aa.grh.hop_limit = 64;
@@ -273,8 +280,8 @@ static void test_ud(void)
 		ibv_wr_set_sge(qx, p.a.mr->lkey, (uintptr_t)p.a.buf, 8);
 		CHECK(ibv_wr_complete(qx) == 0, "UD batch");
 		CHECK(drain(p.b.cq, &wc, 1, 3000) == 1 &&
-			      wc.status == IBV_WC_SUCCESS && wc.byte_len == 48 &&
-			      !memcmp(p.b.buf + 40, "datagram", 8),
+			  wc.status == IBV_WC_SUCCESS && wc.byte_len == 48 &&
+			  !memcmp(p.b.buf + 40, "datagram", 8),
 		      "the UD SEND arrived");
 		CHECK(drain(p.a.cq, &wc, 1, 3000) == 1 && wc.wr_id == 21,
 		      "the UD SEND completed");

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* libibverbs.so.1: extended QPs (ibv_create_qp_ex) and the ibv_wr_* work-request API. */
+/* libibverbs.so.1: extended QPs (ibv_create_qp_ex) and the ibv_wr_*
+ * work-request API. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,35 +17,35 @@
  */
 struct pending {
 	struct ibv_send_wr wr;
-	struct ibv_sge one;	/* wr_set_sge, an inline copy, ATOMIC_WRITE */
-	struct ibv_sge *list;	/* wr_set_sge_list's copy, owned */
-	uint8_t *inl;		/* inline data copy, owned */
-	uint8_t value[8];	/* ATOMIC_WRITE's operand */
+	struct ibv_sge one;   /* wr_set_sge, an inline copy, ATOMIC_WRITE */
+	struct ibv_sge *list; /* wr_set_sge_list's copy, owned */
+	uint8_t *inl;	      /* inline data copy, owned */
+	uint8_t value[8];     /* ATOMIC_WRITE's operand */
 };
 
 struct rv_wr_batch {
 	/* Held from wr_start to wr_complete or wr_abort: the QP's batch is
 	 * built by one thread at a time, as with rdma-core's providers. */
 	pthread_mutex_t lock;
-	uint64_t send_ops;	/* IBV_QP_EX_WITH_* the QP was made with */
+	uint64_t send_ops; /* IBV_QP_EX_WITH_* the QP was made with */
 	struct pending *w;
 	unsigned n, cap;
-	int err;		/* first error of this batch (positive errno) */
-	bool open;		/* between wr_start and complete/abort */
+	int err;   /* first error of this batch (positive errno) */
+	bool open; /* between wr_start and complete/abort */
 };
 
 /* What rocemu's QPs take per type in send_ops_flags: as rxe's provider
  * (RXE_SUP_*_QP_SEND_OPS_FLAGS), ATOMIC_WRITE on RC included. MW binding
  * and invalidation are accepted here as rxe does; the device refuses
  * them at wr_complete until it has memory windows. */
-#define OPS_UC                                                            \
-	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |  \
-	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |              \
-	 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |               \
+#define OPS_UC                                                                 \
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |      \
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |                  \
+	 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |                   \
 	 IBV_QP_EX_WITH_SEND_WITH_INV)
-#define OPS_RC                                                            \
-	(OPS_UC | IBV_QP_EX_WITH_RDMA_READ |                               \
-	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                               \
+#define OPS_RC                                                                 \
+	(OPS_UC | IBV_QP_EX_WITH_RDMA_READ |                                   \
+	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                                   \
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
 #define OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
@@ -123,16 +124,16 @@ static void wr_send(struct ibv_qp_ex *qpx)
 
 static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
 {
-	struct pending *p = open_wr(qpx, IBV_WR_SEND_WITH_IMM,
-				    IBV_QP_EX_WITH_SEND_WITH_IMM);
+	struct pending *p =
+	    open_wr(qpx, IBV_WR_SEND_WITH_IMM, IBV_QP_EX_WITH_SEND_WITH_IMM);
 	if (p)
 		p->wr.imm_data = imm;
 }
 
 static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	struct pending *p = open_wr(qpx, IBV_WR_SEND_WITH_INV,
-				    IBV_QP_EX_WITH_SEND_WITH_INV);
+	struct pending *p =
+	    open_wr(qpx, IBV_WR_SEND_WITH_INV, IBV_QP_EX_WITH_SEND_WITH_INV);
 	if (p)
 		p->wr.invalidate_rkey = rkey;
 }
@@ -196,11 +197,11 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 
 /* The 8 bytes are copied now, as rxe's provider does: the WR carries them
  * as its one SGE, which the device copies again at posting. */
-static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
-			    uint64_t addr, const void *value)
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+			    const void *value)
 {
-	struct pending *p = open_wr(qpx, IBV_WR_ATOMIC_WRITE,
-				    IBV_QP_EX_WITH_ATOMIC_WRITE);
+	struct pending *p =
+	    open_wr(qpx, IBV_WR_ATOMIC_WRITE, IBV_QP_EX_WITH_ATOMIC_WRITE);
 
 	rdma(p, rkey, addr);
 	if (!p)
@@ -212,8 +213,8 @@ static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *info)
 {
-	struct pending *p = open_wr(qpx, IBV_WR_BIND_MW,
-				    IBV_QP_EX_WITH_BIND_MW);
+	struct pending *p =
+	    open_wr(qpx, IBV_WR_BIND_MW, IBV_QP_EX_WITH_BIND_MW);
 	if (!p)
 		return;
 	p->wr.bind_mw.mw = mw;
@@ -223,8 +224,8 @@ static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	struct pending *p = open_wr(qpx, IBV_WR_LOCAL_INV,
-				    IBV_QP_EX_WITH_LOCAL_INV);
+	struct pending *p =
+	    open_wr(qpx, IBV_WR_LOCAL_INV, IBV_QP_EX_WITH_LOCAL_INV);
 	if (p)
 		p->wr.invalidate_rkey = rkey;
 }
@@ -254,8 +255,7 @@ static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 	if (!p)
 		return;
 	clear_data(p);
-	p->one = (struct ibv_sge){ .addr = addr, .length = length,
-				   .lkey = lkey };
+	p->one = (struct ibv_sge){.addr = addr, .length = length, .lkey = lkey};
 	p->wr.num_sge = 1;
 }
 
@@ -304,16 +304,15 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n,
 		memcpy(p->inl + off, buf[i].addr, buf[i].length);
 		off += buf[i].length;
 	}
-	p->one = (struct ibv_sge){ .addr = (uintptr_t)p->inl,
-				   .length = (uint32_t)len };
+	p->one = (struct ibv_sge){.addr = (uintptr_t)p->inl,
+				  .length = (uint32_t)len};
 	p->wr.num_sge = 1;
 	p->wr.send_flags |= IBV_SEND_INLINE;
 }
 
-static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
-			       size_t length)
+static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
 {
-	struct ibv_data_buf one = { .addr = addr, .length = length };
+	struct ibv_data_buf one = {.addr = addr, .length = length};
 
 	wr_set_inline_data_list(qpx, 1, &one);
 }
@@ -360,8 +359,8 @@ static void link_batch(struct rv_wr_batch *b)
 	for (unsigned i = 0; i < b->n; i++) {
 		struct pending *p = &b->w[i];
 		if (p->wr.opcode == IBV_WR_ATOMIC_WRITE && !p->inl && !p->list)
-			p->one = (struct ibv_sge){ .addr = (uintptr_t)p->value,
-						   .length = 8 };
+			p->one = (struct ibv_sge){.addr = (uintptr_t)p->value,
+						  .length = 8};
 		p->wr.sg_list = p->list ? p->list : &p->one;
 		p->wr.next = i + 1 < b->n ? &b->w[i + 1].wr : NULL;
 	}
@@ -472,9 +471,13 @@ static struct ibv_qp *op_create_qp_ex(struct ibv_context *ctx,
 				      struct ibv_qp_init_attr_ex *a)
 {
 	struct ibv_qp_init_attr base = {
-		.qp_context = a->qp_context, .send_cq = a->send_cq,
-		.recv_cq = a->recv_cq, .srq = a->srq, .cap = a->cap,
-		.qp_type = a->qp_type, .sq_sig_all = a->sq_sig_all,
+	    .qp_context = a->qp_context,
+	    .send_cq = a->send_cq,
+	    .recv_cq = a->recv_cq,
+	    .srq = a->srq,
+	    .cap = a->cap,
+	    .qp_type = a->qp_type,
+	    .sq_sig_all = a->sq_sig_all,
 	};
 	struct rv_qp *qp;
 	int err = check_init_attr(a);
