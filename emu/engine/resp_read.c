@@ -360,8 +360,13 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	uint32_t n = r->len - off < mtu ? (uint32_t)(r->len - off) : mtu;
 	bool first = psn == r->first_psn, last = psn == r->last_psn;
 	struct roce_ib ib = { 0 };
+	uint8_t bounce[4096];	/* the largest MTU */
+	const uint8_t *data = NULL;
 
-	if (n && !read_source_ok(qp, r, r->va + off, n)) {
+	/* A page of on-demand memory may be gone since the READ executed:
+	 * ended as if its MR were. */
+	if (n && (!read_source_ok(qp, r, r->va + off, n) ||
+		  !(data = mem_view(qp->pd->dev, r->va + off, n, bounce)))) {
 		if (r->answered) {
 			r->owed = false; /* a replay stops short */
 			return true;
@@ -377,7 +382,7 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	ib.bth.psn = psn;
 	ib.aeth.syndrome = ROCE_AETH_ACK_NO_CREDITS;
 	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
-	ib.payload = (const uint8_t *)(uintptr_t)(r->va + off);
+	ib.payload = data;
 	ib.payload_len = n;
 	qp_send_packet(qp, &ib);
 	r->next_psn = roce_psn_add(psn, 1);

@@ -167,6 +167,25 @@ void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
  * device_cap_flags_ex bit rdma-core passes through; older headers lack
  * the name. */
 #define ROCEMU_DEVICE_ATOMIC_WRITE (1ull << 40)
+/*
+ * On-demand paging: every access to an on-demand MR checks its pages
+ * (mem_get/mem_put), whatever the operation, so each transport offers it
+ * for all it carries: RC everything, UC sends, receives and WRITEs, UD
+ * sends and receives; receives from an SRQ too. No XRC, so no xrc caps.
+ * Implicit ODP (the whole address space) as well.
+ */
+static void dev_odp_caps(struct ibv_odp_caps *c)
+{
+	const uint32_t recv = IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
+
+	c->general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	c->per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | recv | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC;
+	c->per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | recv | IBV_ODP_SUPPORT_WRITE;
+	c->per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | recv;
+}
 
 void rocemu_dev_attr_ex(const struct rocemu_dev *d,
 			struct ibv_device_attr_ex *a)
@@ -175,7 +194,8 @@ void rocemu_dev_attr_ex(const struct rocemu_dev *d,
 	rocemu_dev_attr(d, &a->orig_attr);
 	a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
 	/* IBTA 1.5 ATOMIC WRITE, as rxe reports it since Linux 6.2. */
-	a->device_cap_flags_ex = ROCEMU_DEVICE_ATOMIC_WRITE;
+	a->device_cap_flags_ex |= ROCEMU_DEVICE_ATOMIC_WRITE;
+	dev_odp_caps(&a->odp_caps);
 }
 
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,

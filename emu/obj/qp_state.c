@@ -91,8 +91,12 @@ static bool ah_ok(const struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 static bool values_ok(const struct rocemu_qp *qp, const struct ibv_qp_attr *a,
 		      int mask)
 {
+	/* IBV_ACCESS_ON_DEMAND is a memory region's, and means nothing for
+	 * a QP; rdma-core's test_odp passes its MR's access to its QPs, and
+	 * the kernel takes it there without a word. */
 	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			   IBV_ACCESS_ON_DEMAND;
 
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->state)
 		return false;
@@ -250,6 +254,14 @@ static int resize_resources(struct rocemu_qp *qp, unsigned n)
 	return 0;
 }
 
+static void qp_forget_completions(struct rocemu_qp *qp)
+{
+	if (qp->scq)
+		cq_forget_qp(qp->scq, qp->qpn);
+	if (qp->rcq && qp->rcq != qp->scq)
+		cq_forget_qp(qp->rcq, qp->qpn);
+}
+
 static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 {
 	enum ibv_qp_state from = qp->state;
@@ -257,6 +269,12 @@ static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 	qp->state = to;
 	if (to == IBV_QPS_RESET) {
 		qp_reset(qp);
+		/* A QP reused from RESET must not hand the application the
+		 * completions of its old life, e.g. the flushed receives of
+		 * the ERROR it came from (rdma-core's test_mr_rereg_pd
+		 * expects so, as mlx5's provider makes it). */
+		if (from != IBV_QPS_RESET)
+			qp_forget_completions(qp);
 	} else if (to == IBV_QPS_ERR && from != IBV_QPS_ERR) {
 		qp_flush(qp);
 		if (qp->srq)

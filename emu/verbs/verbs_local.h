@@ -89,6 +89,8 @@ int rv_query_port(struct ibv_context *context, uint8_t port,
 void rv_fill_ops(struct rv_context *ctx);
 /* Fills the extended device query op (ibv_query_device_ex). */
 void rv_fill_device_ex_ops(struct rv_context *ctx);
+/* Fills the memory region ops (ibv_advise_mr). */
+void rv_fill_mr_ex_ops(struct rv_context *ctx);
 
 /* Destroy the device object behind a verbs object (0 or -errno, as the
  * device's free does), then wait until every event that named the object

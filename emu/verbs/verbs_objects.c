@@ -387,6 +387,7 @@ void rv_fill_ops(struct rv_context *ctx)
 	ctx->vctx.query_port = op_query_port;
 	rv_fill_device_ex_ops(ctx);
 	rv_fill_qp_ex_ops(ctx);
+	rv_fill_mr_ex_ops(ctx);
 }
 
 static int op_query_port(struct ibv_context *context, uint8_t port,
