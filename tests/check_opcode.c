@@ -351,6 +351,9 @@ static const struct {
 	{ IBV_WR_LOCAL_INV, "LOCAL_INV", 1, 1, 0, 0, IBV_WC_LOCAL_INV,
 	  0, 0, 0, 0 },
 	{ IBV_WR_BIND_MW, "BIND_MW", 1, 1, 0, 0, IBV_WC_BIND_MW, 0, 0, 0, 0 },
+	/* IBTA 1.5: RC only, one packet, no rd_atomic credit */
+	{ IBV_WR_ATOMIC_WRITE, "ATOMIC_WRITE", 1, 0, 0, 0,
+	  IBV_WC_ATOMIC_WRITE, 0x1d, 0x1d, 0x1d, 0x1d },
 };
 #define NWR (sizeof(wr_expect) / sizeof(wr_expect[0]))
 

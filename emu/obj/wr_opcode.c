@@ -53,6 +53,10 @@ const struct wr_opcode_info wr_opcodes[] = {
 		"LOCAL_INV", RC | UC, WR_LOCAL, IBV_WC_LOCAL_INV },
 	[IBV_WR_BIND_MW] = {
 		"BIND_MW", RC | UC, WR_LOCAL, IBV_WC_BIND_MW },
+	/* IBTA 1.5 (rxe since Linux 6.2): RC only, one packet. */
+	[IBV_WR_ATOMIC_WRITE] = {
+		"ATOMIC_WRITE", RC, WR_ATOMIC_WRITE, IBV_WC_ATOMIC_WRITE,
+		ONE_PACKET(ATOMIC_WRITE) },
 };
 
 const unsigned wr_opcodes_len = sizeof(wr_opcodes) / sizeof(wr_opcodes[0]);

@@ -2,6 +2,7 @@
 /* libibverbs.so.1: the device list, contexts, device and port queries, the GID table, names. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +186,10 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	struct ibv_context *c = &ctx->vctx.context;
 	c->device = device;
-	c->cmd_fd = -1;
+	/* No kernel device file stands behind the context; programs that
+	 * dup() it to share the context (rdma-core's test_shared_pd) get a
+	 * descriptor, and ibv_import_device then says EOPNOTSUPP. */
+	c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	c->async_fd = rocemu_dev_async_fd(d);
 	c->num_comp_vectors = 1;
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -198,6 +202,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 int ibv_close_device(struct ibv_context *context)
 {
 	pthread_mutex_destroy(&context->mutex);
+	if (context->cmd_fd >= 0)
+		close(context->cmd_fd);
 	/* the context is the last member of the verbs_context we made */
 	free((char *)context - offsetof(struct rv_context, vctx.context));
 	return 0;
