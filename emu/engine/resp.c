@@ -181,10 +181,10 @@ static bool qp_allows(const struct rocemu_qp *qp, int access)
  * the message with a NAK, and nothing is written into memory the
  * application may already have freed.
  */
-static bool write_target_ok(const struct rocemu_qp *qp, uint32_t n)
+static uint8_t *write_target(const struct rocemu_qp *qp, uint32_t n)
 {
-	return mr_still(qp->pd, qp->resp.rkey, qp->resp.va, n,
-			IBV_ACCESS_REMOTE_WRITE, qp->resp.mr_serial);
+	return mr_still_at(qp->pd, qp->resp.rkey, qp->resp.va, n,
+			   IBV_ACCESS_REMOTE_WRITE, qp->resp.mr_serial);
 }
 
 static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
@@ -230,14 +230,14 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
-	if (ib->payload_len && !write_target_ok(qp, ib->payload_len)) {
+	uint8_t *dst = NULL;
+	if (ib->payload_len && !(dst = write_target(qp, ib->payload_len))) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 			  IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
-	if (ib->payload_len) /* a zero-length WRITE may name address 0 */
-		memcpy((void *)(uintptr_t)qp->resp.va, ib->payload,
-		       ib->payload_len);
+	if (dst) /* a zero-length WRITE may name address 0 */
+		memcpy(dst, ib->payload, ib->payload_len);
 	qp->resp.va += ib->payload_len;
 	qp->resp.resid -= ib->payload_len;
 	qp->resp.in_msg = !ends;
@@ -296,7 +296,9 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
-	if (!mr_check(qp->pd, a->rkey, a->va, 8, IBV_ACCESS_REMOTE_ATOMIC)) {
+	struct rocemu_mr *mr = mr_check(qp->pd, a->rkey, a->va, 8,
+					IBV_ACCESS_REMOTE_ATOMIC);
+	if (!mr) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 			  IBV_WC_WR_FLUSH_ERR);
 		return;
@@ -308,12 +310,13 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 		return;
 	}
 	/* The operand is a host-order 64-bit value, as on rxe. */
-	memcpy(&orig, (void *)(uintptr_t)a->va, 8);
+	uint8_t *at = mr_ptr(mr, a->va);
+	memcpy(&orig, at, 8);
 	if (ib->bth.opcode == ROCE_OP_RC_CMP_SWAP)
 		v = orig == a->compare ? a->swap_add : orig;
 	else
 		v = orig + a->swap_add;
-	memcpy((void *)(uintptr_t)a->va, &v, 8);
+	memcpy(at, &v, 8);
 	r->atomic = true;
 	r->first_psn = r->last_psn = r->next_psn = psn;
 	r->va = a->va;

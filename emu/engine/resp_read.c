@@ -361,7 +361,9 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	bool first = psn == r->first_psn, last = psn == r->last_psn;
 	struct roce_ib ib = { 0 };
 
-	if (n && !read_source_ok(qp, r, r->va + off, n)) {
+	const uint8_t *src = NULL;
+	if (n && !(src = mr_still_at(qp->pd, r->rkey, r->va + off, n,
+				     IBV_ACCESS_REMOTE_READ, r->mr_serial))) {
 		if (r->answered) {
 			r->owed = false; /* a replay stops short */
 			return true;
@@ -377,7 +379,8 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	ib.bth.psn = psn;
 	ib.aeth.syndrome = ROCE_AETH_ACK_NO_CREDITS;
 	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
-	ib.payload = (const uint8_t *)(uintptr_t)(r->va + off);
+	static const uint8_t nothing[1];
+	ib.payload = src ? src : nothing; /* n is 0 without src */
 	ib.payload_len = n;
 	qp_send_packet(qp, &ib);
 	r->next_psn = roce_psn_add(psn, 1);

@@ -135,6 +135,7 @@ void rocemu_dev_attr_ex(const struct rocemu_dev *d,
 	memset(a, 0, sizeof(*a));
 	rocemu_dev_attr(d, &a->orig_attr);
 	a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
+	a->max_dm_size = MAX_DM_SIZE;
 }
 
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,

@@ -79,6 +79,7 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 	mr->pd = pd;
 	mr->addr = addr;
 	mr->len = len;
+	mr->iova = (uint64_t)(uintptr_t)addr;
 	mr->access = access;
 	/* index in the top 24 bits, a varying key byte below, as rxe does */
 	mr->key = mr->index << 8 | (uint32_t)(core_rand(d->core) & 0xff);
@@ -118,7 +119,7 @@ struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 	if (!mr || mr->key != key || mr->pd != pd ||
 	    (mr->access & access) != access)
 		return NULL;
-	base = (uint64_t)(uintptr_t)mr->addr;
+	base = mr->iova;
 	/* written so that no sum can wrap */
 	if (va < base || va - base > mr->len || len > mr->len - (va - base))
 		return NULL;
@@ -131,6 +132,26 @@ bool mr_still(struct rocemu_pd *pd, uint32_t key, uint64_t va, uint64_t len,
 	struct rocemu_mr *mr = mr_check(pd, key, va, len, access);
 
 	return mr && mr->serial == serial;
+}
+
+uint8_t *mr_still_at(struct rocemu_pd *pd, uint32_t key, uint64_t va,
+		     uint64_t len, int access, uint64_t serial)
+{
+	struct rocemu_mr *mr = mr_check(pd, key, va, len, access);
+
+	return mr && mr->serial == serial ? mr_ptr(mr, va) : NULL;
+}
+
+struct rocemu_mr *rocemu_mr_reg_zero_based(struct rocemu_pd *pd, void *addr,
+					   size_t len, int access)
+{
+	struct rocemu_mr *mr = rocemu_mr_reg(pd, addr, len, access);
+
+	if (mr) {
+		CORE_GUARD(pd->dev->core);
+		mr->iova = 0;
+	}
+	return mr;
 }
 
 /* Walks the SGE list from offset, calling fn on each piece. */
@@ -147,9 +168,11 @@ static int sge_walk(struct rocemu_pd *pd, const struct ibv_sge *sg,
 		uint64_t k = sg[i].length - offset;
 		if (k > len)
 			k = len;
-		if (!mr_check(pd, sg[i].lkey, sg[i].addr + offset, k, access))
+		struct rocemu_mr *mr = mr_check(pd, sg[i].lkey,
+						sg[i].addr + offset, k, access);
+		if (!mr)
 			return -EFAULT;
-		fn((uint8_t *)(uintptr_t)(sg[i].addr + offset), buf, k);
+		fn(mr_ptr(mr, sg[i].addr + offset), buf, k);
 		buf += k;
 		len -= k;
 		offset = 0;
@@ -190,9 +213,11 @@ int sge_map(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 		}
 		if (len > sg[i].length - offset)
 			return -EAGAIN;
-		if (!mr_check(pd, sg[i].lkey, sg[i].addr + offset, len, 0))
+		struct rocemu_mr *mr = mr_check(pd, sg[i].lkey,
+						sg[i].addr + offset, len, 0);
+		if (!mr)
 			return -EFAULT;
-		*p = (const uint8_t *)(uintptr_t)(sg[i].addr + offset);
+		*p = mr_ptr(mr, sg[i].addr + offset);
 		return 0;
 	}
 	return len ? -EFAULT : -EAGAIN;

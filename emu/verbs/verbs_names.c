@@ -172,12 +172,6 @@ static void *no_such(int err)
 	return NULL;
 }
 
-int ibv_resize_cq(struct ibv_cq *cq, int cqe)
-{
-	(void)cq, (void)cqe;
-	return EOPNOTSUPP;
-}
-
 int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		 size_t length, int access)
 {

@@ -197,6 +197,10 @@ int rocemu_pd_free(struct rocemu_pd *pd);	/* -EBUSY while in use */
 struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 				int access);
 int rocemu_mr_dereg(struct rocemu_mr *mr);
+/* The same, but the MR's addresses on the wire and in SGEs start at 0
+ * (IBV_ACCESS_ZERO_BASED, as device memory MRs are addressed). */
+struct rocemu_mr *rocemu_mr_reg_zero_based(struct rocemu_pd *pd, void *addr,
+					   size_t len, int access);
 uint32_t rocemu_mr_lkey(const struct rocemu_mr *mr);
 uint32_t rocemu_mr_rkey(const struct rocemu_mr *mr);
 
@@ -238,6 +242,12 @@ struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 int rocemu_cq_free(struct rocemu_cq *cq);
 /* Up to n completions, oldest first; safe from any number of threads. */
 int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc);
+/* The oldest completion into *wc: 0, or -ENOENT if there is none. */
+int rocemu_cq_take(struct rocemu_cq *cq, struct ibv_wc *wc);
+/* Makes room for at least cqe entries, keeping the completions held in
+ * their order: 0; -EINVAL if cqe is out of [1, max_cqe] or below the
+ * number held, -ENOMEM; on failure the CQ is unchanged. */
+int rocemu_cq_resize(struct rocemu_cq *cq, int cqe);
 /* Arms the CQ's event; without a channel, accepted and ignored. */
 int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only);
 /* A pointer of the caller's, kept with the CQ (and likewise QPs, SRQs). */
