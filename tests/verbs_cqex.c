@@ -304,7 +304,8 @@ static void check_event(struct pair *p)
 	CHECK(poll_one_ex(xb, &x) == 0 && x.wr_id == 60, "evented completion");
 }
 
-/* Resizing b's CQ while it holds 3 completions. */
+/* Resizing b's CQ while it holds 3 completions, then 4 that wrap around
+ * the end of a 4-entry ring. */
 static void check_resize(struct pair *p)
 {
 	struct ibv_cq *cq = ibv_cq_ex_to_cq(xb);
@@ -316,15 +317,20 @@ static void check_resize(struct pair *p)
 	      "shrink below the 3 held: EINVAL, cqe still %d", cq->cqe);
 	CHECK(ibv_resize_cq(cq, 3) == 0 && cq->cqe >= 3,
 	      "shrink to the 3 held: cqe %d", cq->cqe);
+	CHECK(ibv_resize_cq(cq, 4) == 0 && cq->cqe >= 4,
+	      "grow to 4 with 3 held: cqe %d", cq->cqe);
+	struct ibv_wc x = { 0 };
+	CHECK(poll_one_ex(xb, &x) == 0 && x.wr_id == 70, "first held");
+	send_n(p, 2, 73); /* 71..74 held, past the ring's end */
 	CHECK(ibv_resize_cq(cq, 200) == 0 && cq->cqe >= 200,
-	      "grow with 3 held: cqe %d", cq->cqe);
+	      "grow with 4 held: cqe %d", cq->cqe);
 	ibv_query_device(p->ctx, &da);
 	CHECK(ibv_resize_cq(cq, da.max_cqe + 1) == EINVAL,
 	      "above max_cqe: EINVAL");
 	CHECK(ibv_resize_cq(cq, 0) == EINVAL, "zero entries: EINVAL");
-	send_n(p, 2, 73); /* new completions after the held ones */
-	for (uint64_t id = 70; id < 75; id++) {
-		struct ibv_wc x = { 0 };
+	send_n(p, 1, 75); /* new completions after the held ones */
+	for (uint64_t id = 71; id < 76; id++) {
+		x = (struct ibv_wc){ 0 };
 		CHECK(poll_one_ex(xb, &x) == 0 && x.wr_id == id &&
 		      x.status == IBV_WC_SUCCESS,
 		      "after resize: wr_id %llu, expected %llu",
