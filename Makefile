@@ -54,7 +54,7 @@ endif
 # Debian packages the build, the tests and the tools need.
 DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 	zlib1g-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev \
-	iproute2 ibverbs-utils perftest
+	iproute2 ibverbs-utils perftest python3-pyverbs
 # ... and those the rxe lab needs besides (tests/rxe/): without them
 # make check skips the lab and says why.
 RXE_LAB_PKGS := qemu-system-x86 busybox-static cpio kmod tcpdump iproute2 \
@@ -95,7 +95,7 @@ RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check rxe-check rxe-bench suite-compare demo golden bench fuzz install clean
+.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench fuzz install clean
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
 	$(VERBS_SO) $(RXE_PROBE)
 
@@ -185,12 +185,14 @@ check: all
 	$(Q)$(ISOLATED) tests/net_reads.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_bins.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_lifetimes.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/verbs_mr_calls.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_cqex.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_stress.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/examples.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/rxe/compare_test.py $(ROCEMU) $(BUILD)/compare_test
 	$(Q)python3 tests/rxe/report_test.py $(BUILD)/report_test
+	$(Q)python3 tests/rxe/suite_test.py $(BUILD)/suite_test
 	$(Q)python3 tests/rxe/compare.py --rocemu $(ROCEMU) --dirs pcaps/rxe \
 	  pcaps/rocemu >$(BUILD)/golden.txt || { cat $(BUILD)/golden.txt; false; }
 	$(Q)tail -n 1 $(BUILD)/golden.txt
@@ -216,6 +218,12 @@ rxe-check: all $(RXE_PROBE) rxe-deps
 # (not pass/fail: software emulation on a shared machine)
 rxe-bench: all rxe-deps
 	$(Q)tests/rxe/bench.sh $(BUILD)
+
+# rdma-core's own test suite (python3-pyverbs) on rocemu, with its defaults
+# and with --gid 1: nothing may fail, and every test the recorded rxe run
+# passes must pass.
+pyverbs: all
+	$(Q)$(ISOLATED) tests/pyverbs.sh $(BUILD)
 
 # rdma-core's own test suite (python3-pyverbs) on rocemu here and on rxe in
 # a lab guest, compared test by test (make rxe-check ends with it).

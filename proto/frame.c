@@ -30,6 +30,34 @@ bool roce_gid_is_ipv4(const uint8_t gid[16])
 	return memcmp(gid, v4_mapped, 12) == 0;
 }
 
+void roce_gid_link_local(uint8_t gid[16], const uint8_t mac[6])
+{
+	memset(gid, 0, 16);
+	gid[0] = 0xfe;
+	gid[1] = 0x80;
+	gid[8] = mac[0] ^ 0x02;	/* the universal/local bit inverted */
+	gid[9] = mac[1];
+	gid[10] = mac[2];
+	gid[11] = 0xff;
+	gid[12] = 0xfe;
+	gid[13] = mac[3];
+	gid[14] = mac[4];
+	gid[15] = mac[5];
+}
+
+bool roce_gid_link_local_ipv4(const uint8_t gid[16], uint8_t ip4[4])
+{
+	static const uint8_t prefix[10] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+					    0x02 ^ 0x02, 0 };
+
+	if (memcmp(gid, prefix, sizeof(prefix)) || gid[11] != 0xff ||
+	    gid[12] != 0xfe)
+		return false;
+	ip4[0] = gid[10];
+	memcpy(ip4 + 1, gid + 13, 3);
+	return true;
+}
+
 uint16_t roce_inet_csum(const uint8_t *p, size_t len, uint32_t sum)
 {
 	uint64_t s = sum;

@@ -215,6 +215,39 @@ START_TEST(test_gid_helpers)
 }
 END_TEST
 
+/* Link-local GIDs as the Linux kernel made them in the rxe lab (ibv_devinfo
+ * and ip -6 addr there): rxe0 on a veth with MAC 72:8e:6e:47:65:5b showed
+ * GID[0] fe80::708e:6eff:fe47:655b; the veth given 02:00:fe:00:00:02 got
+ * fe80::feff:fe00:2. */
+START_TEST(test_gid_link_local)
+{
+	static const uint8_t rxe_mac[6] = { 0x72, 0x8e, 0x6e, 0x47, 0x65, 0x5b };
+	static const uint8_t rxe_ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x70,
+					    0x8e, 0x6e, 0xff, 0xfe, 0x47, 0x65,
+					    0x5b };
+	static const uint8_t ro_mac[6] = { 0x02, 0, 0xfe, 0, 0, 0x02 };
+	static const uint8_t ro_ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0,
+					   0xfe, 0xff, 0xfe, 0, 0, 0x02 };
+	uint8_t gid[16], ip[4] = { 1, 2, 3, 4 };
+
+	roce_gid_link_local(gid, rxe_mac);
+	ck_assert_mem_eq(gid, rxe_ll, 16);
+	/* not a MAC rocemu makes: no IPv4 address behind it */
+	ck_assert(!roce_gid_link_local_ipv4(gid, ip));
+	ck_assert_uint_eq(ip[0], 1);
+	roce_gid_link_local(gid, ro_mac);
+	ck_assert_mem_eq(gid, ro_ll, 16);
+	ck_assert(roce_gid_link_local_ipv4(gid, ip));
+	ck_assert_uint_eq(ip[0], 254);
+	ck_assert_uint_eq(ip[1], 0);
+	ck_assert_uint_eq(ip[2], 0);
+	ck_assert_uint_eq(ip[3], 2);
+	/* a global prefix is not link-local */
+	gid[0] = 0x20;
+	ck_assert(!roce_gid_link_local_ipv4(gid, ip));
+}
+END_TEST
+
 START_TEST(test_build_refuses_bad_input)
 {
 	uint8_t b[ROCE_FRAME_MAX];
@@ -247,6 +280,7 @@ Suite *frame_suite(void)
 	tcase_add_test(tc, test_snaplen_cut_is_truncated_not_malformed);
 	tcase_add_test(tc, test_other_frames_are_skipped);
 	tcase_add_test(tc, test_gid_helpers);
+	tcase_add_test(tc, test_gid_link_local);
 	tcase_add_test(tc, test_build_refuses_bad_input);
 	suite_add_tcase(s, tc);
 	return s;

@@ -100,6 +100,19 @@ void pair_up(struct pair *p, const struct pair_opts *o)
 				    gid_of(1, g), o->psn_b, o->psn_a, o), 0);
 }
 
+void pair_reconnect(struct pair *p, const struct pair_opts *o)
+{
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	uint8_t g[16];
+
+	ck_assert_int_eq(rocemu_qp_modify(p->a.qp, &reset, IBV_QP_STATE), 0);
+	ck_assert_int_eq(rocemu_qp_modify(p->b.qp, &reset, IBV_QP_STATE), 0);
+	ck_assert_int_eq(qp_connect(p->a.qp, rocemu_qp_num(p->b.qp),
+				    gid_of(2, g), o->psn_a, o->psn_b, o), 0);
+	ck_assert_int_eq(qp_connect(p->b.qp, rocemu_qp_num(p->a.qp),
+				    gid_of(1, g), o->psn_b, o->psn_a, o), 0);
+}
+
 static void side_down(struct side *s)
 {
 	ck_assert_int_eq(rocemu_qp_free(s->qp), 0);

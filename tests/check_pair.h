@@ -43,6 +43,9 @@ enum { GUARD = 64, CANARY = 0xc5 };
 /* Builds the pair and takes both QPs to RTS; asserts on failure. */
 void pair_up(struct pair *p, const struct pair_opts *o);
 void pair_down(struct pair *p);
+/* Moves both QPs to RESET and back to RTS towards each other (after an
+ * error); asserts on failure. */
+void pair_reconnect(struct pair *p, const struct pair_opts *o);
 
 /* Moves one QP from RESET to RTS towards the peer. 0 or -errno. */
 int qp_connect(struct rocemu_qp *qp, uint32_t peer_qpn, const uint8_t *peer_gid,

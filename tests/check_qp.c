@@ -390,6 +390,61 @@ START_TEST(test_completion_channel)
 }
 END_TEST
 
+/* Posts two receives on qp and moves it to ERROR: both are flushed. */
+static void flush_two(struct side *s, struct rocemu_qp *qp, uint64_t wr_id)
+{
+	struct ibv_sge sge = { addr_of(s, 0), 64, rocemu_mr_lkey(s->mr) };
+	struct ibv_recv_wr wr[2] = {
+		{ .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .next = &wr[1] },
+		{ .wr_id = wr_id + 1, .sg_list = &sge, .num_sge = 1 },
+	};
+	struct ibv_recv_wr *bad;
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+
+	ck_assert_int_eq(rocemu_post_recv(qp, wr, &bad), 0);
+	ck_assert_int_eq(rocemu_qp_modify(qp, &err, IBV_QP_STATE), 0);
+}
+
+/* A QP moved to RESET leaves none of its completions in its CQ (the
+ * flushed receives of its ERROR would otherwise greet its next life);
+ * another QP's completions on that CQ stay, in order, whether they came
+ * before (_i 0) or after (_i 1) the removed ones. */
+START_TEST(test_reset_drops_the_qps_completions)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct ibv_qp_init_attr init = {
+		.send_cq = (struct ibv_cq *)(void *)NULL,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	uint8_t gid[16] = { [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 1 };
+
+	pair_up(&p, &o);
+	init.send_cq = init.recv_cq = (struct ibv_cq *)(void *)p.b.cq;
+	struct rocemu_qp *other = rocemu_qp_new(p.b.pd, &init);
+	ck_assert_ptr_nonnull(other);
+	ck_assert_int_eq(qp_connect(other, rocemu_qp_num(p.a.qp), gid, 0, 0,
+				    &o), 0);
+	if (_i == 0)
+		flush_two(&p.b, other, 20);
+	flush_two(&p.b, p.b.qp, 10);
+	if (_i == 1)
+		flush_two(&p.b, other, 20);
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	ck_assert_int_eq(rocemu_qp_modify(p.b.qp, &reset, IBV_QP_STATE), 0);
+	struct ibv_wc wc[8];
+	rocemu_world_settle(p.w, 1000000000ull);
+	ck_assert_int_eq(rocemu_cq_poll(p.b.cq, 8, wc), 2);
+	ck_assert_uint_eq(wc[0].wr_id, 20);
+	ck_assert_uint_eq(wc[1].wr_id, 21);
+	ck_assert_uint_eq(wc[0].qp_num, rocemu_qp_num(other));
+	ck_assert_int_eq(rocemu_qp_free(other), 0);
+	pair_down(&p);
+}
+END_TEST
+
 Suite *qp_suite(void)
 {
 	Suite *s = suite_create("qp");
@@ -405,6 +460,7 @@ Suite *qp_suite(void)
 	tcase_add_test(tc, test_ring_full);
 	tcase_add_test(tc, test_cq_overrun_is_an_async_error);
 	tcase_add_test(tc, test_completion_channel);
+	tcase_add_loop_test(tc, test_reset_drops_the_qps_completions, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

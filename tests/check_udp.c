@@ -72,10 +72,12 @@ static void host_down(struct host *h)
 	rocemu_world_free(h->w);
 }
 
-static void connect_rc(struct host *h, const struct host *peer)
+/* Connects qp to peer_qp of the device at peer_gid. */
+static void connect_rc_at(struct rocemu_qp *qp, struct rocemu_qp *peer_qp,
+			  const uint8_t peer_gid[16])
 {
 	struct rocemu_rc_params p = {
-		.peer_qpn = rocemu_qp_num(peer->qp), .sq_psn = 5, .rq_psn = 5,
+		.peer_qpn = rocemu_qp_num(peer_qp), .sq_psn = 5, .rq_psn = 5,
 		.mtu = IBV_MTU_1024,
 		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			  IBV_ACCESS_REMOTE_ATOMIC,
@@ -83,8 +85,13 @@ static void connect_rc(struct host *h, const struct host *peer)
 		.min_rnr_timer = 1, .max_rd_atomic = 4,
 	};
 
-	memcpy(p.peer_gid, peer->gid, 16);
-	ck_assert_int_eq(rocemu_qp_connect(h->qp, &p), 0);
+	memcpy(p.peer_gid, peer_gid, 16);
+	ck_assert_int_eq(rocemu_qp_connect(qp, &p), 0);
+}
+
+static void connect_rc(struct host *h, const struct host *peer)
+{
+	connect_rc_at(h->qp, peer->qp, peer->gid);
 }
 
 /* Drives both worlds until h's CQ holds a completion (2 s at most). */
@@ -205,6 +212,87 @@ START_TEST(test_ud_over_udp)
 	ck_assert(!memcmp(b->buf + 40, "datagram", 8));
 	ck_assert(!memcmp(b->buf + 20 + 12, a->gid + 12, 4)); /* GRH source */
 	rocemu_ah_free(ah);
+	host_down(a);
+	host_down(b);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/*
+ * GID 0 of a device at an IPv4 address is the link-local address of its
+ * MAC, which no interface holds: what is sent to it still arrives (at the
+ * device's address), from another device and from the device itself. The
+ * GID table past GID 1 is empty, then ends.
+ */
+START_TEST(test_gid0_over_udp)
+{
+	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	uint8_t ga[16], gb[16], g[16];
+
+	host_must_up(a, 2, IBV_QPT_RC);
+	host_must_up(b, 3, IBV_QPT_RC);
+	ck_assert_int_eq(rocemu_dev_gid_at(a->dev, 0, ga), 0);
+	ck_assert_int_eq(rocemu_dev_gid_at(b->dev, 0, gb), 0);
+	/* fe80::7fff:fe00:3: the MAC 02:00:7f:00:00:03 of 127.0.0.3 */
+	static const uint8_t want_b[16] = { 0xfe, 0x80, [10] = 0x7f,
+					    [11] = 0xff, [12] = 0xfe,
+					    [15] = 3 };
+	ck_assert_mem_eq(gb, want_b, 16);
+	ck_assert_int_eq(rocemu_dev_gid_at(b->dev, 1, g), 0);
+	ck_assert_mem_eq(g, b->gid, 16);
+	memset(g, 0x5a, 16);
+	ck_assert_int_eq(rocemu_dev_gid_at(b->dev, 2, g), -ENODATA);
+	ck_assert_int_eq(rocemu_dev_gid_at(b->dev, ROCEMU_GID_TABLE_LEN - 1, g),
+			 -ENODATA);
+	ck_assert_int_eq(rocemu_dev_gid_at(b->dev, ROCEMU_GID_TABLE_LEN, g),
+			 -EINVAL);
+	ck_assert_uint_eq(g[0], 0x5a); /* untouched */
+
+	/* a and b, each connected to the other's GID 0 */
+	connect_rc_at(a->qp, b->qp, gb);
+	connect_rc_at(b->qp, a->qp, ga);
+	for (int i = 0; i < 3000; i++)
+		a->buf[i] = (uint8_t)(i * 7);
+	recv1(b, 1, 30000, 4096);
+	post1(a, IBV_WR_SEND, 1, 3000, 0, 0);
+	ck_assert_int_eq(wait_cqe(a, b).status, IBV_WC_SUCCESS);
+	struct ibv_wc r = wait_cqe(b, a);
+	ck_assert_int_eq(r.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(r.byte_len, 3000);
+	ck_assert(!memcmp(b->buf + 30000, a->buf, 3000));
+	post1(a, IBV_WR_RDMA_READ, 2, 2000,
+	      (uint64_t)(uintptr_t)(b->buf + 30000), rocemu_mr_rkey(b->mr));
+	ck_assert_int_eq(wait_cqe(a, b).status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(rocemu_dev_counter(a->dev, ROCEMU_CNT_RX_DROP_BAD_STATE), 0);
+
+	/* a to itself: a second QP on a, the two connected through GID 0 */
+	struct ibv_cq *cq = (struct ibv_cq *)(void *)a->cq;
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq,
+				       .qp_type = IBV_QPT_RC,
+				       .cap = { 16, 16, 1, 1, 0 } };
+	struct rocemu_qp *q2 = rocemu_qp_new(a->pd, &ia);
+	struct rocemu_qp *q1 = rocemu_qp_new(a->pd, &ia);
+	ck_assert_ptr_nonnull(q2);
+	ck_assert_ptr_nonnull(q1);
+	connect_rc_at(q1, q2, ga);
+	connect_rc_at(q2, q1, ga);
+	struct rocemu_qp *orig = a->qp;
+	a->qp = q2;
+	recv1(a, 3, 40000, 4096);
+	a->qp = q1;
+	post1(a, IBV_WR_SEND, 4, 1000, 0, 0);
+	a->qp = orig;
+	uint64_t seen = 0;
+	for (int i = 0; i < 2; i++) {
+		struct ibv_wc wc = wait_cqe(a, b);
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		seen |= 1u << wc.wr_id;
+	}
+	ck_assert_uint_eq(seen, (1u << 3) | (1u << 4));
+	ck_assert(!memcmp(a->buf + 40000, a->buf, 1000));
+	ck_assert_int_eq(rocemu_qp_free(q1), 0);
+	ck_assert_int_eq(rocemu_qp_free(q2), 0);
 	host_down(a);
 	host_down(b);
 	free(a);
@@ -461,6 +549,7 @@ Suite *udp_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_rc_over_udp);
 	tcase_add_test(tc, test_ud_over_udp);
+	tcase_add_test(tc, test_gid0_over_udp);
 	tcase_add_test(tc, test_foreign_datagrams);
 	tcase_add_test(tc, test_progress_thread);
 	tcase_add_test(tc, test_busy_poll);

@@ -28,6 +28,7 @@ ROCEMU_ADDR=127.0.0.2 ibv_devices >"$work/devices" 2>&1 && ok || bad "ibv_device
 grep -q rocemu0 "$work/devices" && ok || bad "ibv_devices does not list rocemu0"
 ROCEMU_ADDR=127.0.0.2 ibv_devinfo -v >"$work/devinfo" 2>&1 && ok || bad "ibv_devinfo -v"
 for want in "hca_id:	rocemu0" "PORT_ACTIVE (4)" "link_layer:		Ethernet" \
+	    "GID[  0]:		fe80::7fff:fe00:2, RoCE v2" \
 	    "GID[  1]:		::ffff:127.0.0.2, RoCE v2"; do
 	grep -qF "$want" "$work/devinfo" && ok || bad "ibv_devinfo: no '$want'"
 done
@@ -38,11 +39,11 @@ two() {
 	local gid=$1 want=$2 name=$3
 	shift 3
 	port=$((port + 1))
-	ROCEMU_ADDR=127.0.0.2 timeout 60 "$@" $gid 1 -p $port \
+	ROCEMU_ADDR=127.0.0.2 timeout 60 "$@" $gid ${GIDX:-1} -p $port \
 		>"$work/$name.server" 2>&1 &
 	local spid=$!
 	sleep 0.5
-	ROCEMU_ADDR=127.0.0.3 timeout 60 "$@" $gid 1 -p $port 127.0.0.1 \
+	ROCEMU_ADDR=127.0.0.3 timeout 60 "$@" $gid ${GIDX:-1} -p $port 127.0.0.1 \
 		>"$work/$name.client" 2>&1
 	local crc=$?
 	wait $spid
@@ -70,6 +71,12 @@ for m in 1024 4096; do
 	pp "ud-m$m" env ROCEMU_MTU=$m ibv_ud_pingpong -s $((m / 2)) -n 300
 	pp "ud-e-m$m" env ROCEMU_MTU=$m ibv_ud_pingpong -e -s $m -n 300
 done
+
+# GID index 0, the link-local address of each device's MAC, which no
+# interface here holds: the packets still reach the other process.
+GIDX=0 pp rc-gid0 ibv_rc_pingpong -n 200 -s 4096
+GIDX=0 pp ud-gid0 ibv_ud_pingpong -n 200 -s 512
+GIDX=0 two -x "#bytes" ib_send_bw-gid0 ib_send_bw -n 300 -s 65536
 
 # perftest over its own TCP exchange (not -R), GID index 1 as on rxe.
 perf() { two -x "#bytes" "$@"; }

@@ -58,7 +58,22 @@ static void gid_table(struct ibv_context *ctx)
 	CHECK(e[1].gid_index == 1 && e[1].gid.raw[10] == 0xff &&
 	      e[1].gid.raw[11] == 0xff);
 	CHECK(e[1].gid_type == IBV_GID_TYPE_ROCE_V2);
-	CHECK(ibv_query_gid_table(ctx, e, 1, 0) == -ENOMEM);
+	/* too small a buffer: EINVAL, as the kernel answers rdma-core */
+	CHECK(ibv_query_gid_table(ctx, e, 1, 0) == -EINVAL);
+
+	/* a table as long as rxe's, empty after GID 1 */
+	struct ibv_port_attr pa;
+	union ibv_gid g;
+	CHECK(ibv_query_port(ctx, 1, &pa) == 0 && pa.gid_tbl_len == 1024);
+	memset(&g, 0x5a, sizeof(g));
+	CHECK(ibv_query_gid(ctx, 1, 2, &g) == 0 && g.global.interface_id == 0 &&
+	      g.global.subnet_prefix == 0);
+	CHECK(ibv_query_gid(ctx, 1, 1024, &g) == -1);
+	CHECK(ibv_query_gid_ex(ctx, 1, 2, &e[0], 0) == ENODATA);
+	CHECK(ibv_query_gid_ex(ctx, 1, 1023, &e[0], 0) == ENODATA);
+	CHECK(ibv_query_gid_ex(ctx, 1, 1024, &e[0], 0) == EINVAL);
+	CHECK(ibv_query_gid_ex(ctx, 1, 0, &e[0], 0) == 0 &&
+	      e[0].gid.raw[0] == 0xfe);
 }
 
 static void unsupported(struct ibv_context *ctx)

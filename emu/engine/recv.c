@@ -28,9 +28,10 @@ static const char *qp_refuses(const struct rocemu_qp *qp,
 {
 	if (f->ib.op->transport != transport_of(qp))
 		return "transport";
-	/* Connected QPs take packets from their peer only (C9-54). */
+	/* Connected QPs take packets from their peer only (C9-54): from
+	 * the address the QP sends to (its GID 0 reached at its GID 1). */
 	if (qp->init.qp_type != IBV_QPT_UD &&
-	    memcmp(f->src_gid, qp->attr.ah_attr.grh.dgid.raw, 16))
+	    memcmp(f->src_gid, qp->tmpl.dst_gid, 16))
 		return "source address";
 	if (f->ib.op->flags & ROCE_OPF_RESP)
 		return qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD

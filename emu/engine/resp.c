@@ -236,8 +236,14 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 			  IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
-	if (dst) /* a zero-length WRITE may name address 0 */
-		memcpy(dst, ib->payload, ib->payload_len);
+	/* A page of on-demand memory may be gone: a NAK, not a fault. A
+	 * zero-length WRITE may name address 0 and writes nothing. */
+	if (dst && mem_put(qp->pd->dev, (uint64_t)(uintptr_t)dst, ib->payload,
+			   ib->payload_len)) {
+		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
+			  IBV_WC_WR_FLUSH_ERR);
+		return false;
+	}
 	qp->resp.va += ib->payload_len;
 	qp->resp.resid -= ib->payload_len;
 	qp->resp.in_msg = !ends;
@@ -303,20 +309,31 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 			  IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
-	/* Its ACK is owed, in order after the responses before it. */
-	struct rd_res *r = resp_new_res(qp);
-	if (!r) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+	/* The operand is a host-order 64-bit value, as on rxe. A page of
+	 * on-demand memory may be gone, or read-only: a NAK, not a fault. */
+	struct rocemu_dev *d = qp->pd->dev;
+	uint64_t at = (uint64_t)(uintptr_t)mr_ptr(mr, a->va);
+	if (mem_get(d, &orig, at, 8)) {
+		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
+			  IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
-	/* The operand is a host-order 64-bit value, as on rxe. */
-	uint8_t *at = mr_ptr(mr, a->va);
-	memcpy(&orig, at, 8);
 	if (ib->bth.opcode == ROCE_OP_RC_CMP_SWAP)
 		v = orig == a->compare ? a->swap_add : orig;
 	else
 		v = orig + a->swap_add;
-	memcpy(at, &v, 8);
+	if (mem_put(d, at, &v, 8)) {
+		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
+			  IBV_WC_WR_FLUSH_ERR);
+		return;
+	}
+	/* Its ACK is owed, in order after the responses before it. */
+	struct rd_res *r = resp_new_res(qp);
+	if (!r) {
+		mem_put(d, at, &orig, 8); /* undone: it is refused */
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		return;
+	}
 	r->atomic = true;
 	r->first_psn = r->last_psn = r->next_psn = psn;
 	r->va = a->va;

@@ -360,10 +360,16 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	uint32_t n = r->len - off < mtu ? (uint32_t)(r->len - off) : mtu;
 	bool first = psn == r->first_psn, last = psn == r->last_psn;
 	struct roce_ib ib = { 0 };
+	uint8_t bounce[4096];	/* the largest MTU */
+	const uint8_t *data = NULL;
 
+	/* A page of on-demand memory may be gone since the READ executed:
+	 * ended as if its MR were. */
 	const uint8_t *src = NULL;
-	if (n && !(src = mr_still_at(qp->pd, r->rkey, r->va + off, n,
-				     IBV_ACCESS_REMOTE_READ, r->mr_serial))) {
+	if (n && (!(src = mr_still_at(qp->pd, r->rkey, r->va + off, n,
+				      IBV_ACCESS_REMOTE_READ, r->mr_serial)) ||
+		  !(data = mem_view(qp->pd->dev, (uint64_t)(uintptr_t)src, n,
+				    bounce)))) {
 		if (r->answered) {
 			r->owed = false; /* a replay stops short */
 			return true;
@@ -379,8 +385,7 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	ib.bth.psn = psn;
 	ib.aeth.syndrome = ROCE_AETH_ACK_NO_CREDITS;
 	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
-	static const uint8_t nothing[1];
-	ib.payload = src ? src : nothing; /* n is 0 without src */
+	ib.payload = data;
 	ib.payload_len = n;
 	qp_send_packet(qp, &ib);
 	r->next_psn = roce_psn_add(psn, 1);

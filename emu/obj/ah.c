@@ -10,7 +10,7 @@ struct rocemu_ah *rocemu_ah_new(struct rocemu_pd *pd,
 {
 	CORE_GUARD(pd->dev->core);
 	if (!attr->is_global || attr->port_num != 1 ||
-	    attr->grh.sgid_index > 1) {
+	    !dev_gid_index_ok(pd->dev, attr->grh.sgid_index)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -187,6 +187,26 @@ void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 	}
 }
 
+/*
+ * The kept completions slide towards the tail, in order, and the head
+ * moves past the gap: the producer's tail is left alone (the engines are
+ * held off by the world lock the caller holds, the pollers by poll_lock).
+ */
+void cq_forget_qp(struct rocemu_cq *cq, uint32_t qpn)
+{
+	pthread_spin_lock(&cq->poll_lock);
+	uint32_t h = ring_head(&cq->ring), t = ring_tail(&cq->ring), to = t;
+	for (uint32_t i = t; i != h;) {
+		struct ibv_wc *wc = ring_slot(&cq->ring, --i);
+		if (wc->qp_num == qpn)
+			continue;
+		if (--to != i)
+			*(struct ibv_wc *)ring_slot(&cq->ring, to) = *wc;
+	}
+	atomic_store_explicit(&cq->ring.head, to, memory_order_release);
+	pthread_spin_unlock(&cq->poll_lock);
+}
+
 int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc)
 {
 	int got = 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "obj.h"
+#include "rocemu/frame.h"
 #include "core/names.h"
 
 static const char *const counter_names[ROCEMU_CNT_COUNTER_MAX] = {
@@ -80,11 +81,44 @@ int dev_init(struct rocemu_dev *d, struct core *c,
 	memcpy(d->gid, cfg->gid, 16);
 	d->mac[0] = 0x02;
 	memcpy(d->mac + 2, cfg->gid + 12, 4);
+	roce_gid_link_local(d->gid_ll, d->mac);
 	d->mtu = cfg->mtu;
 	/* QPNs from 0x11 as rxe gives them (QP0 and QP1 are special, the
 	 * rest of the first 16 rxe keeps back too); MR indices from 1. */
 	idgen_init(&d->qpns, 0x11, ROCE_PSN_MASK, cfg->first_qpn);
 	idgen_init(&d->mr_indices, 1, 0xffffff, 1);
+	return 0;
+}
+
+void dev_wire_gid(const struct rocemu_dev *d, const uint8_t gid[16],
+		  uint8_t out[16])
+{
+	uint8_t ip4[4];
+
+	if (!memcmp(gid, d->gid_ll, 16)) {
+		memmove(out, d->gid, 16);
+	} else if (roce_gid_is_ipv4(d->gid) &&
+		   roce_gid_link_local_ipv4(gid, ip4)) {
+		roce_gid_from_ipv4(out, ip4);
+	} else {
+		memmove(out, gid, 16);
+	}
+}
+
+bool dev_gid_index_ok(const struct rocemu_dev *d, unsigned index)
+{
+	(void)d;
+	return index < 2;
+}
+
+int rocemu_dev_gid_at(const struct rocemu_dev *d, unsigned index,
+		      uint8_t gid[16])
+{
+	if (index >= ROCEMU_GID_TABLE_LEN)
+		return -EINVAL;
+	if (!dev_gid_index_ok(d, index))
+		return -ENODATA;
+	memcpy(gid, index ? d->gid : d->gid_ll, 16);
 	return 0;
 }
 
@@ -129,12 +163,33 @@ void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
 			      IBV_DEVICE_SYS_IMAGE_GUID;
 }
 
+/*
+ * On-demand paging: every access to an on-demand MR checks its pages
+ * (mem_get/mem_put), whatever the operation, so each transport offers it
+ * for all it carries: RC everything, UC sends, receives and WRITEs, UD
+ * sends and receives; receives from an SRQ too. No XRC, so no xrc caps.
+ * Implicit ODP (the whole address space) as well.
+ */
+static void dev_odp_caps(struct ibv_odp_caps *c)
+{
+	const uint32_t recv = IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
+
+	c->general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	c->per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | recv | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC;
+	c->per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | recv | IBV_ODP_SUPPORT_WRITE;
+	c->per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | recv;
+}
+
 void rocemu_dev_attr_ex(const struct rocemu_dev *d,
 			struct ibv_device_attr_ex *a)
 {
 	memset(a, 0, sizeof(*a));
 	rocemu_dev_attr(d, &a->orig_attr);
 	a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
+	dev_odp_caps(&a->odp_caps);
 	a->max_dm_size = MAX_DM_SIZE;
 }
 

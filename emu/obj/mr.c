@@ -26,8 +26,11 @@ int rocemu_pd_free(struct rocemu_pd *pd)
 }
 
 enum {
+	/* IBV_ACCESS_HUGETLB only says the pages are huge: nothing to do
+	 * for a device that walks the process's own page tables. */
 	ACCESS_KNOWN = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+		       IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB,
 	NEEDS_LOCAL_WRITE = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
 };
 
@@ -45,21 +48,59 @@ static bool index_in_use(void *dev, uint32_t index)
 	return mr_by_index(dev, index) != NULL;
 }
 
+/*
+ * The range and access a registration asks for, checked as ibv_reg_mr(3)
+ * does: 0 with *base and *span set, or -EINVAL for bad flags, -EFAULT for
+ * memory not mapped as asked. An on-demand MR's memory is not looked at
+ * now (its pages are checked at each access); addr NULL with length
+ * SIZE_MAX asks for implicit ODP, the whole address space, as rdma-core
+ * defines it (IBV_ACCESS_ON_DEMAND with SIZE_MAX in ibv_reg_mr(3)).
+ */
+static int mr_shape(void *addr, size_t len, int access, uint8_t **base,
+		    uint64_t *span)
+{
+	bool odp = access & IBV_ACCESS_ON_DEMAND;
+
+	/* ibv_reg_mr(3): remote write or atomic needs local write. */
+	if ((access & ~ACCESS_KNOWN) ||
+	    ((access & NEEDS_LOCAL_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE)))
+		return -EINVAL;
+	*base = addr;
+	*span = len;
+	if (odp && !addr && len == SIZE_MAX) {
+		*span = UINT64_MAX;
+		return 0;
+	}
+	if (len > MAX_MR_SIZE || (!addr && len))
+		return -EINVAL;
+	if (odp)
+		return (uint64_t)(uintptr_t)addr + len < (uint64_t)(uintptr_t)addr
+			       ? -EINVAL : 0;
+	/* Remote atomics write as well (and need local write, above). */
+	return mem_range_check(addr, len,
+			       access & (IBV_ACCESS_LOCAL_WRITE |
+					 NEEDS_LOCAL_WRITE));
+}
+
+/* Counts an on-demand MR in or out of its device's (mem_put, mem_get). */
+static void odp_count(struct rocemu_mr *mr, bool in)
+{
+	if (!mr->odp)
+		return;
+	if (in)
+		mr->pd->dev->odp_mrs++;
+	else
+		mr->pd->dev->odp_mrs--;
+}
+
 struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 				int access)
 {
-	/* ibv_reg_mr(3): remote write or atomic needs local write. */
-	if ((access & ~ACCESS_KNOWN) || len > MAX_MR_SIZE ||
-	    (!addr && len) ||
-	    ((access & NEEDS_LOCAL_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE))) {
-		errno = EINVAL;
-		return NULL;
-	}
-	/* Remote atomics write as well (and need local write, above). The
-	 * process's map is read before the world lock is taken: the engines
-	 * need not wait for it. */
-	int rc = mem_range_check(addr, len, access & (IBV_ACCESS_LOCAL_WRITE |
-						      NEEDS_LOCAL_WRITE));
+	uint8_t *base;
+	uint64_t span;
+	/* The process's map is read before the world lock is taken: the
+	 * engines need not wait for it. */
+	int rc = mr_shape(addr, len, access, &base, &span);
 	if (rc) {
 		errno = -rc;
 		return NULL;
@@ -77,16 +118,18 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 		return NULL;
 	}
 	mr->pd = pd;
-	mr->addr = addr;
-	mr->len = len;
-	mr->iova = (uint64_t)(uintptr_t)addr;
+	mr->addr = base;
+	mr->len = span;
+	mr->iova = (uint64_t)(uintptr_t)base;
 	mr->access = access;
+	mr->odp = access & IBV_ACCESS_ON_DEMAND;
 	/* index in the top 24 bits, a varying key byte below, as rxe does */
 	mr->key = mr->index << 8 | (uint32_t)(core_rand(d->core) & 0xff);
 	mr->serial = ++d->mr_serial;
 	HASH_ADD_BYHASHVALUE(hh, d->mrs, index, sizeof(mr->index), mr->index,
 			     mr);
 	pd->users++;
+	odp_count(mr, true);
 	return mr;
 }
 
@@ -94,9 +137,65 @@ int rocemu_mr_dereg(struct rocemu_mr *mr)
 {
 	CORE_GUARD(mr->pd->dev->core);
 	HASH_DELETE(hh, mr->pd->dev->mrs, mr);
+	odp_count(mr, false);
 	mr->pd->users--;
 	free(mr);
 	return 0;
+}
+
+enum {
+	REREG_KNOWN = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+		      IBV_REREG_MR_CHANGE_ACCESS,
+};
+
+/*
+ * ibv_rereg_mr(3) is "deregister, then register" with resources reused:
+ * the MR keeps its lkey/rkey, as rxe and mlx5 keep theirs, and becomes a
+ * new registration (a new serial), so an engine in the middle of a
+ * message under the old one ends it with an error at its next packet
+ * (mr_still), as if the MR had been deregistered, and never mixes the two.
+ */
+int rocemu_mr_rereg(struct rocemu_mr *mr, int flags, struct rocemu_pd *pd,
+		    void *addr, size_t len, int access)
+{
+	bool trans = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	int acc = flags & IBV_REREG_MR_CHANGE_ACCESS ? access : mr->access;
+	uint8_t *base;
+	uint64_t span;
+
+	if (!flags || (flags & ~REREG_KNOWN))
+		return -EINVAL;
+	if ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	    (!pd || pd->dev != mr->pd->dev))
+		return -EINVAL;
+	/* The range it will have, checked with the access it will have. */
+	int rc = trans ? mr_shape(addr, len, acc, &base, &span)
+		       : mr_shape(mr->addr, (size_t)mr->len, acc, &base, &span);
+	if (rc)
+		return rc;
+	CORE_GUARD(mr->pd->dev->core);
+	odp_count(mr, false);
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		mr->pd->users--;
+		mr->pd = pd;
+		pd->users++;
+	}
+	if (trans) /* a new range is addressed as ibv_reg_mr addresses */
+		mr->iova = (uint64_t)(uintptr_t)base;
+	mr->addr = base;
+	mr->len = span;
+	mr->access = acc;
+	mr->odp = acc & IBV_ACCESS_ON_DEMAND;
+	mr->serial = ++mr->pd->dev->mr_serial;
+	odp_count(mr, true);
+	return 0;
+}
+
+struct rocemu_mr *mr_find(struct rocemu_dev *d, uint32_t key)
+{
+	struct rocemu_mr *mr = mr_by_index(d, key >> 8);
+
+	return mr && mr->key == key ? mr : NULL;
 }
 
 uint32_t rocemu_mr_lkey(const struct rocemu_mr *mr)
@@ -157,7 +256,8 @@ struct rocemu_mr *rocemu_mr_reg_zero_based(struct rocemu_pd *pd, void *addr,
 /* Walks the SGE list from offset, calling fn on each piece. */
 static int sge_walk(struct rocemu_pd *pd, const struct ibv_sge *sg,
 		    unsigned n, uint64_t offset, uint64_t len, int access,
-		    void (*fn)(uint8_t *mem, uint8_t *buf, uint64_t k),
+		    int (*fn)(const struct rocemu_mr *mr, uint8_t *mem,
+			      uint8_t *buf, uint64_t k),
 		    uint8_t *buf)
 {
 	for (unsigned i = 0; i < n && len; i++) {
@@ -168,11 +268,10 @@ static int sge_walk(struct rocemu_pd *pd, const struct ibv_sge *sg,
 		uint64_t k = sg[i].length - offset;
 		if (k > len)
 			k = len;
-		struct rocemu_mr *mr = mr_check(pd, sg[i].lkey,
-						sg[i].addr + offset, k, access);
-		if (!mr)
+		const struct rocemu_mr *mr =
+			mr_check(pd, sg[i].lkey, sg[i].addr + offset, k, access);
+		if (!mr || fn(mr, mr_ptr(mr, sg[i].addr + offset), buf, k))
 			return -EFAULT;
-		fn(mr_ptr(mr, sg[i].addr + offset), buf, k);
 		buf += k;
 		len -= k;
 		offset = 0;
@@ -180,14 +279,23 @@ static int sge_walk(struct rocemu_pd *pd, const struct ibv_sge *sg,
 	return len ? -EFAULT : 0;
 }
 
-static void into_mem(uint8_t *mem, uint8_t *buf, uint64_t k)
+/* An on-demand MR's pages are checked as they are touched. */
+static int into_mem(const struct rocemu_mr *mr, uint8_t *mem, uint8_t *buf,
+		    uint64_t k)
 {
+	if (mr->odp)
+		return mem_put_checked((uint64_t)(uintptr_t)mem, buf, k);
 	memcpy(mem, buf, k);
+	return 0;
 }
 
-static void from_mem(uint8_t *mem, uint8_t *buf, uint64_t k)
+static int from_mem(const struct rocemu_mr *mr, uint8_t *mem, uint8_t *buf,
+		    uint64_t k)
 {
+	if (mr->odp)
+		return mem_get_checked(buf, (uint64_t)(uintptr_t)mem, k);
 	memcpy(buf, mem, k);
+	return 0;
 }
 
 int sge_copy_to(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
@@ -213,10 +321,12 @@ int sge_map(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 		}
 		if (len > sg[i].length - offset)
 			return -EAGAIN;
-		struct rocemu_mr *mr = mr_check(pd, sg[i].lkey,
-						sg[i].addr + offset, len, 0);
+		const struct rocemu_mr *mr =
+			mr_check(pd, sg[i].lkey, sg[i].addr + offset, len, 0);
 		if (!mr)
 			return -EFAULT;
+		if (mr->odp)
+			return -EAGAIN; /* copied, checked, by sge_copy_from */
 		*p = mr_ptr(mr, sg[i].addr + offset);
 		return 0;
 	}

@@ -57,7 +57,8 @@ struct rocemu_dev {
 	struct wire_port *port;		/* its place on the wire */
 	UT_hash_handle hh;		/* in the world's table, by gid */
 	char name[32];
-	uint8_t gid[16];
+	uint8_t gid[16];		/* GID 1: its address */
+	uint8_t gid_ll[16];		/* GID 0: the link-local one of its MAC */
 	uint8_t mac[6];
 	enum ibv_mtu mtu;
 	uint64_t cnt[ROCEMU_CNT_COUNTER_MAX];
@@ -66,6 +67,7 @@ struct rocemu_dev {
 	struct idgen qpns;
 	struct idgen mr_indices;
 	uint64_t mr_serial;		/* registrations so far */
+	unsigned odp_mrs;		/* on-demand MRs registered now */
 	int async_sock[2];		/* [0] the application's fd */
 	struct ibv_async_event *async_q;
 	unsigned async_n, async_cap;
@@ -83,6 +85,21 @@ static inline void dev_count(struct rocemu_dev *d, enum rocemu_counter c)
  */
 int dev_init(struct rocemu_dev *d, struct core *c,
 	     const struct rocemu_dev_cfg *cfg);
+
+/*
+ * The address on the wire at which d reaches gid: gid itself, except for
+ * a link-local GID no socket of an IPv4 device can reach. A device at an
+ * IPv4 address has no interface holding its GID 0 (the link-local
+ * address of its MAC); that GID, its own or another rocemu device's
+ * (whose MAC carries its IPv4 address), is reached at the IPv4 address
+ * behind it, as GID 1. Frames are built with this address, so the ICRC
+ * covers what the wire carries. out may be gid.
+ */
+void dev_wire_gid(const struct rocemu_dev *d, const uint8_t gid[16],
+		  uint8_t out[16]);
+
+/* True when index names a GID of d's port (not an empty entry). */
+bool dev_gid_index_ok(const struct rocemu_dev *d, unsigned index);
 /* Frees what dev_init made (not d itself). */
 void dev_fini(struct rocemu_dev *d);
 
@@ -112,11 +129,37 @@ struct rocemu_mr {
 	 * that must know a key still names the MR it checked at the start of
 	 * a message compares this, not the key, which can be reused. */
 	uint64_t serial;
+	/* On-demand paging (IBV_ACCESS_ON_DEMAND): its pages may come and go
+	 * after registration, so every access goes through mem_get/mem_put,
+	 * which fail cleanly where a page is gone. */
+	bool odp;
 };
 
 /* 0 if [addr, addr+len) is mapped readable, and writable too when write
  * is asked for; -EFAULT if any byte of it is not. */
 int mem_range_check(const void *addr, uint64_t len, bool write);
+
+/*
+ * Copies between the application's memory at va and a buffer of the
+ * device's own, for memory that may have been unmapped since it was
+ * registered: 0, or -EFAULT when part of [va, va+n) is not mapped (or
+ * not writable, for mem_put), never a fault. Direct copies when d holds
+ * no on-demand MR (then all registered memory is the application's
+ * promise to keep mapped). What mem_put wrote before a failure is
+ * unspecified.
+ */
+int mem_put(const struct rocemu_dev *d, uint64_t va, const void *src,
+	    uint64_t n);
+/* The same for reading n bytes at va into dst. */
+int mem_get(const struct rocemu_dev *d, void *dst, uint64_t va, uint64_t n);
+/* The n bytes at va for reading: va itself when d has no on-demand MR,
+ * else a copy in bounce (n bytes); NULL when a page is gone. */
+const uint8_t *mem_view(const struct rocemu_dev *d, uint64_t va, uint64_t n,
+			uint8_t *bounce);
+/* The checked copies themselves, whatever the MR: the same results. */
+int mem_put_checked(uint64_t va, const void *src, uint64_t n);
+/* Reading, checked: 0, or -EFAULT where a page of [va, va+n) is gone. */
+int mem_get_checked(void *dst, uint64_t va, uint64_t n);
 
 /*
  * Finds the MR with this key in pd covering [va, va+len) with all of the
@@ -126,6 +169,8 @@ int mem_range_check(const void *addr, uint64_t len, bool write);
  */
 struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 			   uint64_t len, int access);
+/* The MR named by key in d, whatever its PD and range; NULL if none. */
+struct rocemu_mr *mr_find(struct rocemu_dev *d, uint32_t key);
 /* The host address of va, an address inside mr (mr_check said so). */
 static inline uint8_t *mr_ptr(const struct rocemu_mr *mr, uint64_t va)
 {
@@ -143,16 +188,18 @@ uint8_t *mr_still_at(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 
 /* Copies len bytes of src into an SGE list from offset into the list,
  * each SGE's local key checked with access: 0, or -EFAULT on a key
- * failure or a list shorter than offset + len (what came before the
- * failing SGE is written). */
+ * failure, an on-demand page that is gone, or a list shorter than
+ * offset + len (what came before the failing SGE is written). */
 int sge_copy_to(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 		uint64_t offset, const void *src, uint64_t len, int access);
 /* Copies len bytes from an SGE list at offset into dst, each key checked
- * (no access bit needed to read): 0, or -EFAULT on a key failure. */
+ * (no access bit needed to read): 0, or -EFAULT on a key failure or an
+ * on-demand page that is gone. */
 int sge_copy_from(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 		  uint64_t offset, void *dst, uint64_t len);
 /* Points *p at [offset, offset+len) of the SGE list when one SGE holds it
- * all (and its key allows reading): 0; -EAGAIN if it spans SGEs; -EFAULT
+ * all (and its key allows reading): 0; -EAGAIN if it spans SGEs or is
+ * on-demand memory (to be copied, checked, by sge_copy_from); -EFAULT
  * on a key failure. */
 int sge_map(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 	    uint64_t offset, uint64_t len, const uint8_t **p);
@@ -203,6 +250,10 @@ struct rocemu_cq {
 
 /* Adds a completion; an overrun raises IBV_EVENT_CQ_ERR and loses it. */
 void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited);
+/* Removes the completions of QP qpn from cq, keeping the others in order
+ * (a QP moved to RESET: what libmlx5 and libmlx4 do then). Under the
+ * world lock. */
+void cq_forget_qp(struct rocemu_cq *cq, uint32_t qpn);
 
 /* ---- queue pairs ------------------------------------------------- */
 

@@ -83,16 +83,20 @@ static int transition(const struct rocemu_qp *qp, int to, int *req)
 
 static bool ah_ok(const struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 {
-	(void)qp;
 	/* RoCEv2 needs the GRH: the GID carries the IP address. */
-	return ah->is_global && ah->port_num == 1 && ah->grh.sgid_index <= 1;
+	return ah->is_global && ah->port_num == 1 &&
+	       dev_gid_index_ok(qp->dev, ah->grh.sgid_index);
 }
 
 static bool values_ok(const struct rocemu_qp *qp, const struct ibv_qp_attr *a,
 		      int mask)
 {
+	/* IBV_ACCESS_ON_DEMAND is a memory region's, and means nothing for
+	 * a QP; rdma-core's test_odp passes its MR's access to its QPs, and
+	 * the kernel takes it there without a word. */
 	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			   IBV_ACCESS_ON_DEMAND;
 
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->state)
 		return false;
@@ -149,8 +153,9 @@ static uint16_t udp_sport(uint32_t lqpn, uint32_t rqpn)
 void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 {
 	struct roce_frame *f = &qp->tmpl;
-	const uint8_t *dgid = ah->grh.dgid.raw;
+	uint8_t dgid[16];
 
+	dev_wire_gid(qp->dev, ah->grh.dgid.raw, dgid);
 	f->ip_ver = roce_gid_is_ipv4(dgid) ? 4 : 6;
 	f->ip_frag = f->ip_ver == 4 ? ROCE_IPV4_DF : 0;
 	f->eth_dst[0] = 0x02; /* the peer's MAC, made as devices make theirs */
@@ -249,6 +254,14 @@ static int resize_resources(struct rocemu_qp *qp, unsigned n)
 	return 0;
 }
 
+static void qp_forget_completions(struct rocemu_qp *qp)
+{
+	if (qp->scq)
+		cq_forget_qp(qp->scq, qp->qpn);
+	if (qp->rcq && qp->rcq != qp->scq)
+		cq_forget_qp(qp->rcq, qp->qpn);
+}
+
 static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 {
 	enum ibv_qp_state from = qp->state;
@@ -256,6 +269,12 @@ static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 	qp->state = to;
 	if (to == IBV_QPS_RESET) {
 		qp_reset(qp);
+		/* A QP reused from RESET must not hand the application the
+		 * completions of its old life, e.g. the flushed receives of
+		 * the ERROR it came from (rdma-core's test_mr_rereg_pd
+		 * expects so, as mlx5's provider makes it). */
+		if (from != IBV_QPS_RESET)
+			qp_forget_completions(qp);
 	} else if (to == IBV_QPS_ERR && from != IBV_QPS_ERR) {
 		qp_flush(qp);
 		if (qp->srq)

@@ -17,7 +17,6 @@ static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rocemu_world *world;
 static struct rocemu_dev *dev;
 static pid_t owner; /* the process that made them; not a forked child */
-static uint8_t link_local[16];
 static struct ibv_device the_device = {
 	.node_type = IBV_NODE_CA,
 	.transport_type = IBV_TRANSPORT_IB,
@@ -86,21 +85,6 @@ static int make_device(void)
 		world = NULL;
 		return -e;
 	}
-	/* GID 0: the EUI-64 link-local address, made from the MAC as the
-	 * kernel makes it (rxe's index 0); GID 1 is the address itself. */
-	struct ibv_device_attr a;
-	rocemu_dev_attr(dev, &a);
-	const uint8_t *mac = (const uint8_t *)&a.node_guid;
-	link_local[0] = 0xfe;
-	link_local[1] = 0x80;
-	link_local[8] = mac[0] ^ 2;
-	link_local[9] = mac[1];
-	link_local[10] = mac[2];
-	link_local[11] = 0xff;
-	link_local[12] = 0xfe;
-	link_local[13] = mac[3];
-	link_local[14] = mac[4];
-	link_local[15] = mac[5];
 	const char *pcap = getenv("ROCEMU_PCAP");
 	if (pcap && *pcap && rocemu_world_record(world, pcap))
 		fprintf(stderr, "rocemu: cannot write ROCEMU_PCAP=%s\n", pcap);
@@ -123,11 +107,6 @@ struct rocemu_dev *rv_dev(void)
 struct rocemu_world *rv_world(void)
 {
 	return world;
-}
-
-const uint8_t *rv_link_local_gid(void)
-{
-	return link_local;
 }
 
 /* ROCEMU_STATS=1: every counter of the device, as rocemu ping --stats
@@ -242,7 +221,7 @@ static void port_attr(struct ibv_port_attr *a)
 	a->state = IBV_PORT_ACTIVE;
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = mtu_from_env();
-	a->gid_tbl_len = 2;
+	a->gid_tbl_len = ROCEMU_GID_TABLE_LEN;
 	a->port_cap_flags = IBV_PORT_CM_SUP;
 	a->max_msg_sz = 1u << 31;
 	a->pkey_tbl_len = 1;
@@ -275,24 +254,26 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 			      offsetof(struct ibv_port_attr, port_cap_flags2));
 }
 
+/* An empty entry reads as the zero GID, as rdma-core answers it; an index
+ * past the table fails. */
 int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
 		  union ibv_gid *gid)
 {
 	struct rocemu_dev *d = rv_dev();
-	struct ibv_device_attr a;
 
 	(void)context;
-	if (port_num != 1 || index < 0 || index > 1 || !d)
+	if (port_num != 1 || index < 0 || !d)
 		return -1;
-	rocemu_dev_attr(d, &a);
-	memcpy(gid->raw, index ? rocemu_dev_gid(d) : rv_link_local_gid(), 16);
-	return 0;
+	int rc = rocemu_dev_gid_at(d, (unsigned)index, gid->raw);
+	if (rc == -ENODATA)
+		memset(gid, 0, sizeof(*gid));
+	return rc && rc != -ENODATA ? -1 : 0;
 }
 
 /*
  * rdma-core's private call (IBVERBS_PRIVATE_34, declared in its driver.h)
  * for the GID type as sysfs spells it: 0 IB/RoCE v1, 1 RoCE v2. ibv_devinfo
- * asks it for each GID; all of rocemu's are RoCEv2.
+ * asks it for each GID; all of rocemu's are RoCEv2; an empty entry has none.
  */
 enum { GID_TYPE_SYSFS_ROCE_V2 = 1 };
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
@@ -300,8 +281,11 @@ int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 		       unsigned int index, int *type)
 {
+	struct rocemu_dev *d = rv_dev();
+	uint8_t gid[16];
+
 	(void)context;
-	if (port_num != 1 || index > 1)
+	if (port_num != 1 || !d || rocemu_dev_gid_at(d, index, gid))
 		return -1;
 	*type = GID_TYPE_SYSFS_ROCE_V2;
 	return 0;
@@ -341,40 +325,48 @@ int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
 	return 0;
 }
 
+/* ENODATA for an empty entry, EINVAL for a bad port or an index past the
+ * table (the kernel's answers to rdma-core). */
 int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 		      uint32_t gid_index, struct ibv_gid_entry *entry,
 		      uint32_t flags, size_t entry_size)
 {
 	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num,
 				   .gid_type = IBV_GID_TYPE_ROCE_V2 };
+	struct rocemu_dev *d = rv_dev();
 
-	if (flags || entry_size < sizeof(e))
+	(void)context;
+	if (!d)
+		return errno;
+	if (flags || entry_size < sizeof(e) || port_num != 1)
 		return EINVAL;
-	if (ibv_query_gid(context, (uint8_t)port_num, (int)gid_index, &e.gid))
-		return ENODATA;
+	int rc = rocemu_dev_gid_at(d, gid_index, e.gid.raw);
+	if (rc)
+		return -rc;
 	*entry = e;
 	return 0;
 }
 
-/* Every valid GID of the one port; returns how many, or a negative errno. */
+/* Every valid GID of the one port; returns how many, or a negative errno:
+ * -EINVAL when they do not all fit in max_entries, as the kernel answers. */
 ssize_t _ibv_query_gid_table(struct ibv_context *context,
 			     struct ibv_gid_entry *entries, size_t max_entries,
 			     uint32_t flags, size_t entry_size)
 {
-	static const union ibv_gid zero;
 	size_t n = 0;
 
 	if (flags || entry_size < sizeof(*entries))
 		return -EINVAL;
-	for (uint32_t i = 0;; i++) {
+	for (uint32_t i = 0; i < ROCEMU_GID_TABLE_LEN; i++) {
 		struct ibv_gid_entry e;
+		int rc = _ibv_query_gid_ex(context, 1, i, &e, 0, sizeof(e));
 
-		if (_ibv_query_gid_ex(context, 1, i, &e, 0, sizeof(e)))
-			break;
-		if (!memcmp(&e.gid, &zero, sizeof(zero)))
+		if (rc == ENODATA)
 			continue;
+		if (rc)
+			return -rc;
 		if (n == max_entries)
-			return -ENOMEM;
+			return -EINVAL;
 		memcpy((char *)entries + n++ * entry_size, &e, sizeof(e));
 	}
 	return (ssize_t)n;

@@ -91,9 +91,6 @@ struct rv_channel {
 struct rocemu_dev *rv_dev(void);
 /* The world rv_dev made; NULL before it made one. */
 struct rocemu_world *rv_world(void);
-/* The EUI-64 link-local GID made from the device's MAC, which the port
- * shows at GID index 0; zero before rv_dev made the device. */
-const uint8_t *rv_link_local_gid(void);
 
 /* ibv_query_port for attr of len bytes (older programs pass less). */
 int rv_query_port(struct ibv_context *context, uint8_t port,
@@ -103,6 +100,8 @@ int rv_query_port(struct ibv_context *context, uint8_t port,
 void rv_fill_ops(struct rv_context *ctx);
 /* Fills the extended device query op (ibv_query_device_ex). */
 void rv_fill_device_ex_ops(struct rv_context *ctx);
+/* Fills the memory region ops (ibv_advise_mr). */
+void rv_fill_mr_ex_ops(struct rv_context *ctx);
 
 /* Makes an ordinary CQ (ibv_create_cq's checks); NULL and errno. */
 struct rv_cq *rv_cq_create(struct ibv_context *context, int cqe,

@@ -379,6 +379,7 @@ void rv_fill_ops(struct rv_context *ctx)
 	rv_fill_device_ex_ops(ctx);
 	rv_fill_cq_ex_ops(ctx);
 	rv_fill_dm_ops(ctx);
+	rv_fill_mr_ex_ops(ctx);
 }
 
 static int op_query_port(struct ibv_context *context, uint8_t port,

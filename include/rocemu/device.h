@@ -168,6 +168,21 @@ void rocemu_dev_print_counters(const struct rocemu_dev *d, FILE *f,
 /* The device's GID: its IP address (IPv4-mapped for IPv4). */
 const uint8_t *rocemu_dev_gid(const struct rocemu_dev *d);
 
+/* The port's GID table: as long as rxe's, with empty entries after the
+ * two GIDs a device has. */
+enum { ROCEMU_GID_TABLE_LEN = 1024 };
+
+/*
+ * The GID at index of the device's one port: 0 the IPv6 link-local
+ * address of its MAC (as the kernel makes GID 0 of an rxe port), 1 its
+ * address (rocemu_dev_gid). Returns 0; -ENODATA for an empty entry;
+ * -EINVAL past the table. gid is untouched on failure. Every GID reaches
+ * the device: packets to GID 0 of a device at an IPv4 address travel to
+ * that address.
+ */
+int rocemu_dev_gid_at(const struct rocemu_dev *d, unsigned index,
+		      uint8_t gid[16]);
+
 /* Limits this device honours (what ibv_query_device reports). */
 void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a);
 
@@ -193,7 +208,10 @@ int rocemu_pd_free(struct rocemu_pd *pd);	/* -EBUSY while in use */
 /* Registers [addr, addr+len) with IBV_ACCESS_* flags; NULL and errno set:
  * EINVAL for bad flags (e.g. remote write without local write), EFAULT
  * when part of the range is not mapped, or not writable while a write
- * access is asked for (as the kernel's registration answers). */
+ * access is asked for (as the kernel's registration answers). With
+ * IBV_ACCESS_ON_DEMAND the memory is checked at each access instead (it
+ * may be unmapped and mapped again meanwhile); addr NULL with len
+ * SIZE_MAX then registers the whole address space (implicit ODP). */
 struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 				int access);
 int rocemu_mr_dereg(struct rocemu_mr *mr);
@@ -201,6 +219,22 @@ int rocemu_mr_dereg(struct rocemu_mr *mr);
  * (IBV_ACCESS_ZERO_BASED, as device memory MRs are addressed). */
 struct rocemu_mr *rocemu_mr_reg_zero_based(struct rocemu_pd *pd, void *addr,
 					   size_t len, int access);
+/* Re-registers mr (ibv_rereg_mr(3)) with the IBV_REREG_MR_CHANGE_* flags:
+ * a new range [addr, addr+len), PD pd, access; what flags leaves out
+ * stays. Keys stay. 0, or -EINVAL (bad flags, PD of another device, bad
+ * access or range), -EFAULT (range not mapped as asked): then mr is
+ * unchanged. Messages in flight under the old registration fail. */
+int rocemu_mr_rereg(struct rocemu_mr *mr, int flags, struct rocemu_pd *pd,
+		    void *addr, size_t len, int access);
+/* ibv_advise_mr(3): prefetches the SGEs' ranges of on-demand MRs of pd
+ * with an IBV_ADVISE_MR_ADVICE_* advice. 0; -EINVAL for bad flags or an
+ * empty list; -EOPNOTSUPP for an unknown advice; -ENOENT for an lkey that is not an on-demand MR
+ * of pd (or not writable for PREFETCH_WRITE); -EFAULT for a range outside
+ * its MR, or, with IBV_ADVISE_MR_FLAG_FLUSH, memory not mapped as asked.
+ * Without the flag the prefetch is best effort and such pages are left
+ * alone. */
+int rocemu_mr_advise(struct rocemu_pd *pd, int advice, uint32_t flags,
+		     const struct ibv_sge *sg, uint32_t n);
 uint32_t rocemu_mr_lkey(const struct rocemu_mr *mr);
 uint32_t rocemu_mr_rkey(const struct rocemu_mr *mr);
 

@@ -103,6 +103,16 @@ void roce_gid_from_ipv4(uint8_t gid[16], const uint8_t ip4[4]);
 /* True for an IPv4-mapped GID ::ffff:a.b.c.d. */
 bool roce_gid_is_ipv4(const uint8_t gid[16]);
 
+/* Fills gid with the IPv6 link-local address the kernel makes from a MAC
+ * (fe80::/64 and the modified EUI-64 interface ID, RFC 4291 appendix A):
+ * the GID at index 0 of a RoCE port. */
+void roce_gid_link_local(uint8_t gid[16], const uint8_t mac[6]);
+
+/* True when gid is the link-local address of a MAC 02:00:a.b.c.d, the
+ * MAC rocemu gives a device at IPv4 address a.b.c.d; ip4 then holds that
+ * address (network byte order). False, ip4 untouched, for any other GID. */
+bool roce_gid_link_local_ipv4(const uint8_t gid[16], uint8_t ip4[4]);
+
 /* UDP checksum of the datagram at udp (len bytes) inside the IPv4 or IPv6
  * packet at ip, pseudo-header included; 0 is sent as 0xffff. */
 uint16_t roce_udp_csum(const uint8_t *ip, const uint8_t *udp, size_t len);

@@ -3,8 +3,9 @@
 """rdma-core's own test suite (Debian's python3-pyverbs) on one verbs device,
 per test, and two such runs compared test by test.
 
-  suite.py run --tests DIR --dev DEV --out TSV [--idle S] [--budget S]
-      Runs DIR/run_tests.py --dev DEV -v (DIR: rdma-core's tests/, as
+  suite.py run --tests DIR --dev DEV --out TSV [--gid N] [--idle S]
+               [--budget S]
+      Runs DIR/run_tests.py --dev DEV [--gid N] -v (DIR: rdma-core's tests/, as
       /usr/share/doc/rdma-core/tests holds it, gunzipped) with the Python
       that runs this script (pyverbs is built for Debian's /usr/bin/python3).
       A test that prints nothing for --idle seconds (default 60) is a hang:
@@ -26,6 +27,12 @@ per test, and two such runs compared test by test.
       Exit 0 when both files could be read and name the same tests; parity
       is reported, not enforced. Exit 1 otherwise (a missing or empty file,
       a test on one side only, or (with --reference) a difference).
+
+  suite.py parity --reference REF_TSV [--label L] ROCEMU_TSV
+      The comparison above with the recorded rxe run REF_TSV as rxe's
+      side, then the verdict make check requires: exit 0 only when no test
+      on rocemu failed, errored, hung or did not run, and every test that
+      passes in REF_TSV passes on rocemu; 1 otherwise, each reason listed.
 
   suite.py files --tests DIR
       Prints the files the Python running this script needs to run the
@@ -127,12 +134,13 @@ def parse(lines, results, details, ids):
     return current
 
 
-def run_once(py, tests_dir, dev, ids, idle, deadline, log):
+def run_once(py, tests_dir, dev, ids, idle, deadline, log, extra=()):
     """One run_tests.py process over ids, its output copied to log; killed
-    after idle seconds without output or at deadline. Returns (its output
-    lines, whether it was killed)."""
+    after idle seconds without output or at deadline. extra: more
+    arguments for run_tests.py. Returns (its output lines, whether it was
+    killed)."""
     cmd = [py, '-u', '-c', f'DIR = {tests_dir!r}\n' + DRIVER, '--dev', dev,
-           '-v'] + ids
+           *extra, '-v'] + ids
     p = subprocess.Popen(cmd, cwd=os.path.dirname(os.path.abspath(tests_dir)),
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          start_new_session=True)
@@ -180,8 +188,9 @@ def cmd_run(a):
     with open(a.out + '.log', 'wb') as log:
         todo = ids
         while todo and time.monotonic() < deadline:
+            extra = ['--gid', str(a.gid)] if a.gid is not None else []
             lines, killed = run_once(py, a.tests, a.dev, todo, a.idle,
-                                     deadline, log)
+                                     deadline, log, extra)
             current = parse(lines, results, details, todo)
             if killed and current and current not in results:
                 hangs += 1
@@ -286,6 +295,26 @@ def cmd_compare(a):
     return rc
 
 
+def cmd_parity(a):
+    a.rxe, a.rxe_label = a.reference, a.label
+    a.reference = None
+    if cmd_compare(a):
+        return 1
+    _, ref = read_tsv(a.rxe)
+    _, roc = read_tsv(a.rocemu)
+    bad = [t for t in roc if roc[t][0] in FAILING]
+    missing = [t for t in ref if ref[t][0] == 'pass' and roc[t][0] != 'pass']
+    for t in bad:
+        print(f'  not clean: {roc[t][0]} {t[len("tests."):]}: {roc[t][1]}')
+    if bad or missing:
+        print(f'suite parity: FAIL ({len(bad)} failed, errored, hung or not '
+              f'run; {len(missing)} that rxe passes do not pass)')
+        return 1
+    print(f'suite parity: ok ({sum(1 for v in roc.values() if v[0] == "pass")}'
+          f' pass, none fails; every test rxe passes passes)')
+    return 0
+
+
 def cmd_files(a):
     import importlib.machinery
     import importlib.util
@@ -322,15 +351,21 @@ def main():
     r.add_argument('--out', required=True)
     r.add_argument('--idle', type=float, default=60)
     r.add_argument('--budget', type=float, default=600)
+    r.add_argument('--gid', type=int)
     c = sub.add_parser('compare')
     c.add_argument('--rxe-label', default='rxe')
     c.add_argument('--reference')
     c.add_argument('rxe')
     c.add_argument('rocemu')
+    q = sub.add_parser('parity')
+    q.add_argument('--reference', required=True)
+    q.add_argument('--label', default='rxe (recorded)')
+    q.add_argument('rocemu')
     f = sub.add_parser('files')
     f.add_argument('--tests', required=True)
     a = ap.parse_args()
-    return {'run': cmd_run, 'compare': cmd_compare, 'files': cmd_files}[a.cmd](a)
+    return {'run': cmd_run, 'compare': cmd_compare, 'parity': cmd_parity,
+            'files': cmd_files}[a.cmd](a)
 
 
 if __name__ == '__main__':
