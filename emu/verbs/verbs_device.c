@@ -174,6 +174,19 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
+	int fd = rv_cmd_fd_new();
+	struct ibv_context *c = fd < 0 ? NULL : rv_context_open(device, fd);
+
+	if (!c && fd >= 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return c;
+}
+
+struct ibv_context *rv_context_open(struct ibv_device *device, int cmd_fd)
+{
 	struct rocemu_dev *d = rv_dev();
 	struct rv_context *ctx;
 
@@ -185,7 +198,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	struct ibv_context *c = &ctx->vctx.context;
 	c->device = device;
-	c->cmd_fd = -1;
+	c->cmd_fd = cmd_fd;
 	c->async_fd = rocemu_dev_async_fd(d);
 	c->num_comp_vectors = 1;
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -197,6 +210,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 
 int ibv_close_device(struct ibv_context *context)
 {
+	if (context->cmd_fd >= 0)
+		close(context->cmd_fd);
 	pthread_mutex_destroy(&context->mutex);
 	/* the context is the last member of the verbs_context we made */
 	free((char *)context - offsetof(struct rv_context, vctx.context));

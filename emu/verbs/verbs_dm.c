@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libibverbs.so.1: device memory (ibv_alloc_dm, the copy ops) and MRs over it. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,12 @@
 
 /* Bytes of device memory allocated, against the device's max_dm_size. */
 static _Atomic size_t dm_in_use;
+
+/* The DMs allocated, for ibv_import_dm to find by handle; an original's
+ * imports and its free take turns under the lock. */
+static pthread_mutex_t dm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rv_dm *dm_list;
+static uint32_t dm_handles;
 
 static struct rv_dm *to_rv(struct ibv_dm *dm)
 {
@@ -102,16 +109,48 @@ static struct ibv_dm *op_alloc_dm(struct ibv_context *context,
 	dm->dm.context = context;
 	dm->dm.memcpy_to_dm = dm_to;
 	dm->dm.memcpy_from_dm = dm_from;
+	dm->dm.comp_mask = IBV_DM_MASK_HANDLE;
+	pthread_mutex_lock(&dm_lock);
+	dm->dm.handle = ++dm_handles;
+	dm->next = dm_list;
+	dm_list = dm;
+	pthread_mutex_unlock(&dm_lock);
 	return &dm->dm;
 }
 
-/* EBUSY while an MR covers it (the MR's lifetime needs the memory). */
+/* Takes an original off the list: 0, or EBUSY while MRs or imports use
+ * it (they need its memory). Under dm_lock. */
+static int dm_unlink(struct rv_dm *dm)
+{
+	struct rv_dm **p;
+
+	if (atomic_load(&dm->mrs) || dm->imports)
+		return EBUSY;
+	for (p = &dm_list; *p != dm; p = &(*p)->next)
+		;
+	*p = dm->next;
+	return 0;
+}
+
+/* EBUSY while an MR or an import uses it (they need its memory). An
+ * import is let go as ibv_unimport_dm does: the memory is its
+ * original's. */
 static int op_free_dm(struct ibv_dm *ibdm)
 {
 	struct rv_dm *dm = to_rv(ibdm);
+	int rc;
 
-	if (atomic_load(&dm->mrs))
-		return EBUSY;
+	if (dm->orig) {
+		if (atomic_load(&dm->mrs))
+			return EBUSY;
+		ibv_unimport_dm(ibdm);
+		return 0;
+	}
+	pthread_mutex_lock(&dm_lock);
+	rc = dm_unlink(dm);
+	pthread_mutex_unlock(&dm_lock);
+	if (rc)
+		return rc;
 	atomic_fetch_sub(&dm_in_use, dm->len);
 	free(dm->mem);
 	free(dm);
@@ -162,6 +201,47 @@ static struct ibv_mr *op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 				  .lkey = rocemu_mr_lkey(mr->m),
 				  .rkey = rocemu_mr_rkey(mr->m) };
 	return &mr->mr;
+}
+
+/* Another object for the DM of this handle, on the same memory (within
+ * the process only: there is no kernel to share it through); NULL and
+ * EINVAL if there is none. */
+struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t handle)
+{
+	struct rv_dm *dm, *imp = calloc(1, sizeof(*imp));
+
+	if (!imp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&dm_lock);
+	for (dm = dm_list; dm && dm->dm.handle != handle; dm = dm->next)
+		;
+	if (dm) {
+		dm->imports++;
+		*imp = (struct rv_dm){ .dm = dm->dm, .mem = dm->mem,
+				       .len = dm->len, .orig = dm };
+		imp->dm.context = context;
+	}
+	pthread_mutex_unlock(&dm_lock);
+	if (!dm) {
+		free(imp);
+		errno = EINVAL;
+		return NULL;
+	}
+	return &imp->dm;
+}
+
+void ibv_unimport_dm(struct ibv_dm *ibdm)
+{
+	struct rv_dm *imp = to_rv(ibdm);
+
+	if (!imp->orig)
+		return; /* not an import: nothing to let go of */
+	pthread_mutex_lock(&dm_lock);
+	imp->orig->imports--;
+	pthread_mutex_unlock(&dm_lock);
+	free(imp);
 }
 
 void rv_fill_dm_ops(struct rv_context *ctx)

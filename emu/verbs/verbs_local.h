@@ -37,6 +37,9 @@ struct rv_dm {
 	uint8_t *mem;
 	size_t len;
 	_Atomic unsigned mrs;	/* MRs over it: ibv_free_dm waits for none */
+	struct rv_dm *orig;	/* an import's original, else NULL */
+	unsigned imports;	/* an original's imports not yet unimported */
+	struct rv_dm *next;	/* originals, by handle (ibv_import_dm) */
 };
 
 /*
@@ -91,6 +94,13 @@ struct rv_channel {
 struct rocemu_dev *rv_dev(void);
 /* The world rv_dev made; NULL before it made one. */
 struct rocemu_world *rv_world(void);
+
+/* A context on device whose cmd_fd is cmd_fd (the context closes it);
+ * NULL and errno. */
+struct ibv_context *rv_context_open(struct ibv_device *device, int cmd_fd);
+/* A new file descriptor for a context's cmd_fd: one open file for the
+ * whole process, so that ibv_import_device knows its dups; -1 and errno. */
+int rv_cmd_fd_new(void);
 
 /* ibv_query_port for attr of len bytes (older programs pass less). */
 int rv_query_port(struct ibv_context *context, uint8_t port,

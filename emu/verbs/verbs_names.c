@@ -186,13 +186,8 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	return no_such(EOPNOTSUPP); /* no device memory to share a buffer with */
 }
 
-/* Sharing objects between processes needs a kernel device file. */
-struct ibv_context *ibv_import_device(int cmd_fd)
-{
-	(void)cmd_fd;
-	return no_such(EOPNOTSUPP);
-}
-
+/* Sharing objects between processes needs a kernel device file; within
+ * the process, contexts and DMs import (verbs_import.c). */
 struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
 {
 	(void)context, (void)pd_handle;
@@ -205,12 +200,6 @@ struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 	return no_such(EOPNOTSUPP);
 }
 
-struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
-{
-	(void)context, (void)dm_handle;
-	return no_such(EOPNOTSUPP);
-}
-
 void ibv_unimport_pd(struct ibv_pd *pd)
 {
 	(void)pd;
@@ -219,9 +208,4 @@ void ibv_unimport_pd(struct ibv_pd *pd)
 void ibv_unimport_mr(struct ibv_mr *mr)
 {
 	(void)mr;
-}
-
-void ibv_unimport_dm(struct ibv_dm *dm)
-{
-	(void)dm;
 }
