@@ -11,10 +11,12 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../examples/pair.h"
 
@@ -427,6 +429,44 @@ static void check_dm(struct pair *p)
 	CHECK(ibv_free_dm(dm) == 0, "free DM");
 }
 
+/* A DM imported through a context imported from a dup of cmd_fd (as
+ * rdma-core's test_import_dm shares them) reaches the same memory. */
+static void check_dm_import(struct pair *p)
+{
+	struct ibv_alloc_dm_attr da = { .length = 64 };
+	struct ibv_dm *dm = ibv_alloc_dm(p->ctx, &da), *imp = NULL;
+	struct ibv_context *ctx2;
+	uint32_t in[16], out[16];
+	int fd = open("/dev/null", O_RDWR);
+
+	errno = 0;
+	CHECK(fd >= 0 && !ibv_import_device(fd) && errno == EOPNOTSUPP,
+	      "importing another file: errno %d", errno);
+	if (fd >= 0)
+		close(fd);
+	CHECK(dm && (dm->comp_mask & IBV_DM_MASK_HANDLE), "DM with a handle");
+	ctx2 = ibv_import_device(dup(p->ctx->cmd_fd));
+	CHECK(ctx2 != NULL, "import the context: errno %d", errno);
+	if (!dm || !ctx2)
+		return;
+	imp = ibv_import_dm(ctx2, dm->handle);
+	CHECK(imp != NULL, "import the DM: errno %d", errno);
+	CHECK(!ibv_import_dm(ctx2, dm->handle + 1000), "no such DM handle");
+	for (int i = 0; i < 16; i++)
+		in[i] = 0x01020304u * (uint32_t)i;
+	if (imp) {
+		CHECK(ibv_memcpy_to_dm(dm, 0, in, 64) == 0 &&
+		      ibv_memcpy_from_dm(out, imp, 0, 64) == 0 &&
+		      !memcmp(in, out, 64), "the import reads what was written");
+		CHECK(ibv_memcpy_from_dm(out, imp, 4, 64) != 0,
+		      "the import's copies are bounded too");
+		CHECK(ibv_free_dm(dm) == EBUSY, "free the original while imported");
+		ibv_unimport_dm(imp);
+	}
+	CHECK(ibv_free_dm(dm) == 0, "free the original");
+	CHECK(ibv_close_device(ctx2) == 0, "close the imported context");
+}
+
 static int use_cq_ex(struct pair *p)
 {
 	ibv_destroy_cq(p->a.cq);
@@ -456,6 +496,7 @@ int main(void)
 	check_next_poll(&p);
 	check_event(&p);
 	check_resize(&p);
+	check_dm_import(&p);
 	check_dm(&p); /* last: its refused WRITE ends the RC connection */
 	pair_close(&p);
 	printf("verbs_cqex: %d passed, %d failed\n", passed, failed);
