@@ -461,7 +461,14 @@ static void check_dm_import(struct pair *p)
 		CHECK(ibv_memcpy_from_dm(out, imp, 4, 64) != 0,
 		      "the import's copies are bounded too");
 		CHECK(ibv_free_dm(dm) == EBUSY, "free the original while imported");
+		struct ibv_mr *mr = ibv_reg_dm_mr(p->pd, imp, 0, 64,
+						  IBV_ACCESS_ZERO_BASED |
+						  IBV_ACCESS_LOCAL_WRITE);
+		CHECK(mr != NULL, "MR over the import: errno %d", errno);
 		ibv_unimport_dm(imp);
+		/* the MR over the import holds the memory, the original's */
+		CHECK(ibv_free_dm(dm) == EBUSY, "free under the import's MR");
+		CHECK(mr && ibv_dereg_mr(mr) == 0, "dereg the import's MR");
 	}
 	CHECK(ibv_free_dm(dm) == 0, "free the original");
 	CHECK(ibv_close_device(ctx2) == 0, "close the imported context");

@@ -141,8 +141,6 @@ static int op_free_dm(struct ibv_dm *ibdm)
 	int rc;
 
 	if (dm->orig) {
-		if (atomic_load(&dm->mrs))
-			return EBUSY;
 		ibv_unimport_dm(ibdm);
 		return 0;
 	}
@@ -173,6 +171,8 @@ static struct ibv_mr *op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 				   unsigned int access)
 {
 	struct rv_dm *dm = to_rv(ibdm);
+	/* An MR over an import holds the original, whose memory it is. */
+	struct rv_dm *owner = dm->orig ? dm->orig : dm;
 	struct rv_mr *mr;
 	int e;
 
@@ -194,8 +194,8 @@ static struct ibv_mr *op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 		errno = e;
 		return NULL;
 	}
-	atomic_fetch_add(&dm->mrs, 1);
-	mr->dm = dm;
+	atomic_fetch_add(&owner->mrs, 1);
+	mr->dm = owner;
 	mr->mr = (struct ibv_mr){ .context = pd->context, .pd = pd,
 				  .addr = NULL, .length = len,
 				  .lkey = rocemu_mr_lkey(mr->m),

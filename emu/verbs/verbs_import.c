@@ -32,13 +32,15 @@ int rv_cmd_fd_new(void)
 	return fcntl(cmd_file, F_DUPFD_CLOEXEC, 3);
 }
 
-/* True if fd is a dup of the contexts' file. */
+/* True if fd is a dup of the contexts' file (not the file's own fd,
+ * which no context owns). */
 static bool cmd_fd_ours(int fd)
 {
 	struct stat a, b;
 
 	pthread_once(&cmd_once, cmd_file_open);
-	return cmd_file >= 0 && !fstat(fd, &a) && !fstat(cmd_file, &b) &&
+	return cmd_file >= 0 && fd != cmd_file && !fstat(fd, &a) &&
+	       !fstat(cmd_file, &b) &&
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 

@@ -36,7 +36,7 @@ struct rv_dm {
 	struct ibv_dm dm;
 	uint8_t *mem;
 	size_t len;
-	_Atomic unsigned mrs;	/* MRs over it: ibv_free_dm waits for none */
+	_Atomic unsigned mrs;	/* MRs over it: ibv_free_dm refuses till none */
 	struct rv_dm *orig;	/* an import's original, else NULL */
 	unsigned imports;	/* an original's imports not yet unimported */
 	struct rv_dm *next;	/* originals, by handle (ibv_import_dm) */
