@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libibverbs.so.1: device memory (ibv_alloc_dm, the copy ops) and MRs over it. */
+/* libibverbs.so.1: device memory (ibv_alloc_dm, copies, imports) and MRs over it. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,8 +59,7 @@ static int dm_range(const struct rv_dm *dm, uint64_t off, size_t len)
 	return 0;
 }
 
-static int dm_to(struct ibv_dm *ibdm, uint64_t off, const void *src,
-		 size_t len)
+static int dm_to(struct ibv_dm *ibdm, uint64_t off, const void *src, size_t len)
 {
 	struct rv_dm *dm = to_rv(ibdm);
 	int rc = dm_range(dm, off, len);
@@ -84,8 +83,8 @@ static struct ibv_dm *op_alloc_dm(struct ibv_context *context,
 				  struct ibv_alloc_dm_attr *attr)
 {
 	struct rv_dm *dm;
-	size_t align = (size_t)1 << (attr->log_align_req > 3 ?
-				     attr->log_align_req : 3);
+	size_t align = (size_t)1
+		       << (attr->log_align_req > 3 ? attr->log_align_req : 3);
 	int rc;
 
 	if (attr->comp_mask || !attr->length ||
@@ -185,9 +184,9 @@ static struct ibv_mr *op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 		errno = ENOMEM;
 		return NULL;
 	}
-	mr->m = rocemu_mr_reg_zero_based(((struct rv_pd *)(void *)pd)->p,
-					 dm->mem + off, len,
-					 (int)(access & ~IBV_ACCESS_ZERO_BASED));
+	mr->m = rocemu_mr_reg_zero_based(
+	    ((struct rv_pd *)(void *)pd)->p, dm->mem + off, len,
+	    (int)(access & ~IBV_ACCESS_ZERO_BASED));
 	if (!mr->m) {
 		e = errno;
 		free(mr);
@@ -196,10 +195,12 @@ static struct ibv_mr *op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 	}
 	atomic_fetch_add(&owner->mrs, 1);
 	mr->dm = owner;
-	mr->mr = (struct ibv_mr){ .context = pd->context, .pd = pd,
-				  .addr = NULL, .length = len,
-				  .lkey = rocemu_mr_lkey(mr->m),
-				  .rkey = rocemu_mr_rkey(mr->m) };
+	mr->mr = (struct ibv_mr){.context = pd->context,
+				 .pd = pd,
+				 .addr = NULL,
+				 .length = len,
+				 .lkey = rocemu_mr_lkey(mr->m),
+				 .rkey = rocemu_mr_rkey(mr->m)};
 	return &mr->mr;
 }
 
@@ -219,8 +220,8 @@ struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t handle)
 		;
 	if (dm) {
 		dm->imports++;
-		*imp = (struct rv_dm){ .dm = dm->dm, .mem = dm->mem,
-				       .len = dm->len, .orig = dm };
+		*imp = (struct rv_dm){
+		    .dm = dm->dm, .mem = dm->mem, .len = dm->len, .orig = dm};
 		imp->dm.context = context;
 	}
 	pthread_mutex_unlock(&dm_lock);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libibverbs.so.1: contexts' cmd_fd and ibv_import_device within the process. */
+/* libibverbs.so.1: contexts' cmd_fd; ibv_import_device within the process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -40,8 +40,8 @@ static bool cmd_fd_ours(int fd)
 
 	pthread_once(&cmd_once, cmd_file_open);
 	return cmd_file >= 0 && fd != cmd_file && !fstat(fd, &a) &&
-	       !fstat(cmd_file, &b) &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	       !fstat(cmd_file, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
 }
 
 /* A context sharing the device with the one whose cmd_fd was duplicated
