@@ -185,6 +185,7 @@ check: all
 	$(Q)$(ISOLATED) tests/net_reads.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_bins.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_lifetimes.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/verbs_qp_ex.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_mr_calls.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_cqex.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_stress.sh $(BUILD)

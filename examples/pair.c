@@ -80,7 +80,20 @@ static struct ibv_qp *create_qp(struct pair *p, struct side *s,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	struct ibv_qp_init_attr_ex ex = {
+		.send_cq = s->cq, .recv_cq = s->cq, .srq = srq,
+		.qp_type = type, .cap = init.cap, .pd = p->pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = p->send_ops,
+	};
 
+	/* room for ibv_wr_set_inline_data's small messages, and for an
+	 * ibv_wr_set_sge_list of two */
+	ex.cap.max_inline_data = 64;
+	ex.cap.max_send_sge = 2;
+	if (p->send_ops)
+		return ibv_create_qp_ex(p->ctx, &ex);
 	return ibv_create_qp(p->pd, &init);
 }
 

@@ -31,6 +31,10 @@ struct pair {
 	struct side a, b;
 	struct ibv_srq *srq; /* b's shared receive queue, if it has one */
 	struct ibv_comp_channel *channel; /* b's completion channel, if any */
+	/* Set between pair_open and pair_add_qps: the queue pairs are made
+	 * with ibv_create_qp_ex for these IBV_QP_EX_WITH_* operations, so
+	 * that ibv_qp_to_qp_ex gives their ibv_wr_* interface. */
+	uint64_t send_ops;
 };
 
 /*

@@ -26,6 +26,7 @@ int main(void)
 	srunner_add_suite(sr, udp_suite());
 	srunner_add_suite(sr, safety_suite());
 	srunner_add_suite(sr, reads_suite());
+	srunner_add_suite(sr, atomic_write_suite());
 	srunner_add_suite(sr, odp_suite());
 	srunner_add_suite(sr, soak_suite());
 	srunner_run_all(sr, CK_NORMAL);

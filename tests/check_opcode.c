@@ -346,6 +346,9 @@ static const struct {
 	  IBV_WC_FETCH_ADD, 0x14, 0x14, 0x14, 0x14 },
 	{ IBV_WR_SEND_WITH_INV, "SEND_WITH_INV", 1, 0, 0, 0, IBV_WC_SEND,
 	  0x00, 0x01, 0x16, 0x17 },
+	/* IBTA 1.5: RC only, one packet, no rd_atomic credit */
+	{ IBV_WR_ATOMIC_WRITE, "ATOMIC_WRITE", 1, 0, 0, 0,
+	  IBV_WC_ATOMIC_WRITE, 0x1d, 0x1d, 0x1d, 0x1d },
 };
 #define NWR (sizeof(wr_expect) / sizeof(wr_expect[0]))
 

@@ -211,11 +211,12 @@ START_TEST(test_send_invalidate_of_an_mr_refused)
 }
 END_TEST
 
-/* IBTA 1.5's ATOMIC_WRITE and FLUSH are not implemented: an invalid
- * request, with no memory touched, whatever key they name. */
+/* IBTA 1.5's FLUSH is not implemented: an invalid request, with no
+ * memory touched, whatever key it names (ATOMIC_WRITE is served:
+ * check_atomic_write.c). */
 START_TEST(test_unsupported_opcodes_are_invalid_request)
 {
-	static const uint8_t ops[] = { 0x1d, 0x1c };
+	static const uint8_t ops[] = { 0x1c };
 	struct pair p;
 	struct pair_opts o = { 0 };
 	uint8_t v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -526,7 +527,7 @@ Suite *safety_suite(void)
 	tcase_add_test(tc, test_write_after_reregistration_is_naked);
 	tcase_add_test(tc, test_send_invalidate_of_an_mr_refused);
 	tcase_add_loop_test(tc, test_unsupported_opcodes_are_invalid_request,
-			    0, 2);
+			    0, 1);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("objects");
 	tcase_set_timeout(tc, 60);

@@ -29,6 +29,7 @@ Suite *srq_suite(void);
 Suite *udp_suite(void);
 Suite *safety_suite(void);
 Suite *reads_suite(void);
+Suite *atomic_write_suite(void);
 Suite *odp_suite(void);
 
 /* A deterministic generator, so that failures repeat. */

@@ -61,5 +61,14 @@ env -u LD_PRELOAD "$build/bin/rocemu" dump "$work/send_recv.pcap" \
 	>"$work/dump.out" 2>&1 && grep -q "RC_SEND_ONLY" "$work/dump.out" \
 	&& ok || bad "rocemu dump of the example's capture"
 
+# IBTA 1.5's ATOMIC WRITE as wr_api sends it: the dump names the opcode
+# and shows its RETH (8 bytes) and the 8-byte payload.
+ROCEMU_PCAP="$work/wr_api.pcap" timeout 60 "$work/wr_api" \
+	>"$work/wr_api.pcap.out" 2>&1 || bad "wr_api with a capture"
+env -u LD_PRELOAD "$build/bin/rocemu" dump "$work/wr_api.pcap" \
+	>"$work/wr_api.dump" 2>&1 &&
+	grep -Eq "RC_ATOMIC_WRITE dqpn .* reth va 0x[0-9a-f]+ rkey 0x[0-9a-f]+ len 8 payload 8 icrc ok" \
+		"$work/wr_api.dump" && ok || bad "rocemu dump of ATOMIC_WRITE"
+
 echo "examples: $pass passed, $fail failed"
 [ $fail = 0 ]

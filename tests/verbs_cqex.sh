@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/verbs_cqex.c on rocemu's libibverbs.so.1: one process, its
-# device on 127.0.0.31 (no other test uses that address).
+# device on 127.0.0.37 (no other test uses that address).
 # usage: tests/verbs_cqex.sh BUILD_DIR
 set -u
 build=$(cd "${1:?usage: verbs_cqex.sh BUILD_DIR}" && pwd)
@@ -15,7 +15,7 @@ if ! cc -Wall -Wextra -Werror -pthread -o "$work/verbs_cqex" \
 	exit 1
 fi
 . "$src/tests/verbs_env.sh"
-ROCEMU_ADDR=127.0.0.31 ROCEMU_PCAP=$work/cqex.pcap \
+ROCEMU_ADDR=127.0.0.37 ROCEMU_PCAP=$work/cqex.pcap \
 	timeout 120 "$work/verbs_cqex" >"$work/out" 2>&1
 rc=$?
 grep -v "^device\|^QP .* ready" "$work/out"

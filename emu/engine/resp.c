@@ -344,6 +344,40 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 	qp->resp.psn = roce_psn_add(psn, 1);
 }
 
+/*
+ * IBTA 1.5 ATOMIC WRITE: the 8-byte payload stored at the RETH's address
+ * as one aligned 64-bit store, acknowledged like a WRITE. As rxe: the QP
+ * needs remote write (else Invalid Request), the R_Key remote write over
+ * the 8 bytes (else Remote Access Error), and the address 8-byte aligned
+ * (else Invalid Request, rxe's misaligned-atomic class C error). The
+ * payload is exactly 8 bytes (packet.c) and the RETH length is checked
+ * here. True when it was applied.
+ */
+static bool do_atomic_write(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	uint32_t psn = ib->bth.psn;
+	uint64_t v;
+
+	if (!qp_allows(qp, IBV_ACCESS_REMOTE_WRITE) || (ib->reth.va & 7) ||
+	    ib->reth.len != 8 || ib->payload_len != 8) {
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		return false;
+	}
+	if (!mr_check(qp->pd, ib->reth.rkey, ib->reth.va, 8,
+		      IBV_ACCESS_REMOTE_WRITE)) {
+		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
+			  IBV_WC_WR_FLUSH_ERR);
+		return false;
+	}
+	/* The bytes as they came (rxe stores them unchanged), in one store
+	 * that a concurrent reader sees whole. */
+	memcpy(&v, ib->payload, 8);
+	__atomic_store_n((uint64_t *)(uintptr_t)ib->reth.va, v,
+			 __ATOMIC_RELEASE);
+	qp->resp.msn++;
+	return true;
+}
+
 /* IBTA 9.7.5.1.1: a duplicate SEND or WRITE is acknowledged again, a
  * duplicate READ executed again (its response restarted from the PSN it
  * asks for), a duplicate atomic answered from its saved result and not
@@ -353,7 +387,10 @@ static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
 	unsigned fl = ib->op->flags;
 
 	dev_count(qp->dev, ROCEMU_CNT_DUP_REQUESTS);
-	if (fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE)) {
+	/* A duplicate ATOMIC WRITE is acknowledged, not stored again: a
+	 * later WRITE may have changed those bytes since. */
+	if ((fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE)) ||
+	    ib->bth.opcode == ROCE_OP_RC_ATOMIC_WRITE) {
 		owe_ack(qp, roce_psn_add(qp->resp.psn, ROCE_PSN_MASK));
 		return;
 	}
@@ -436,7 +473,14 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 		do_atomic(qp, ib);
 		return;
 	}
-	/* IBTA 1.5's FLUSH and ATOMIC_WRITE are not supported: an opcode the
+	if (ib->bth.opcode == ROCE_OP_RC_ATOMIC_WRITE) {
+		if (!do_atomic_write(qp, ib))
+			return;
+		qp->resp.psn = roce_psn_add(psn, 1);
+		owe_ack(qp, psn);
+		return;
+	}
+	/* IBTA 1.5's FLUSH is not supported: an opcode the
 	 * responder does not implement is an invalid request (9.7.5.1.3). */
 	if (!(fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE))) {
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);

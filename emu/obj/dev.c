@@ -163,6 +163,10 @@ void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
 			      IBV_DEVICE_SYS_IMAGE_GUID;
 }
 
+/* The kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE (rdma/ib_user_verbs.h), the
+ * device_cap_flags_ex bit rdma-core passes through; older headers lack
+ * the name. */
+#define ROCEMU_DEVICE_ATOMIC_WRITE (1ull << 40)
 /*
  * On-demand paging: every access to an on-demand MR checks its pages
  * (mem_get/mem_put), whatever the operation, so each transport offers it
@@ -189,6 +193,8 @@ void rocemu_dev_attr_ex(const struct rocemu_dev *d,
 	memset(a, 0, sizeof(*a));
 	rocemu_dev_attr(d, &a->orig_attr);
 	a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
+	/* IBTA 1.5 ATOMIC WRITE, as rxe reports it since Linux 6.2. */
+	a->device_cap_flags_ex |= ROCEMU_DEVICE_ATOMIC_WRITE;
 	dev_odp_caps(&a->odp_caps);
 	a->max_dm_size = MAX_DM_SIZE;
 }

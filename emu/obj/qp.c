@@ -251,6 +251,10 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 {
 	uint64_t len = 0;
 	bool atomic = wr_is(wr->opcode, WR_ATOMIC);
+	/* ATOMIC WRITE's 8 bytes are always copied now, as inline data
+	 * (rxe's provider copies them into the WQE too): the value is the
+	 * one at post time, whatever max_inline_data is. */
+	bool awrite = wr_is(wr->opcode, WR_ATOMIC_WRITE);
 
 	/* An opcode the QP's transport lacks, or one without a row in the
 	 * table, is refused (IBTA 9.8.3, 9.8.4). */
@@ -264,12 +268,16 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	/* A READ or atomic sends no payload: nothing to take inline. */
 	bool inl = (wr->send_flags & IBV_SEND_INLINE) &&
 		   !wr_is(wr->opcode, WR_RD_ATOMIC);
-	if (len > MAX_MR_SIZE || (inl && len > qp->init.cap.max_inline_data))
+	if (len > MAX_MR_SIZE ||
+	    (inl && !awrite && len > qp->init.cap.max_inline_data))
 		return -EINVAL;
-	/* An atomic's operand is one 8-byte, 8-byte aligned value. */
-	if (atomic && (wr->num_sge != 1 || len != 8 ||
-		       (wr->wr.atomic.remote_addr & 7)))
+	/* An atomic's operand is one 8-byte, 8-byte aligned value; so is an
+	 * ATOMIC WRITE's (IBTA 1.5, as rxe checks). wr.rdma and wr.atomic
+	 * both begin with remote_addr. */
+	if ((atomic || awrite) && (wr->num_sge != 1 || len != 8 ||
+				   (wr->wr.rdma.remote_addr & 7)))
 		return -EINVAL;
+	inl = inl || awrite;
 	/* The slot held an older WQE: clear all but the inline buffer. */
 	memset(wqe, 0, offsetof(struct swqe, inline_data));
 	wqe->state = WQE_POSTED;
@@ -343,6 +351,45 @@ int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 	else
 		qp_make_ready(qp);
 	return rc;
+}
+
+int rocemu_post_send_all(struct rocemu_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad)
+{
+	CORE_GUARD(qp->dev->core);
+	uint32_t n = 0, tail = ring_tail(&qp->sq);
+	struct ibv_send_wr *w;
+	int rc = 0;
+
+	for (w = wr; w; w = w->next)
+		n++;
+	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
+	    qp->state == IBV_QPS_RTR)
+		rc = -EINVAL;
+	else if (n > ring_size(&qp->sq) - ring_used(&qp->sq))
+		rc = -ENOMEM;
+	/* Filled beyond the tail, where the engines do not look, and
+	 * published only once every one was taken. */
+	for (w = wr; w && !rc; w = w->next, tail++)
+		rc = fill_swqe(qp, w, ring_slot(&qp->sq, tail));
+	if (rc) {
+		if (bad)
+			*bad = w ? w : wr;
+		return rc;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct swqe *wqe = ring_prod_slot(&qp->sq);
+		core_trace(qp->dev->core, "%s WQE [%u] %s wr_id %llu len %u",
+			    qp->dev->name, ring_tail(&qp->sq) & qp->sq.mask,
+			    wr_opcode_name(wqe->opcode),
+			    (unsigned long long)wqe->wr_id, wqe->length);
+		ring_produce(&qp->sq);
+	}
+	if (qp->state == IBV_QPS_ERR)
+		flush_sq(qp);
+	else
+		qp_make_ready(qp);
+	return 0;
 }
 
 int rwqe_post(struct ring *rq, uint32_t max_sge, const struct ibv_recv_wr *wr)

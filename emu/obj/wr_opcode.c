@@ -47,6 +47,10 @@ const struct wr_opcode_info wr_opcodes[] = {
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = {
 		"ATOMIC_FETCH_AND_ADD", RC, WR_ATOMIC, IBV_WC_FETCH_ADD,
 		ONE_PACKET(FETCH_ADD) },
+	/* IBTA 1.5 (rxe since Linux 6.2): RC only, one packet. */
+	[IBV_WR_ATOMIC_WRITE] = {
+		"ATOMIC_WRITE", RC, WR_ATOMIC_WRITE, IBV_WC_ATOMIC_WRITE,
+		ONE_PACKET(ATOMIC_WRITE) },
 };
 
 const unsigned wr_opcodes_len = sizeof(wr_opcodes) / sizeof(wr_opcodes[0]);

@@ -15,6 +15,10 @@ enum wr_kind {
 	WR_ATOMIC = 1 << 3,	/* compare-and-swap, fetch-and-add */
 	WR_IMM = 1 << 4,	/* carries immediate data */
 	WR_INV = 1 << 5,	/* carries an R_Key to invalidate */
+	/* IBTA 1.5 ATOMIC WRITE: 8 bytes placed at once, a WRITE's RETH,
+	 * acknowledged like a WRITE; not WR_ATOMIC (no AtomicETH, no
+	 * AtomicAckETH, no rd_atomic credit). */
+	WR_ATOMIC_WRITE = 1 << 7,
 	/* A READ or an atomic takes one of max_rd_atomic's credits, and
 	 * sends no payload: its data comes back in the response. */
 	WR_RD_ATOMIC = WR_READ | WR_ATOMIC,
@@ -43,7 +47,7 @@ extern const struct wr_opcode_info wr_opcodes[];
 extern const unsigned wr_opcodes_len;
 
 /* The row of op; NULL for an opcode rocemu does not take (BIND_MW,
- * LOCAL_INV, TSO, DRIVER1, ATOMIC_WRITE, FLUSH, any other number). */
+ * LOCAL_INV, TSO, DRIVER1, FLUSH, any other number). */
 static inline const struct wr_opcode_info *wr_opcode(enum ibv_wr_opcode op)
 {
 	if ((unsigned)op >= wr_opcodes_len || !wr_opcodes[op].name)

@@ -2,6 +2,7 @@
 /* libibverbs.so.1: the device list, contexts, device and port queries, the GID table, names. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +199,10 @@ struct ibv_context *rv_context_open(struct ibv_device *device, int cmd_fd)
 	}
 	struct ibv_context *c = &ctx->vctx.context;
 	c->device = device;
+	/* No kernel device file stands behind the context: cmd_fd is a dup
+	 * of the process's memfd (verbs_import.c), so programs that dup() it
+	 * to share the context (rdma-core's test_shared_pd, test_import_dm)
+	 * get a descriptor, and ibv_import_device knows it. */
 	c->cmd_fd = cmd_fd;
 	c->async_fd = rocemu_dev_async_fd(d);
 	c->num_comp_vectors = 1;
@@ -210,9 +215,9 @@ struct ibv_context *rv_context_open(struct ibv_device *device, int cmd_fd)
 
 int ibv_close_device(struct ibv_context *context)
 {
+	pthread_mutex_destroy(&context->mutex);
 	if (context->cmd_fd >= 0)
 		close(context->cmd_fd);
-	pthread_mutex_destroy(&context->mutex);
 	/* the context is the last member of the verbs_context we made */
 	free((char *)context - offsetof(struct rv_context, vctx.context));
 	return 0;

@@ -5,6 +5,7 @@
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "rocemu/device.h"
 
@@ -63,10 +64,18 @@ struct rv_cq {
 	struct ibv_wc cur;
 };
 
+/* A QP made with send_ops_flags (ibv_create_qp_ex) is an ibv_qp_ex, whose
+ * first member is the ibv_qp: qp and qpx are one address. */
 struct rv_qp {
-	struct ibv_qp qp;
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qpx;
+	};
 	struct rocemu_qp *q;
 	unsigned async_reported;
+	/* The ibv_wr_* batch (verbs_qp_ex.c); NULL unless send_ops_flags
+	 * were given. */
+	struct rv_wr_batch *batch;
 };
 
 struct rv_srq {
@@ -133,6 +142,24 @@ int rv_cq_destroy(struct rv_cq *cq);
 int rv_qp_destroy(struct rv_qp *qp);
 /* The same for an SRQ: its async events acknowledged. */
 int rv_srq_destroy(struct rv_srq *srq);
+
+/* Makes the device QP behind a verbs QP for attr (its CQs and SRQ verbs
+ * objects), with attr->cap set to what was given; NULL and errno on
+ * failure. */
+struct rv_qp *rv_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+/* Posts wr's list on qp, the verbs handles in it (UD AHs) taken for the
+ * device's: with all, the whole list or none of it (ibv_wr_complete),
+ * else up to the first refused one (ibv_post_send). 0 or -errno, *bad
+ * naming the refused WR of wr's list. */
+int rv_post_send(struct rv_qp *qp, struct ibv_send_wr *wr,
+		 struct ibv_send_wr **bad, bool all);
+/* Gives qp the ibv_wr_* operations for the opcodes in send_ops
+ * (IBV_QP_EX_WITH_* bits); 0 or -ENOMEM. */
+int rv_qp_ex_init(struct rv_qp *qp, uint64_t send_ops);
+/* Frees what rv_qp_ex_init made (nothing if it made nothing). */
+void rv_qp_ex_fini(struct rv_qp *qp);
+/* Fills the extended QP creation op (ibv_create_qp_ex). */
+void rv_fill_qp_ex_ops(struct rv_context *ctx);
 
 /* verbs returns positive errno; rocemu negative. */
 static inline int rv_err(int rc)

@@ -156,7 +156,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+struct rv_qp *rv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
 	struct rv_qp *qp;
 	struct ibv_qp_init_attr a = *attr;
@@ -187,7 +187,14 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 				  .qp_type = attr->qp_type };
 	pthread_mutex_init(&qp->qp.mutex, NULL);
 	pthread_cond_init(&qp->qp.cond, NULL);
-	return &qp->qp;
+	return qp;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	struct rv_qp *qp = rv_qp_create(ibpd, attr);
+
+	return qp ? &qp->qp : NULL;
 }
 
 int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
@@ -226,15 +233,18 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 		return rv_err(rc);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
+	rv_qp_ex_fini(qp);
 	free(qp);
 	return 0;
 }
 
-/* Extended QP operations (ibv_wr_*) are not there: programs fall back. */
-struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+/* As libibverbs: the ibv_qp_ex of a QP made with send_ops_flags
+ * (ibv_create_qp_ex), NULL for any other. */
+struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 {
-	(void)qp;
-	return or_errno(NULL, EOPNOTSUPP);
+	struct rv_qp *qp = WRAP(rv_qp, qp, ibqp);
+
+	return qp->batch ? &qp->qpx : or_errno(NULL, EOPNOTSUPP);
 }
 
 struct ibv_srq *ibv_create_srq(struct ibv_pd *ibpd,
@@ -310,27 +320,53 @@ int ibv_destroy_ah(struct ibv_ah *ibah)
 
 /* ---- the ops the header's inline functions call ----------------------- */
 
+/* One WR as the device takes it: the verbs AH of a UD WR replaced by the
+ * device's (other handles pass as they are). */
+static void wr_to_dev(const struct rv_qp *qp, const struct ibv_send_wr *in,
+		      struct ibv_send_wr *out)
+{
+	*out = *in;
+	out->next = NULL;
+	if (qp->qp.qp_type == IBV_QPT_UD && in->wr.ud.ah)
+		out->wr.ud.ah =
+			(struct ibv_ah *)(void *)WRAP(rv_ah, ah, in->wr.ud.ah)->a;
+}
+
+int rv_post_send(struct rv_qp *qp, struct ibv_send_wr *wr,
+		 struct ibv_send_wr **bad, bool all)
+{
+	struct ibv_send_wr few[16], *dev = few, *dbad = NULL, *w;
+	size_t n = 0, i;
+	int rc;
+
+	for (w = wr; w; w = w->next)
+		n++;
+	if (n > 16 && !(dev = calloc(n, sizeof(*dev)))) {
+		*bad = wr;
+		return -ENOMEM;
+	}
+	for (w = wr, i = 0; w; w = w->next, i++) {
+		wr_to_dev(qp, w, &dev[i]);
+		if (i)
+			dev[i - 1].next = &dev[i];
+	}
+	rc = all ? rocemu_post_send_all(qp->q, n ? dev : NULL, &dbad)
+		 : rocemu_post_send(qp->q, n ? dev : NULL, &dbad);
+	if (rc) {
+		/* name the caller's WR at the place of the device's copy */
+		size_t at = dbad && n ? (size_t)(dbad - dev) : 0;
+		for (*bad = wr; *bad && at--;)
+			*bad = (*bad)->next;
+	}
+	if (dev != few)
+		free(dev);
+	return rc;
+}
+
 static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			struct ibv_send_wr **bad)
 {
-	struct rv_qp *qp = WRAP(rv_qp, qp, ibqp);
-
-	if (ibqp->qp_type != IBV_QPT_UD)
-		return rv_err(rocemu_post_send(qp->q, wr, bad));
-	/* UD WRs name verbs AHs: post them one by one with the device's. */
-	for (; wr; wr = wr->next) {
-		struct ibv_send_wr one = *wr, *b;
-		one.next = NULL;
-		one.wr.ud.ah = wr->wr.ud.ah
-			? (struct ibv_ah *)(void *)WRAP(rv_ah, ah, wr->wr.ud.ah)->a
-			: NULL;
-		int rc = rocemu_post_send(qp->q, &one, &b);
-		if (rc) {
-			*bad = wr;
-			return rv_err(rc);
-		}
-	}
-	return 0;
+	return rv_err(rv_post_send(WRAP(rv_qp, qp, ibqp), wr, bad, false));
 }
 
 static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
@@ -379,6 +415,7 @@ void rv_fill_ops(struct rv_context *ctx)
 	rv_fill_device_ex_ops(ctx);
 	rv_fill_cq_ex_ops(ctx);
 	rv_fill_dm_ops(ctx);
+	rv_fill_qp_ex_ops(ctx);
 	rv_fill_mr_ex_ops(ctx);
 }
 

@@ -345,6 +345,11 @@ int rocemu_qp_connect(struct rocemu_qp *qp, const struct rocemu_rc_params *p);
  * for a bad work request; *bad names the first one not posted. */
 int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 		     struct ibv_send_wr **bad);
+/* The same for a whole list or none of it (ibv_wr_complete): -EINVAL when
+ * the QP cannot send yet or for a bad WR (*bad names it), -ENOMEM when the
+ * queue lacks room for all; nothing is posted then. */
+int rocemu_post_send_all(struct rocemu_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad);
 int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad);
 
