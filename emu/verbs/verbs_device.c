@@ -175,19 +175,6 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
-	int fd = rv_cmd_fd_new();
-	struct ibv_context *c = fd < 0 ? NULL : rv_context_open(device, fd);
-
-	if (!c && fd >= 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-	}
-	return c;
-}
-
-struct ibv_context *rv_context_open(struct ibv_device *device, int cmd_fd)
-{
 	struct rocemu_dev *d = rv_dev();
 	struct rv_context *ctx;
 
@@ -199,11 +186,10 @@ struct ibv_context *rv_context_open(struct ibv_device *device, int cmd_fd)
 	}
 	struct ibv_context *c = &ctx->vctx.context;
 	c->device = device;
-	/* No kernel device file stands behind the context: cmd_fd is a dup
-	 * of the process's memfd (verbs_import.c), so programs that dup() it
-	 * to share the context (rdma-core's test_shared_pd, test_import_dm)
-	 * get a descriptor, and ibv_import_device knows it. */
-	c->cmd_fd = cmd_fd;
+	/* No kernel device file stands behind the context; programs that
+	 * dup() it to share the context (rdma-core's test_shared_pd) get a
+	 * descriptor, and ibv_import_device then says EOPNOTSUPP. */
+	c->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	c->async_fd = rocemu_dev_async_fd(d);
 	c->num_comp_vectors = 1;
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;

@@ -104,13 +104,6 @@ struct rocemu_dev *rv_dev(void);
 /* The world rv_dev made; NULL before it made one. */
 struct rocemu_world *rv_world(void);
 
-/* A context on device whose cmd_fd is cmd_fd (the context closes it);
- * NULL and errno. */
-struct ibv_context *rv_context_open(struct ibv_device *device, int cmd_fd);
-/* A new file descriptor for a context's cmd_fd: one open file for the
- * whole process, so that ibv_import_device knows its dups; -1 and errno. */
-int rv_cmd_fd_new(void);
-
 /* ibv_query_port for attr of len bytes (older programs pass less). */
 int rv_query_port(struct ibv_context *context, uint8_t port,
 		  struct ibv_port_attr *attr, size_t len);

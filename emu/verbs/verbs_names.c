@@ -186,8 +186,14 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	return no_such(EOPNOTSUPP); /* no device memory to share a buffer with */
 }
 
-/* Sharing objects between processes needs a kernel device file; within
- * the process, contexts and DMs import (verbs_import.c). */
+/* Sharing objects between processes needs a kernel device file. (DMs
+ * import within the process: verbs_dm.c.) */
+struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	(void)cmd_fd;
+	return no_such(EOPNOTSUPP);
+}
+
 struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
 {
 	(void)context, (void)pd_handle;
