@@ -188,6 +188,7 @@ check: all
 	$(Q)$(ISOLATED) tests/verbs_mw.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_qp_ex.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_mr_calls.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/verbs_cqex.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_stress.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/examples.sh $(BUILD)
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null

@@ -173,6 +173,14 @@ START_TEST(test_peer_access_through_window)
 	ck_assert_int_eq(post_send1(&p.a, IBV_WR_ATOMIC_FETCH_AND_ADD, 3, 0, 8,
 				    base + WIN_LEN - 8, rkey, 0), 0);
 	ck_assert_int_eq(poll1(&p, &p.a).status, IBV_WC_SUCCESS);
+	/* IBTA 1.5 ATOMIC WRITE through the window too: 8 bytes of a's */
+	memset(p.a.buf + 64, 0x3e, 8);
+	ck_assert_int_eq(post_send1(&p.a, IBV_WR_ATOMIC_WRITE, 4, 64, 8,
+				    base + 16, rkey, 0), 0);
+	ck_assert_int_eq(poll1(&p, &p.a).status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(p.b.buf[WIN + 16], 0x3e);
+	ck_assert_uint_eq(p.b.buf[WIN + 23], 0x3e);
+	ck_assert_uint_eq(p.b.buf[WIN + 24], 0x5c);
 	ck_assert(guards_intact(&p.b));
 	/* bound: the MR stays (EBUSY), until the window goes */
 	ck_assert_int_eq(rocemu_mr_dereg(p.b.mr), -EBUSY);

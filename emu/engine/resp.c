@@ -372,17 +372,22 @@ static bool do_atomic_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
-	if (!mr_check(qp->pd, ib->reth.rkey, ib->reth.va, 8,
-		      IBV_ACCESS_REMOTE_WRITE)) {
+	uint8_t *mem;
+	if (!rkey_resolve(qp, ib->reth.rkey, ib->reth.va, 8,
+			  IBV_ACCESS_REMOTE_WRITE, &mem)) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 			  IBV_WC_WR_FLUSH_ERR);
+		return false;
+	}
+	/* A zero-based window over unaligned memory: no aligned store. */
+	if ((uintptr_t)mem & 7) {
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
 		return false;
 	}
 	/* The bytes as they came (rxe stores them unchanged), in one store
 	 * that a concurrent reader sees whole. */
 	memcpy(&v, ib->payload, 8);
-	__atomic_store_n((uint64_t *)(uintptr_t)ib->reth.va, v,
-			 __ATOMIC_RELEASE);
+	__atomic_store_n((uint64_t *)(void *)mem, v, __ATOMIC_RELEASE);
 	qp->resp.msn++;
 	return true;
 }

@@ -236,3 +236,45 @@ int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only)
 		cq->armed = true;
 	return 0;
 }
+
+int rocemu_cq_take(struct rocemu_cq *cq, struct ibv_wc *wc)
+{
+	return rocemu_cq_poll(cq, 1, wc) == 1 ? 0 : -ENOENT;
+}
+
+/* Moves the completions of cq's ring, oldest first, to the start of to. */
+static void cq_move(struct rocemu_cq *cq, struct ring *to)
+{
+	struct ibv_wc *slot;
+
+	while ((slot = ring_cons_slot(&cq->ring))) {
+		*(struct ibv_wc *)ring_prod_slot(to) = *slot;
+		ring_produce(to);
+		ring_consume(&cq->ring);
+	}
+}
+
+int rocemu_cq_resize(struct rocemu_cq *cq, int cqe)
+{
+	struct ring to, old;
+
+	if (cqe < 1 || cqe > MAX_CQE)
+		return -EINVAL;
+	/* Under the world lock no engine produces; under the poll lock no
+	 * poller consumes (the order core.c writes down). */
+	CORE_GUARD(cq->dev->core);
+	if (ring_init(&to, (uint32_t)cqe, sizeof(struct ibv_wc)))
+		return -ENOMEM;
+	pthread_spin_lock(&cq->poll_lock);
+	if (ring_used(&cq->ring) > (uint32_t)cqe) {
+		pthread_spin_unlock(&cq->poll_lock);
+		ring_fini(&to);
+		return -EINVAL; /* the completions held would not fit */
+	}
+	cq_move(cq, &to);
+	old = cq->ring;
+	cq->ring = to;
+	pthread_spin_unlock(&cq->poll_lock);
+	ring_fini(&old);
+	return 0;
+}

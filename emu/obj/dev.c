@@ -200,6 +200,7 @@ void rocemu_dev_attr_ex(const struct rocemu_dev *d,
 	/* IBTA 1.5 ATOMIC WRITE, as rxe reports it since Linux 6.2. */
 	a->device_cap_flags_ex |= ROCEMU_DEVICE_ATOMIC_WRITE;
 	dev_odp_caps(&a->odp_caps);
+	a->max_dm_size = MAX_DM_SIZE;
 }
 
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,

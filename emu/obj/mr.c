@@ -121,6 +121,7 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 	mr->pd = pd;
 	mr->addr = base;
 	mr->len = span;
+	mr->iova = (uint64_t)(uintptr_t)base;
 	mr->access = access;
 	mr->odp = access & IBV_ACCESS_ON_DEMAND;
 	/* index in the top 24 bits, a varying key byte below, as rxe does */
@@ -187,6 +188,8 @@ int rocemu_mr_rereg(struct rocemu_mr *mr, int flags, struct rocemu_pd *pd,
 		mr->pd = pd;
 		pd->users++;
 	}
+	if (trans) /* a new range is addressed as ibv_reg_mr addresses */
+		mr->iova = (uint64_t)(uintptr_t)base;
 	mr->addr = base;
 	mr->len = span;
 	mr->access = acc;
@@ -223,7 +226,7 @@ struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 	if (!mr || mr->key != key || mr->pd != pd ||
 	    (mr->access & access) != access)
 		return NULL;
-	base = (uint64_t)(uintptr_t)mr->addr;
+	base = mr->iova;
 	/* written so that no sum can wrap */
 	if (va < base || va - base > mr->len || len > mr->len - (va - base))
 		return NULL;
@@ -236,6 +239,26 @@ bool mr_still(struct rocemu_pd *pd, uint32_t key, uint64_t va, uint64_t len,
 	struct rocemu_mr *mr = mr_check(pd, key, va, len, access);
 
 	return mr && mr->serial == serial;
+}
+
+uint8_t *mr_still_at(struct rocemu_pd *pd, uint32_t key, uint64_t va,
+		     uint64_t len, int access, uint64_t serial)
+{
+	struct rocemu_mr *mr = mr_check(pd, key, va, len, access);
+
+	return mr && mr->serial == serial ? mr_ptr(mr, va) : NULL;
+}
+
+struct rocemu_mr *rocemu_mr_reg_zero_based(struct rocemu_pd *pd, void *addr,
+					   size_t len, int access)
+{
+	struct rocemu_mr *mr = rocemu_mr_reg(pd, addr, len, access);
+
+	if (mr) {
+		CORE_GUARD(pd->dev->core);
+		mr->iova = 0;
+	}
+	return mr;
 }
 
 /* Walks the SGE list from offset, calling fn on each piece. */
@@ -255,8 +278,7 @@ static int sge_walk(struct rocemu_pd *pd, const struct ibv_sge *sg,
 			k = len;
 		const struct rocemu_mr *mr =
 			mr_check(pd, sg[i].lkey, sg[i].addr + offset, k, access);
-		if (!mr ||
-		    fn(mr, (uint8_t *)(uintptr_t)(sg[i].addr + offset), buf, k))
+		if (!mr || fn(mr, mr_ptr(mr, sg[i].addr + offset), buf, k))
 			return -EFAULT;
 		buf += k;
 		len -= k;
@@ -313,7 +335,7 @@ int sge_map(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 			return -EFAULT;
 		if (mr->odp)
 			return -EAGAIN; /* copied, checked, by sge_copy_from */
-		*p = (const uint8_t *)(uintptr_t)(sg[i].addr + offset);
+		*p = mr_ptr(mr, sg[i].addr + offset);
 		return 0;
 	}
 	return len ? -EFAULT : -EAGAIN;

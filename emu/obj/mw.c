@@ -105,8 +105,9 @@ static int bind_allowed(const struct rocemu_qp *qp, const struct rocemu_mw *mw,
 	if (mr->pd != qp->pd || !(mr->access & IBV_ACCESS_MW_BIND) ||
 	    ((access & MW_WRITES) && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
 		return -EINVAL;
-	/* C10-75: inside the MR, written so that no sum can wrap */
-	base = (uint64_t)(uintptr_t)mr->addr;
+	/* C10-75: inside the MR (in its own addresses, from 0 for a zero
+	 * based one), written so that no sum can wrap */
+	base = mr->iova;
 	if (wqe->bind.addr < base || wqe->bind.addr - base > mr->len ||
 	    wqe->bind.len > mr->len - (wqe->bind.addr - base))
 		return -EINVAL;
@@ -205,12 +206,12 @@ uint64_t rkey_resolve(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
 	int64_t off;
 
 	if (mr) {
-		*mem = (uint8_t *)(uintptr_t)va;
+		*mem = mr_ptr(mr, va);
 		return mr->serial;
 	}
 	mw = mw_find(qp->dev, rkey >> 8);
 	if (!mw || (off = window_offset(qp, mw, rkey, va, len, access)) < 0)
 		return 0;
-	*mem = (uint8_t *)(uintptr_t)(mw->addr + (uint64_t)off);
+	*mem = mr_ptr(mw->mr, mw->addr + (uint64_t)off);
 	return mw->serial;
 }

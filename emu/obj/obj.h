@@ -41,6 +41,11 @@ enum {
 	MAX_QP_WR = 16384,
 	MAX_CQE = 1 << 20,
 	MAX_MR_SIZE = 1u << 31,	/* RETH lengths above 2^31 are invalid */
+	/* Device memory (ibv_alloc_dm), all allocations together: 128 KiB,
+	 * the on-chip memory a ConnectX-5-class NIC offers. It is host
+	 * memory here, but programs size their use by this number, and a
+	 * small one keeps their tests of the limit quick. */
+	MAX_DM_SIZE = 128 * 1024,
 	WINDOW_PKTS = 128,	/* requests outstanding before waiting */
 	ACKREQ_EVERY = 64,	/* AckReq inside long messages, as rxe */
 };
@@ -118,6 +123,9 @@ struct rocemu_mr {
 	struct rocemu_pd *pd;
 	uint8_t *addr;
 	uint64_t len;
+	/* The address the MR's first byte has on the wire and in SGEs: addr,
+	 * or 0 for a zero-based MR (IBV_ACCESS_ZERO_BASED, DM MRs). */
+	uint64_t iova;
 	int access;
 	uint32_t key;		/* lkey and rkey */
 	unsigned windows;	/* memory windows bound to it */
@@ -222,10 +230,20 @@ struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 			   uint64_t len, int access);
 /* The MR named by key in d, whatever its PD and range; NULL if none. */
 struct rocemu_mr *mr_find(struct rocemu_dev *d, uint32_t key);
+/* The host address of va, an address inside mr (mr_check said so). */
+static inline uint8_t *mr_ptr(const struct rocemu_mr *mr, uint64_t va)
+{
+	return mr->addr + (va - mr->iova);
+}
+
 /* The same check for a message that began under registration serial:
  * true only if the key still names that very registration. */
 bool mr_still(struct rocemu_pd *pd, uint32_t key, uint64_t va, uint64_t len,
 	      int access, uint64_t serial);
+/* The same, returning the host address of va; NULL where mr_still is
+ * false. */
+uint8_t *mr_still_at(struct rocemu_pd *pd, uint32_t key, uint64_t va,
+		     uint64_t len, int access, uint64_t serial);
 
 /* Copies len bytes of src into an SGE list from offset into the list,
  * each SGE's local key checked with access: 0, or -EFAULT on a key

@@ -23,9 +23,24 @@ struct rv_pd {
 	struct rocemu_pd *p;
 };
 
+struct rv_dm;
+
 struct rv_mr {
 	struct ibv_mr mr;
 	struct rocemu_mr *m;
+	struct rv_dm *dm;	/* the device memory it covers, or NULL */
+};
+
+/* Device memory: host memory of the library's, reached only through the
+ * copy ops and MRs over it (rocemu has no memory of its own to map). */
+struct rv_dm {
+	struct ibv_dm dm;
+	uint8_t *mem;
+	size_t len;
+	_Atomic unsigned mrs;	/* MRs over it: ibv_free_dm refuses till none */
+	struct rv_dm *orig;	/* an import's original, else NULL */
+	unsigned imports;	/* an original's imports not yet unimported */
+	struct rv_dm *next;	/* originals, by handle (ibv_import_dm) */
 };
 
 /*
@@ -36,9 +51,17 @@ struct rv_mr {
  * (ibv_get_cq_event(3), ibv_get_async_event(3)).
  */
 struct rv_cq {
-	struct ibv_cq cq;
+	/* struct ibv_cq_ex begins with the fields of struct ibv_cq
+	 * (ibv_cq_ex_to_cq is a cast): one object serves both. */
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx;
+	};
 	struct rocemu_cq *c;
 	unsigned comp_reported, async_reported;
+	/* An extended CQ's current completion, from ibv_start_poll or
+	 * ibv_next_poll to the next of them or ibv_end_poll. */
+	struct ibv_wc cur;
 };
 
 /* A QP made with send_ops_flags (ibv_create_qp_ex) is an ibv_qp_ex, whose
@@ -103,6 +126,17 @@ void rv_fill_mw_ops(struct rv_context *ctx);
 /* A BIND_MW WR, copied for the device: its verbs MW and MR replaced by
  * the device's (true); any other WR is left as it is (false). */
 bool rv_wr_to_dev(struct ibv_send_wr *wr);
+/* Makes an ordinary CQ (ibv_create_cq's checks); NULL and errno. */
+struct rv_cq *rv_cq_create(struct ibv_context *context, int cqe,
+			   void *cq_context, struct ibv_comp_channel *channel,
+			   int comp_vector);
+/* Fills the extended CQ op (ibv_create_cq_ex). */
+void rv_fill_cq_ex_ops(struct rv_context *ctx);
+/* Fills the device memory ops (ibv_alloc_dm, ibv_free_dm, ibv_reg_dm_mr). */
+void rv_fill_dm_ops(struct rv_context *ctx);
+
+/* An MR over dm is gone (ibv_dereg_mr). */
+void rv_dm_mr_gone(struct rv_dm *dm);
 
 /* Destroy the device object behind a verbs object (0 or -errno, as the
  * device's free does), then wait until every event that named the object

@@ -172,12 +172,6 @@ static void *no_such(int err)
 	return NULL;
 }
 
-int ibv_resize_cq(struct ibv_cq *cq, int cqe)
-{
-	(void)cq, (void)cqe;
-	return EOPNOTSUPP;
-}
-
 struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
 			       uint64_t iova, int access)
 {
@@ -192,7 +186,8 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	return no_such(EOPNOTSUPP); /* no device memory to share a buffer with */
 }
 
-/* Sharing objects between processes needs a kernel device file. */
+/* Sharing objects between processes needs a kernel device file. (DMs
+ * import within the process: verbs_dm.c.) */
 struct ibv_context *ibv_import_device(int cmd_fd)
 {
 	(void)cmd_fd;
@@ -211,12 +206,6 @@ struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 	return no_such(EOPNOTSUPP);
 }
 
-struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
-{
-	(void)context, (void)dm_handle;
-	return no_such(EOPNOTSUPP);
-}
-
 void ibv_unimport_pd(struct ibv_pd *pd)
 {
 	(void)pd;
@@ -225,9 +214,4 @@ void ibv_unimport_pd(struct ibv_pd *pd)
 void ibv_unimport_mr(struct ibv_mr *mr)
 {
 	(void)mr;
-}
-
-void ibv_unimport_dm(struct ibv_dm *dm)
-{
-	(void)dm;
 }

@@ -83,14 +83,16 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct rv_mr *mr = WRAP(rv_mr, mr, ibmr);
 	int rc = rocemu_mr_dereg(mr->m);
 
+	if (!rc && mr->dm)
+		rv_dm_mr_gone(mr->dm);
 	if (!rc)
 		free(mr);
 	return rv_err(rc);
 }
 
-struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
-			     void *cq_context, struct ibv_comp_channel *channel,
-			     int comp_vector)
+struct rv_cq *rv_cq_create(struct ibv_context *context, int cqe,
+			   void *cq_context, struct ibv_comp_channel *channel,
+			   int comp_vector)
 {
 	struct rv_cq *cq;
 
@@ -113,7 +115,32 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 	cq->cq.cqe = cqe;
 	pthread_mutex_init(&cq->cq.mutex, NULL);
 	pthread_cond_init(&cq->cq.cond, NULL);
-	return &cq->cq;
+	return cq;
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
+			     void *cq_context, struct ibv_comp_channel *channel,
+			     int comp_vector)
+{
+	struct rv_cq *cq = rv_cq_create(context, cqe, cq_context, channel,
+					comp_vector);
+
+	return cq ? &cq->cq : NULL;
+}
+
+/* Keeps the completions held; cqe shows the size asked for, as rxe. The
+ * work posted before is done first (as a kernel driver's would be by
+ * now), so that the completions it makes count against the new size. */
+int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	int rc;
+
+	rocemu_world_poll(rv_world());
+	rc = rocemu_cq_resize(WRAP(rv_cq, cq, ibcq)->c, cqe);
+
+	if (!rc)
+		ibcq->cqe = cqe;
+	return rv_err(rc);
 }
 
 int ibv_destroy_cq(struct ibv_cq *ibcq)
@@ -388,6 +415,8 @@ void rv_fill_ops(struct rv_context *ctx)
 	ctx->vctx.query_port = op_query_port;
 	rv_fill_device_ex_ops(ctx);
 	rv_fill_mw_ops(ctx);
+	rv_fill_cq_ex_ops(ctx);
+	rv_fill_dm_ops(ctx);
 	rv_fill_qp_ex_ops(ctx);
 	rv_fill_mr_ex_ops(ctx);
 }

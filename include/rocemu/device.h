@@ -216,6 +216,10 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 				int access);
 /* 0, or -EBUSY while memory windows are bound to mr (as rxe). */
 int rocemu_mr_dereg(struct rocemu_mr *mr);
+/* The same, but the MR's addresses on the wire and in SGEs start at 0
+ * (IBV_ACCESS_ZERO_BASED, as device memory MRs are addressed). */
+struct rocemu_mr *rocemu_mr_reg_zero_based(struct rocemu_pd *pd, void *addr,
+					   size_t len, int access);
 /* Re-registers mr (ibv_rereg_mr(3)) with the IBV_REREG_MR_CHANGE_* flags:
  * a new range [addr, addr+len), PD pd, access; what flags leaves out
  * stays. Keys stay. 0, or -EINVAL (bad flags, PD of another device, bad
@@ -290,6 +294,12 @@ struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 int rocemu_cq_free(struct rocemu_cq *cq);
 /* Up to n completions, oldest first; safe from any number of threads. */
 int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc);
+/* The oldest completion into *wc: 0, or -ENOENT if there is none. */
+int rocemu_cq_take(struct rocemu_cq *cq, struct ibv_wc *wc);
+/* Makes room for at least cqe entries, keeping the completions held in
+ * their order: 0; -EINVAL if cqe is out of [1, max_cqe] or below the
+ * number held, -ENOMEM; on failure the CQ is unchanged. */
+int rocemu_cq_resize(struct rocemu_cq *cq, int cqe);
 /* Arms the CQ's event; without a channel, accepted and ignored. */
 int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only);
 /* A pointer of the caller's, kept with the CQ (and likewise QPs, SRQs). */
