@@ -191,6 +191,9 @@ check: all
 	$(Q)$(ISOLATED) tests/verbs_cqex.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_stress.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/examples.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/pyverbs.sh $(BUILD) >$(BUILD)/pyverbs.txt 2>&1 || \
+	  { cat $(BUILD)/pyverbs.txt; false; }
+	$(Q)grep -E '^(pyverbs|suite)' $(BUILD)/pyverbs.txt
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/rxe/compare_test.py $(ROCEMU) $(BUILD)/compare_test
 	$(Q)python3 tests/rxe/report_test.py $(BUILD)/report_test
