@@ -17,20 +17,7 @@
 #include <time.h>
 
 #include "../examples/pair.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (cond) {                                              \
-			passed++;                                        \
-		} else {                                                 \
-			failed++;                                        \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);      \
-			printf(__VA_ARGS__);                             \
-			printf("\n");                                    \
-		}                                                        \
-	} while (0)
+#include "verbs_check.h"
 
 static struct ibv_cq_ex *xa, *xb; /* a's and b's CQs */
 

@@ -21,20 +21,7 @@
 #include <unistd.h>
 
 #include "../examples/pair.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (cond) {                                              \
-			passed++;                                        \
-		} else {                                                 \
-			failed++;                                        \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);      \
-			printf(__VA_ARGS__);                             \
-			printf("\n");                                    \
-		}                                                        \
-	} while (0)
+#include "verbs_check.h"
 
 /* A UD QP on cq (and srq if not NULL), ready to send and receive. */
 static struct ibv_qp *ud_qp_srq(struct pair *p, struct ibv_cq *cq,

@@ -14,20 +14,7 @@
 #include <string.h>
 
 #include "../examples/pair.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (cond) {                                              \
-			passed++;                                        \
-		} else {                                                 \
-			failed++;                                        \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);      \
-			printf(__VA_ARGS__);                             \
-			printf("\n");                                    \
-		}                                                        \
-	} while (0)
+#include "verbs_check.h"
 
 enum { WIN_OFF = 1024, WIN_LEN = 512 };
 

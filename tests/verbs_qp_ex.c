@@ -16,20 +16,7 @@
 #include <unistd.h>
 
 #include "../examples/pair.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (cond) {                                                    \
-			passed++;                                              \
-		} else {                                                       \
-			failed++;                                              \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);            \
-			printf(__VA_ARGS__);                                   \
-			printf("\n");                                          \
-		}                                                              \
-	} while (0)
+#include "verbs_check.h"
 
 #define RC_OPS                                                                 \
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |      \
