@@ -157,7 +157,8 @@ enum {
  * the MR keeps its lkey/rkey, as rxe and mlx5 keep theirs, and becomes a
  * new registration (a new serial), so an engine in the middle of a
  * message under the old one ends it with an error at its next packet
- * (mr_still), as if the MR had been deregistered, and never mixes the two.
+ * (rkey_resolve compares the serial), as if the MR had been
+ * deregistered, and never mixes the two.
  */
 int rocemu_mr_rereg(struct rocemu_mr *mr, int flags, struct rocemu_pd *pd,
 		    void *addr, size_t len, int access)
@@ -231,22 +232,6 @@ struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 	if (va < base || va - base > mr->len || len > mr->len - (va - base))
 		return NULL;
 	return mr;
-}
-
-bool mr_still(struct rocemu_pd *pd, uint32_t key, uint64_t va, uint64_t len,
-	      int access, uint64_t serial)
-{
-	struct rocemu_mr *mr = mr_check(pd, key, va, len, access);
-
-	return mr && mr->serial == serial;
-}
-
-uint8_t *mr_still_at(struct rocemu_pd *pd, uint32_t key, uint64_t va,
-		     uint64_t len, int access, uint64_t serial)
-{
-	struct rocemu_mr *mr = mr_check(pd, key, va, len, access);
-
-	return mr && mr->serial == serial ? mr_ptr(mr, va) : NULL;
 }
 
 struct rocemu_mr *rocemu_mr_reg_zero_based(struct rocemu_pd *pd, void *addr,

@@ -236,15 +236,6 @@ static inline uint8_t *mr_ptr(const struct rocemu_mr *mr, uint64_t va)
 	return mr->addr + (va - mr->iova);
 }
 
-/* The same check for a message that began under registration serial:
- * true only if the key still names that very registration. */
-bool mr_still(struct rocemu_pd *pd, uint32_t key, uint64_t va, uint64_t len,
-	      int access, uint64_t serial);
-/* The same, returning the host address of va; NULL where mr_still is
- * false. */
-uint8_t *mr_still_at(struct rocemu_pd *pd, uint32_t key, uint64_t va,
-		     uint64_t len, int access, uint64_t serial);
-
 /* Copies len bytes of src into an SGE list from offset into the list,
  * each SGE's local key checked with access: 0, or -EFAULT on a key
  * failure, an on-demand page that is gone, or a list shorter than
