@@ -36,8 +36,12 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	rc = rocemu_mr_rereg(mr->m, flags, pd ? WRAP(rv_pd, pd)->p : NULL, addr,
-			     length, access & ~IBV_ACCESS_OPTIONAL_RANGE);
+	/* pd means something only with CHANGE_PD: otherwise it may be
+	 * anything (pyverbs passes an uninitialised value) and is not read. */
+	struct rocemu_pd *p = (flags & IBV_REREG_MR_CHANGE_PD) && pd
+				      ? WRAP(rv_pd, pd)->p : NULL;
+	rc = rocemu_mr_rereg(mr->m, flags, p, addr, length,
+			     access & ~IBV_ACCESS_OPTIONAL_RANGE);
 	if (rc) {
 		errno = -rc;
 		return IBV_REREG_MR_ERR_CMD;
