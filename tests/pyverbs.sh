@@ -24,6 +24,15 @@ gunzip -f "$work"/tests/*.gz
 $py -m compileall -q "$work/tests" >/dev/null
 
 . "$here/verbs_env.sh"
+# Under TSAN=1 one test is left out: test_multi_process_alloc_dm forks
+# the threaded python process and its children start threads, which
+# ThreadSanitizer cannot follow (they die, or with die_after_fork=0 stop
+# at "dup thread"). rxe skips it (no device memory); the plain and SAN=1
+# runs run it.
+skip=()
+[ -n "${TSAN_OPTIONS:-}" ] &&
+	skip=(--skip-test tests.test_device.DMTest.test_multi_process_alloc_dm
+	      --skip-reason "ThreadSanitizer cannot run a forked threaded process that starts threads")
 export ROCEMU_ADDR=${ROCEMU_ADDR:-127.0.0.90}
 rc=0
 for run in default gid1; do
@@ -31,7 +40,7 @@ for run in default gid1; do
 	echo "pyverbs: rdma-core's suite on rocemu0, ${gid[*]:-its defaults}"
 	# a test silent for 60 s is a hang: killed, recorded, the rest runs on
 	$py "$here/rxe/suite.py" run --tests "$work/tests" --dev rocemu0 \
-		"${gid[@]}" --out "$work/$run.tsv" --idle 60 --budget 900 ||
+		"${gid[@]}" "${skip[@]}" --out "$work/$run.tsv" --idle 60 --budget 900 ||
 		die "the run could not be made (its output: $work/$run.tsv.log)"
 	$py "$here/rxe/suite.py" parity --reference "$here/rxe/pyverbs-rxe-6.1.tsv" \
 		--label "rxe 6.1" "$work/$run.tsv" | tee "$work/$run.txt"

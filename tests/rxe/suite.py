@@ -4,7 +4,7 @@
 per test, and two such runs compared test by test.
 
   suite.py run --tests DIR --dev DEV --out TSV [--gid N] [--idle S]
-               [--budget S]
+               [--budget S] [--skip-test ID --skip-reason WHY]
       Runs DIR/run_tests.py --dev DEV [--gid N] -v (DIR: rdma-core's tests/, as
       /usr/share/doc/rdma-core/tests holds it, gunzipped) with the Python
       that runs this script (pyverbs is built for Debian's /usr/bin/python3).
@@ -15,7 +15,8 @@ per test, and two such runs compared test by test.
       line per test: id, result (pass skip error fail timeout notrun),
       detail (unittest's word, the skip reason, or the error's last line).
       Exit 0 when the run could be made and parsed (whatever the results),
-      1 when not (no tests listed, run_tests.py missing).
+      1 when not (no tests listed, run_tests.py missing). Each
+      --skip-test is recorded as skipped with WHY and not run.
 
   suite.py compare [--rxe-label L] [--reference REF_TSV] RXE_TSV ROCEMU_TSV
       Prints one row per test module (rxe pass/skip/fail, rocemu
@@ -184,9 +185,12 @@ def cmd_run(a):
               file=sys.stderr)
         return 1
     results, details = {}, {}
+    for t in a.skip_test:
+        if t in ids:
+            results[t], details[t] = 'skip', f'not run here: {a.skip_reason}'
     hangs = 0
     with open(a.out + '.log', 'wb') as log:
-        todo = ids
+        todo = [t for t in ids if t not in results]
         while todo and time.monotonic() < deadline:
             extra = ['--gid', str(a.gid)] if a.gid is not None else []
             lines, killed = run_once(py, a.tests, a.dev, todo, a.idle,
@@ -352,6 +356,8 @@ def main():
     r.add_argument('--idle', type=float, default=60)
     r.add_argument('--budget', type=float, default=600)
     r.add_argument('--gid', type=int)
+    r.add_argument('--skip-test', action='append', default=[])
+    r.add_argument('--skip-reason', default='')
     c = sub.add_parser('compare')
     c.add_argument('--rxe-label', default='rxe')
     c.add_argument('--reference')
