@@ -69,6 +69,8 @@ override LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
 
 PROTO_SRC := $(wildcard proto/*.c)
+# Capture analysis on top of the codec: flows, the rule checker, ladders.
+ANALYZE_SRC := $(wildcard analyze/*.c)
 # The library is built from the device's layer folders (README: "Where
 # things are"); the tool and the drop-in from theirs, on the public API.
 EMU_LAYERS := core obj wire engine world
@@ -76,7 +78,8 @@ EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
 VERBS_SRC := $(wildcard emu/verbs/*.c)
 TOOL_SRC := $(wildcard emu/cli/*.c)
 CHECK_SRC := $(wildcard tests/check_*.c)
-LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(EMU_LIB_SRC))
+LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(ANALYZE_SRC) \
+	$(EMU_LIB_SRC))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
 CHECK_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CHECK_SRC))
 

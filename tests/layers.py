@@ -11,7 +11,8 @@ with the Makefile's flags: "x" first relative to the including file's
 folder, then in INCLUDE_DIRS in order; <x> in INCLUDE_DIRS only (not found
 there, it is a system header and is not judged). A file may include its own
 folder, include/rocemu/ (the public API), and folders of lower rank in
-LAYERS. obj and wire share a rank and so may not include each other. verbs
+LAYERS. obj and wire share a rank and so may not include each other, nor
+may analyze (capture analysis on the codec) and emu/core. verbs
 and cli use the public API only; installed public headers include only each
 other. No .c or .h file lies directly in emu/, and a folder under emu/ that
 is not in LAYERS is an error until it is added there. A quoted include
@@ -55,6 +56,7 @@ import sys
 PUBLIC = "include/rocemu"
 LAYERS = {
     "proto": 0,
+    "analyze": 1,
     "emu/core": 1,
     "emu/obj": 2,
     "emu/wire": 2,
@@ -65,7 +67,7 @@ LAYERS = {
 }
 API_ONLY = {"emu/verbs", "emu/cli"}
 INCLUDE_DIRS = ["include", "proto", "emu"]    # the Makefile's -I, in order
-SCANNED = ["proto", "emu", PUBLIC]
+SCANNED = ["proto", "analyze", "emu", PUBLIC]
 KEY_PARTS = {"opcode", "op", "syndrome", "syn", "aeth"}
 
 INCLUDE_RE = re.compile(r'\s*#\s*include\s*(?:"([^"]*)"|<([^>]*)>|(.*))')
