@@ -42,7 +42,10 @@ struct roce_flow {
 	struct roce_flow_end end[2];
 	uint64_t first_no, last_no;	/* frame numbers, from 1 */
 	uint64_t packets[2];		/* sent by end[0], by end[1] */
-	uint32_t next_psn[2];		/* after the last request end[d] sent */
+	/* PSN of the first and the latest request packet end[d] sent,
+	 * valid when requests[d] is not 0. */
+	uint64_t requests[2];
+	uint32_t first_req_psn[2], last_req_psn[2];
 };
 
 struct roce_flows;
