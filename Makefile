@@ -183,6 +183,7 @@ check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
 	$(Q)ROCEMU_PCAPS=pcaps $(ISOLATED) $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/live_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_hosts.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_reads.sh $(BUILD)

@@ -12,6 +12,7 @@
 
 #include "rocemu/frame.h"
 #include "rocemu/pcapio.h"
+#include "pcapio_local.h"
 
 /*
  * The pcap format (draft-ietf-opsawg-pcap): a 24-byte file header, then
@@ -37,33 +38,12 @@ _Static_assert(READ_BUF >= PCAP_KUZNETSOV_REC_HDR + ROCE_PCAP_MAX_CAPLEN,
 #define MAGIC_KUZNETSOV 0xa1b2cd34u
 #define MAGIC_PCAPNG 0x0a0d0d0au /* the section header's type, a palindrome */
 
-struct pcap_file {
-	int fd;
-	bool big_endian, nano;
-	unsigned rec_hdr;
-	uint32_t snaplen;
-	uint8_t *buf;		/* READ_BUF bytes, unread from pos to end */
-	size_t pos, end;
-	uint64_t buf_off;	/* file offset of buf[0] */
-};
-
-struct roce_pcap_reader {
-	unsigned link;
-	uint64_t records;	/* records returned so far */
-	int failed;		/* once a read failed, the error stays */
-	char msg[ROCE_PCAP_ERRLEN];
-	struct pcap_file f;	/* pcap, when pc is NULL */
-	pcap_t *pc;		/* pcapng, read by libpcap */
-	bool pc_nano;
-};
-
 struct roce_pcap_writer {
 	pcap_t *pc;
 	pcap_dumper_t *d;
 };
 
-/* DLT values as libpcap reports them; LINKTYPE_RAW (101) reads as DLT_RAW. */
-static int link_of_dlt(int dlt)
+int roce_pcap_link_of_dlt(int dlt)
 {
 	switch (dlt) {
 	case DLT_EN10MB: return ROCE_LINK_ETH;
@@ -246,7 +226,7 @@ static int open_pcapng(struct roce_pcap_reader *r, char *err)
 	}
 	r->pc_nano = pcap_get_tstamp_precision(r->pc) ==
 		     PCAP_TSTAMP_PRECISION_NANO;
-	int dlt = pcap_datalink(r->pc), link = link_of_dlt(dlt);
+	int dlt = pcap_datalink(r->pc), link = roce_pcap_link_of_dlt(dlt);
 	if (link < 0)
 		return fail(err, -EPROTONOSUPPORT,
 			    "link type %d (%s) is not Ethernet, Linux cooked "
@@ -396,8 +376,11 @@ static int next_pcapng(struct roce_pcap_reader *r, struct roce_pcap_rec *rec)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
-	int rc = pcap_next_ex(r->pc, &h, &data);
+	int rc;
 
+	/* A live capture's buffer timeout gives 0: nothing arrived yet */
+	while ((rc = pcap_next_ex(r->pc, &h, &data)) == 0 && r->live)
+		;
 	if (rc == PCAP_ERROR_BREAK)
 		return 0;
 	if (rc != 1)

@@ -7,19 +7,23 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_source.h"
 #include "dump_batch.h"
 #include "rocemu/pcapio.h"
 
 struct dump_opts {
 	const char *path;
+	const char *iface;	/* live capture, or NULL */
 	enum dump_style style;
 	uint64_t max;		/* RoCE packets to show; 0: all */
 };
 
 static const char usage_text[] =
 	"usage: rocemu dump CAPTURE [-v] [--json] [-c N]\n"
-	"Decode each RoCEv2 packet (UDP port 4791) of a pcap or pcapng file\n"
-	"and verify its ICRC.\n"
+	"       rocemu dump -i IFACE [-v] [--json] [-c N]\n"
+	"Decode each RoCEv2 packet (UDP port 4791) of a pcap or pcapng file,\n"
+	"or of a live interface until Ctrl-C, and verify its ICRC.\n"
+	"  -i IFACE    capture live on IFACE (needs CAP_NET_RAW), UDP 4791 only\n"
 	"  -v          every field of every header\n"
 	"  --json      one JSON object per packet, then a summary object\n"
 	"  -c N        stop after N RoCEv2 packets\n"
@@ -51,8 +55,9 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "vc:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vc:i:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'i': o->iface = optarg; break;
 		case 'v': o->style = STYLE_TREE; break;
 		case 'j': o->style = STYLE_JSON; break;
 		case 'c':
@@ -62,6 +67,15 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		case 'h': fputs(usage_text, stdout); return 1;
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
+	}
+	if (o->iface && optind != argc) {
+		fprintf(stderr, "rocemu dump: -i reads an interface, not a "
+				"capture file too\n%s", usage_text);
+		return -EINVAL;
+	}
+	if (o->iface) {
+		o->path = o->iface;
+		return 0;
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "rocemu dump: %s\n%s",
@@ -74,8 +88,8 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 	return 0;
 }
 
-/* One frame at a time, for -c: stops on the N-th RoCEv2 packet. Returns
- * 1 when done. */
+/* One frame at a time, for -c and live captures: stops on the N-th
+ * RoCEv2 packet. Returns 1 when done. */
 static int dump_one(unsigned link, const struct roce_pcap_rec *rec,
 		    int64_t rel_ns, const struct dump_opts *o,
 		    struct dump_stats *st)
@@ -95,7 +109,9 @@ static int dump_one(unsigned link, const struct roce_pcap_rec *rec,
 	roce_sb_init(&sb, text, sizeof(text));
 	dump_render(&sb, o->style, &in, &f);
 	fwrite(text, 1, sb.len, stdout);
-	return st->roce >= o->max;
+	if (o->iface)
+		fflush(stdout);	/* live: each packet as it comes */
+	return o->max && st->roce >= o->max;
 }
 
 /*
@@ -123,7 +139,7 @@ static int dump_loop(struct roce_pcap_reader *r, const struct dump_opts *o,
 		if (n++ == 0)
 			t0 = rec.ts_ns;
 		int64_t rel = rel_time(rec.ts_ns, t0);
-		if (o->max) {
+		if (o->max || o->iface) {
 			if (dump_one(roce_pcap_link(r), &rec, rel, o, st))
 				break;
 			continue;
@@ -151,15 +167,12 @@ int cmd_dump(int argc, char **argv)
 {
 	struct dump_opts o = { 0 };
 	struct roce_pcap_reader *r;
-	char err[ROCE_PCAP_ERRLEN];
 
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc > 0 ? CLI_OK : CLI_USAGE;
-	if (roce_pcap_open(o.path, &r, err) < 0) {
-		fprintf(stderr, "rocemu dump: %s: %s\n", o.path, err);
+	if (cli_source_open("dump", o.path, o.iface, &r) < 0)
 		return CLI_USAGE;
-	}
 	struct dump_stats *st = calloc(1, sizeof(*st));
 	struct batch *b = batch_new(roce_pcap_link(r), o.style);
 	if (!st || !b) {
@@ -183,6 +196,6 @@ int cmd_dump(int argc, char **argv)
 done:
 	batch_free(b);
 	free(st);
-	roce_pcap_close(r);
+	cli_source_close(r);
 	return rc;
 }

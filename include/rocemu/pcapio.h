@@ -33,6 +33,26 @@ enum {
  */
 int roce_pcap_open(const char *path, struct roce_pcap_reader **r, char *err);
 
+/*
+ * Opens a live capture on network interface iface ("any" for all) through
+ * libpcap, keeping only UDP datagrams to port 4791, with nanosecond stamps;
+ * roce_pcap_next then waits for each packet until roce_pcap_break. Returns
+ * 0; on failure a negative errno with the reason in err, the interface
+ * named: -EPERM without the capture privilege (err says what to run),
+ * -ENODEV for no such interface, -ENETDOWN when it is down,
+ * -EPROTONOSUPPORT for a link type rocemu does not read, -EIO else. *r
+ * is set only on success.
+ */
+int roce_pcap_open_live(const char *iface, struct roce_pcap_reader **r,
+			char *err);
+
+/*
+ * Makes the roce_pcap_next waiting on a live capture, or the next one,
+ * return 0, the clean end: callable from a signal handler (Ctrl-C). For
+ * a file it does nothing.
+ */
+void roce_pcap_break(struct roce_pcap_reader *r);
+
 /* The enum roce_link of the capture. */
 unsigned roce_pcap_link(const struct roce_pcap_reader *r);
 
