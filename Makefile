@@ -275,7 +275,8 @@ FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
-	  tests/fuzz/fuzz_frame.c $(filter-out proto/pcapio.c,$(PROTO_SRC)) -lz
+	  tests/fuzz/fuzz_frame.c \
+	  $(filter-out proto/pcapio.c proto/pcap_live.c,$(PROTO_SRC)) -lz
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_responder \
 	  tests/fuzz/fuzz_responder.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lpcap
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_sequence \
