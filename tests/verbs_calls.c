@@ -10,16 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failed;
-
-#define CHECK(cond)                                                     \
-	do {                                                            \
-		if (!(cond)) {                                          \
-			printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, \
-			       #cond);                                  \
-			failed++;                                       \
-		}                                                       \
-	} while (0)
+#include "verbs_check.h"
 
 /* Every name and conversion, one per line: the test compares this output
  * with the same program's on the system's own libibverbs. */
@@ -50,29 +41,29 @@ static void gid_table(struct ibv_context *ctx)
 	struct ibv_gid_entry e[4];
 	ssize_t n = ibv_query_gid_table(ctx, e, 4, 0);
 
-	CHECK(n == 2);
+	EXPECT(n == 2);
 	if (n != 2)
 		return;
-	CHECK(e[0].gid_index == 0 && e[0].gid.raw[0] == 0xfe &&
+	EXPECT(e[0].gid_index == 0 && e[0].gid.raw[0] == 0xfe &&
 	      e[0].gid.raw[1] == 0x80);
-	CHECK(e[1].gid_index == 1 && e[1].gid.raw[10] == 0xff &&
+	EXPECT(e[1].gid_index == 1 && e[1].gid.raw[10] == 0xff &&
 	      e[1].gid.raw[11] == 0xff);
-	CHECK(e[1].gid_type == IBV_GID_TYPE_ROCE_V2);
+	EXPECT(e[1].gid_type == IBV_GID_TYPE_ROCE_V2);
 	/* too small a buffer: EINVAL, as the kernel answers rdma-core */
-	CHECK(ibv_query_gid_table(ctx, e, 1, 0) == -EINVAL);
+	EXPECT(ibv_query_gid_table(ctx, e, 1, 0) == -EINVAL);
 
 	/* a table as long as rxe's, empty after GID 1 */
 	struct ibv_port_attr pa;
 	union ibv_gid g;
-	CHECK(ibv_query_port(ctx, 1, &pa) == 0 && pa.gid_tbl_len == 1024);
+	EXPECT(ibv_query_port(ctx, 1, &pa) == 0 && pa.gid_tbl_len == 1024);
 	memset(&g, 0x5a, sizeof(g));
-	CHECK(ibv_query_gid(ctx, 1, 2, &g) == 0 && g.global.interface_id == 0 &&
+	EXPECT(ibv_query_gid(ctx, 1, 2, &g) == 0 && g.global.interface_id == 0 &&
 	      g.global.subnet_prefix == 0);
-	CHECK(ibv_query_gid(ctx, 1, 1024, &g) == -1);
-	CHECK(ibv_query_gid_ex(ctx, 1, 2, &e[0], 0) == ENODATA);
-	CHECK(ibv_query_gid_ex(ctx, 1, 1023, &e[0], 0) == ENODATA);
-	CHECK(ibv_query_gid_ex(ctx, 1, 1024, &e[0], 0) == EINVAL);
-	CHECK(ibv_query_gid_ex(ctx, 1, 0, &e[0], 0) == 0 &&
+	EXPECT(ibv_query_gid(ctx, 1, 1024, &g) == -1);
+	EXPECT(ibv_query_gid_ex(ctx, 1, 2, &e[0], 0) == ENODATA);
+	EXPECT(ibv_query_gid_ex(ctx, 1, 1023, &e[0], 0) == ENODATA);
+	EXPECT(ibv_query_gid_ex(ctx, 1, 1024, &e[0], 0) == EINVAL);
+	EXPECT(ibv_query_gid_ex(ctx, 1, 0, &e[0], 0) == 0 &&
 	      e[0].gid.raw[0] == 0xfe);
 }
 
@@ -81,16 +72,16 @@ static void unsupported(struct ibv_context *ctx)
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 
-	CHECK(pd && cq);
+	EXPECT(pd && cq);
 	if (!pd || !cq)
 		return;
 	errno = 0;
-	CHECK(!ibv_reg_dmabuf_mr(pd, 0, 4096, 0, -1, 0) && errno == EOPNOTSUPP);
+	EXPECT(!ibv_reg_dmabuf_mr(pd, 0, 4096, 0, -1, 0) && errno == EOPNOTSUPP);
 	errno = 0;
-	CHECK(!ibv_import_device(3) && errno == EOPNOTSUPP);
-	CHECK(ibv_attach_mcast(NULL, NULL, 0) == EOPNOTSUPP);
-	CHECK(ibv_destroy_cq(cq) == 0);
-	CHECK(ibv_dealloc_pd(pd) == 0);
+	EXPECT(!ibv_import_device(3) && errno == EOPNOTSUPP);
+	EXPECT(ibv_attach_mcast(NULL, NULL, 0) == EOPNOTSUPP);
+	EXPECT(ibv_destroy_cq(cq) == 0);
+	EXPECT(ibv_dealloc_pd(pd) == 0);
 }
 
 int main(int argc, char **argv)
@@ -104,7 +95,7 @@ int main(int argc, char **argv)
 	struct ibv_device **list = ibv_get_device_list(&n);
 	struct ibv_context *ctx = n > 0 ? ibv_open_device(list[0]) : NULL;
 
-	CHECK(ctx);
+	EXPECT(ctx);
 	if (ctx) {
 		gid_table(ctx);
 		unsupported(ctx);

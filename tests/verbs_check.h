@@ -20,4 +20,7 @@ static int passed, failed;
 		}                                                        \
 	} while (0)
 
+/* CHECK whose message is the condition itself. */
+#define EXPECT(cond) CHECK(cond, "%s", #cond)
+
 #endif

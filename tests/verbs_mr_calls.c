@@ -15,16 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int failed;
-
-#define CHECK(cond)                                                     \
-	do {                                                            \
-		if (!(cond)) {                                          \
-			printf("FAIL: %s:%d: %s\n", __FILE__, __LINE__, \
-			       #cond);                                  \
-			failed++;                                       \
-		}                                                       \
-	} while (0)
+#include "verbs_check.h"
 
 enum { ODP_LW = IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE };
 
@@ -38,17 +29,17 @@ static void odp_caps(struct ibv_context *ctx)
 	struct ibv_device_attr_ex a;
 
 	memset(&a, 0, sizeof(a));
-	CHECK(ibv_query_device_ex(ctx, NULL, &a) == 0);
-	CHECK(a.odp_caps.general_caps & IBV_ODP_SUPPORT);
-	CHECK(a.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT);
+	EXPECT(ibv_query_device_ex(ctx, NULL, &a) == 0);
+	EXPECT(a.odp_caps.general_caps & IBV_ODP_SUPPORT);
+	EXPECT(a.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT);
 	uint32_t rc = a.odp_caps.per_transport_caps.rc_odp_caps;
-	CHECK((rc & (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+	EXPECT((rc & (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 		     IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
 		     IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV)) ==
 	      (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 	       IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
 	       IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV));
-	CHECK(a.odp_caps.per_transport_caps.ud_odp_caps & IBV_ODP_SUPPORT_SEND);
+	EXPECT(a.odp_caps.per_transport_caps.ud_odp_caps & IBV_ODP_SUPPORT_SEND);
 }
 
 static void registrations(struct ibv_pd *pd)
@@ -57,26 +48,26 @@ static void registrations(struct ibv_pd *pd)
 	uint8_t *m = mmap(NULL, pg(), PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	CHECK(m != MAP_FAILED);
+	EXPECT(m != MAP_FAILED);
 	/* Inaccessible rather than unmapped: a freed range may be mapped
 	 * again by anyone (the sanitizers' allocators do) before the call. */
-	CHECK(mprotect(m, pg(), PROT_NONE) == 0);
+	EXPECT(mprotect(m, pg(), PROT_NONE) == 0);
 	/* pinned memory must be mapped at registration; ODP need not be */
 	errno = 0;
-	CHECK(!ibv_reg_mr(pd, m, pg(), IBV_ACCESS_LOCAL_WRITE) &&
+	EXPECT(!ibv_reg_mr(pd, m, pg(), IBV_ACCESS_LOCAL_WRITE) &&
 	      errno == EFAULT);
-	CHECK((mr = ibv_reg_mr(pd, m, pg(), ODP_LW)) != NULL);
+	EXPECT((mr = ibv_reg_mr(pd, m, pg(), ODP_LW)) != NULL);
 	if (mr)
-		CHECK(ibv_dereg_mr(mr) == 0);
+		EXPECT(ibv_dereg_mr(mr) == 0);
 	munmap(m, pg());
 	/* the whole address space: implicit ODP only */
 	errno = 0;
-	CHECK(!ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE) &&
+	EXPECT(!ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE) &&
 	      errno == EINVAL);
-	CHECK((mr = ibv_reg_mr(pd, NULL, SIZE_MAX, ODP_LW)) != NULL);
+	EXPECT((mr = ibv_reg_mr(pd, NULL, SIZE_MAX, ODP_LW)) != NULL);
 	if (mr) {
-		CHECK(mr->addr == NULL && mr->length == SIZE_MAX);
-		CHECK(ibv_dereg_mr(mr) == 0);
+		EXPECT(mr->addr == NULL && mr->length == SIZE_MAX);
+		EXPECT(ibv_dereg_mr(mr) == 0);
 	}
 }
 
@@ -104,43 +95,43 @@ static void advise(struct ibv_context *ctx, struct ibv_pd *pd)
 	struct ibv_mr *pin = ibv_reg_mr(pd, pinned, 256, IBV_ACCESS_LOCAL_WRITE);
 	struct ibv_mr *imp = ibv_reg_mr(pd, NULL, SIZE_MAX, ODP_LW);
 
-	CHECK(m != MAP_FAILED && other && odp && ro && pin && imp);
+	EXPECT(m != MAP_FAILED && other && odp && ro && pin && imp);
 	if (m == MAP_FAILED || !other || !odp || !ro || !pin || !imp)
 		return;
 	for (int adv = P; adv <= NF; adv++) {
-		CHECK(advise1(pd, adv, F, m, len, odp->lkey) == 0);
-		CHECK(advise1(pd, adv, 0, m + 1, 100, odp->lkey) == 0);
-		CHECK(advise1(pd, adv, F, m, len, imp->lkey) == 0);
+		EXPECT(advise1(pd, adv, F, m, len, odp->lkey) == 0);
+		EXPECT(advise1(pd, adv, 0, m + 1, 100, odp->lkey) == 0);
+		EXPECT(advise1(pd, adv, F, m, len, imp->lkey) == 0);
 	}
 	/* the kernel's checks: flags, an empty list */
-	CHECK(advise1(pd, P, 0x100, m, 64, odp->lkey) == EINVAL);
-	CHECK(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, F, NULL, 0) ==
+	EXPECT(advise1(pd, P, 0x100, m, 64, odp->lkey) == EINVAL);
+	EXPECT(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, F, NULL, 0) ==
 	      EINVAL);
 	/* mlx5's: an advice it does not know */
-	CHECK(advise1(pd, 77, F, m, 64, odp->lkey) == EOPNOTSUPP);
+	EXPECT(advise1(pd, 77, F, m, 64, odp->lkey) == EOPNOTSUPP);
 	/* lkeys: not an MR, another PD's, not ODP, not writable for WRITE */
-	CHECK(advise1(pd, P, F, m, 64, odp->lkey ^ 0x100) == ENOENT);
-	CHECK(advise1(other, P, F, m, 64, odp->lkey) == ENOENT);
-	CHECK(advise1(pd, P, F, pinned, 64, pin->lkey) == ENOENT);
-	CHECK(advise1(pd, PW, F, m, 64, ro->lkey) == ENOENT);
-	CHECK(advise1(pd, P, F, m, 64, ro->lkey) == 0);
+	EXPECT(advise1(pd, P, F, m, 64, odp->lkey ^ 0x100) == ENOENT);
+	EXPECT(advise1(other, P, F, m, 64, odp->lkey) == ENOENT);
+	EXPECT(advise1(pd, P, F, pinned, 64, pin->lkey) == ENOENT);
+	EXPECT(advise1(pd, PW, F, m, 64, ro->lkey) == ENOENT);
+	EXPECT(advise1(pd, P, F, m, 64, ro->lkey) == 0);
 	/* the range: outside the MR, in either mode */
-	CHECK(advise1(pd, P, F, m + len - 8, 16, odp->lkey) == EFAULT);
-	CHECK(advise1(pd, P, 0, m - 8, 16, odp->lkey) == EFAULT);
+	EXPECT(advise1(pd, P, F, m + len - 8, 16, odp->lkey) == EFAULT);
+	EXPECT(advise1(pd, P, 0, m - 8, 16, odp->lkey) == EFAULT);
 	/* a page of the MR unmapped: EFAULT when waited for, best effort
 	 * (no error) without the flag, nothing to fault for NO_FAULT */
-	CHECK(mprotect(m + pg(), pg(), PROT_NONE) == 0);
-	CHECK(advise1(pd, P, F, m, len, odp->lkey) == EFAULT);
-	CHECK(advise1(pd, PW, F, m + pg(), 8, imp->lkey) == EFAULT);
-	CHECK(advise1(pd, P, 0, m, len, odp->lkey) == 0);
-	CHECK(advise1(pd, NF, F, m, len, odp->lkey) == 0);
+	EXPECT(mprotect(m + pg(), pg(), PROT_NONE) == 0);
+	EXPECT(advise1(pd, P, F, m, len, odp->lkey) == EFAULT);
+	EXPECT(advise1(pd, PW, F, m + pg(), 8, imp->lkey) == EFAULT);
+	EXPECT(advise1(pd, P, 0, m, len, odp->lkey) == 0);
+	EXPECT(advise1(pd, NF, F, m, len, odp->lkey) == 0);
 	/* read-only pages cannot be prefetched for writing */
-	CHECK(mprotect(m, pg(), PROT_READ) == 0);
-	CHECK(advise1(pd, PW, F, m, 64, odp->lkey) == EFAULT);
-	CHECK(advise1(pd, P, F, m, 64, odp->lkey) == 0);
-	CHECK(ibv_dereg_mr(odp) == 0 && ibv_dereg_mr(ro) == 0);
-	CHECK(ibv_dereg_mr(pin) == 0 && ibv_dereg_mr(imp) == 0);
-	CHECK(ibv_dealloc_pd(other) == 0);
+	EXPECT(mprotect(m, pg(), PROT_READ) == 0);
+	EXPECT(advise1(pd, PW, F, m, 64, odp->lkey) == EFAULT);
+	EXPECT(advise1(pd, P, F, m, 64, odp->lkey) == 0);
+	EXPECT(ibv_dereg_mr(odp) == 0 && ibv_dereg_mr(ro) == 0);
+	EXPECT(ibv_dereg_mr(pin) == 0 && ibv_dereg_mr(imp) == 0);
+	EXPECT(ibv_dealloc_pd(other) == 0);
 	munmap(m, len);
 	free(pinned);
 }
@@ -155,46 +146,46 @@ static void rereg(struct ibv_context *ctx, struct ibv_pd *pd)
 	uint8_t *gone = mmap(NULL, pg(), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
 			     -1, 0);
 
-	CHECK(mr && other && gone != MAP_FAILED);
+	EXPECT(mr && other && gone != MAP_FAILED);
 	if (!mr || !other || gone == MAP_FAILED)
 		return;
 	uint32_t lkey = mr->lkey, rkey = mr->rkey;
 	/* libibverbs' input checks: the old MR stays valid */
 	errno = 0;
-	CHECK(ibv_rereg_mr(mr, 1 << 5, NULL, NULL, 0, 0) ==
+	EXPECT(ibv_rereg_mr(mr, 1 << 5, NULL, NULL, 0, 0) ==
 	      IBV_REREG_MR_ERR_INPUT && errno == EINVAL);
-	CHECK(ibv_rereg_mr(mr, T, NULL, NULL, 4096, 0) ==
+	EXPECT(ibv_rereg_mr(mr, T, NULL, NULL, 4096, 0) ==
 	      IBV_REREG_MR_ERR_INPUT);
-	CHECK(ibv_rereg_mr(mr, T, NULL, b, 0, 0) == IBV_REREG_MR_ERR_INPUT);
-	CHECK(ibv_rereg_mr(mr, PDF, pd, NULL, 0, IBV_ACCESS_LOCAL_WRITE) ==
+	EXPECT(ibv_rereg_mr(mr, T, NULL, b, 0, 0) == IBV_REREG_MR_ERR_INPUT);
+	EXPECT(ibv_rereg_mr(mr, PDF, pd, NULL, 0, IBV_ACCESS_LOCAL_WRITE) ==
 	      IBV_REREG_MR_ERR_INPUT);
 	/* the device's: remote write without local write, memory not
 	 * writable as asked */
 	errno = 0;
-	CHECK(ibv_rereg_mr(mr, A, NULL, NULL, 0, IBV_ACCESS_REMOTE_WRITE) ==
+	EXPECT(ibv_rereg_mr(mr, A, NULL, NULL, 0, IBV_ACCESS_REMOTE_WRITE) ==
 	      IBV_REREG_MR_ERR_CMD && errno == EINVAL);
 	errno = 0;
-	CHECK(ibv_rereg_mr(mr, T, NULL, gone, pg(), 0) ==
+	EXPECT(ibv_rereg_mr(mr, T, NULL, gone, pg(), 0) ==
 	      IBV_REREG_MR_ERR_CMD && errno == EFAULT);
-	CHECK(mr->addr == a && mr->length == 4096 && mr->pd == pd);
+	EXPECT(mr->addr == a && mr->length == 4096 && mr->pd == pd);
 	/* each change, the keys kept, ibv_mr following */
 	/* pd is ignored without IBV_REREG_MR_CHANGE_PD (ibv_rereg_mr(3)):
 	 * whatever it points at is never read (pyverbs passes junk there) */
-	CHECK(ibv_rereg_mr(mr, T, (struct ibv_pd *)(uintptr_t)0x6d37e7, b, 8192,
+	EXPECT(ibv_rereg_mr(mr, T, (struct ibv_pd *)(uintptr_t)0x6d37e7, b, 8192,
 			   0) == 0);
-	CHECK(mr->addr == b && mr->length == 8192 && mr->pd == pd);
-	CHECK(ibv_rereg_mr(mr, PDF, other, NULL, 0, 0) == 0);
-	CHECK(mr->pd == other);
+	EXPECT(mr->addr == b && mr->length == 8192 && mr->pd == pd);
+	EXPECT(ibv_rereg_mr(mr, PDF, other, NULL, 0, 0) == 0);
+	EXPECT(mr->pd == other);
 	/* the MR is the other PD's user now, no longer the first one's */
-	CHECK(ibv_dealloc_pd(other) == EBUSY);
-	CHECK(ibv_rereg_mr(mr, A | PDF, pd, NULL, 0,
+	EXPECT(ibv_dealloc_pd(other) == EBUSY);
+	EXPECT(ibv_rereg_mr(mr, A | PDF, pd, NULL, 0,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ) == 0);
-	CHECK(mr->pd == pd && mr->lkey == lkey && mr->rkey == rkey);
-	CHECK(ibv_dealloc_pd(other) == 0);
+	EXPECT(mr->pd == pd && mr->lkey == lkey && mr->rkey == rkey);
+	EXPECT(ibv_dealloc_pd(other) == 0);
 	/* into ODP, where unmapped memory is fine */
-	CHECK(munmap(gone, pg()) == 0);
-	CHECK(ibv_rereg_mr(mr, T | A, NULL, gone, pg(), ODP_LW) == 0);
-	CHECK(ibv_dereg_mr(mr) == 0);
+	EXPECT(munmap(gone, pg()) == 0);
+	EXPECT(ibv_rereg_mr(mr, T | A, NULL, gone, pg(), ODP_LW) == 0);
+	EXPECT(ibv_dereg_mr(mr) == 0);
 	free(a);
 	free(b);
 }
@@ -204,8 +195,8 @@ static void fork_calls(void)
 	/* rdma-core 44 on a kernel that copies DMA pages on fork, and
 	 * rocemu, which pins nothing: fork support is not needed, and
 	 * ibv_fork_init succeeds, even after registrations */
-	CHECK(ibv_fork_init() == 0);
-	CHECK(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED);
+	EXPECT(ibv_fork_init() == 0);
+	EXPECT(ibv_is_fork_initialized() == IBV_FORK_UNNEEDED);
 }
 
 int main(void)
@@ -216,14 +207,14 @@ int main(void)
 	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 
 	setvbuf(stdout, NULL, _IOLBF, 0); /* what came before a crash shows */
-	CHECK(ctx && pd);
+	EXPECT(ctx && pd);
 	if (pd) {
 		odp_caps(ctx);
 		registrations(pd);
 		advise(ctx, pd);
 		rereg(ctx, pd);
 		fork_calls();
-		CHECK(ibv_dealloc_pd(pd) == 0);
+		EXPECT(ibv_dealloc_pd(pd) == 0);
 	}
 	if (ctx)
 		ibv_close_device(ctx);
