@@ -12,6 +12,7 @@ static const struct {
 } cmds[] = {
 	{ "demo", cmd_demo, "two emulated devices, traced, written to a pcap" },
 	{ "dump", cmd_dump, "decode a capture and verify every ICRC" },
+	{ "ladder", cmd_ladder, "a message sequence chart per flow (text, SVG)" },
 	{ "ping", cmd_ping, "round trips between two rocemu devices (RC/UC/UD)" },
 	{ "perf", cmd_perf, "bandwidth and latency: write, read, send, atomic" },
 };

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/* Ladder layout: a chart per flow, a row per packet, WQE and CQE events placed between them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rocemu/aeth.h"
+#include "rocemu/dissect.h"
+#include "rocemu/ladder.h"
+
+/* Appends a formatted piece to buf (len bytes), keeping it terminated. */
+static void append(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* " ACK msn 2", " NAK REM_ACCESS_ERR msn 0", " RNR_NAK 640us msn 0". */
+static enum roce_ladder_style aeth_label(const struct roce_aeth *a, char *buf,
+					 size_t len)
+{
+	unsigned type = roce_aeth_type(a->syndrome);
+	unsigned val = roce_aeth_value(a->syndrome);
+
+	append(buf, len, " %s", roce_aeth_type_name(type));
+	if (type == ROCE_AETH_NAK)
+		append(buf, len, " %s", roce_nak_code_name(val));
+	else if (type == ROCE_AETH_RNR_NAK)
+		append(buf, len, " %" PRIu32 "us", roce_rnr_timer_usec(val));
+	append(buf, len, " msn %" PRIu32, a->msn);
+	return type == ROCE_AETH_ACK ? ROCE_LADDER_NORMAL : ROCE_LADDER_ERROR;
+}
+
+enum roce_ladder_style roce_ladder_packet_label(const struct roce_cap_pkt *p,
+						char *buf, size_t len)
+{
+	const struct roce_ib *ib = &p->f.ib;
+	enum roce_ladder_style style = ROCE_LADDER_NORMAL;
+	struct roce_sb sb;
+
+	if (!len)
+		return style;
+	roce_sb_init(&sb, buf, len);
+	roce_fmt_opname(&sb, ib->bth.opcode);
+	buf[sb.len < len ? sb.len : len - 1] = '\0';
+	append(buf, len, " psn 0x%06" PRIx32, ib->bth.psn);
+	if (!ib->op || (ib->op->flags & ROCE_OPF_PAYLOAD))
+		append(buf, len, " len %" PRIu32, ib->payload_len);
+	if (ib->bth.ackreq)
+		append(buf, len, " A");
+	if ((ib->exts & ROCE_EXT_RETH) && ib->op && (ib->op->flags & ROCE_OPF_READ))
+		append(buf, len, " read %" PRIu32, ib->reth.len);
+	if (ib->exts & ROCE_EXT_AETH)
+		style = aeth_label(&ib->aeth, buf, len);
+	if (p->parse_rc) {
+		append(buf, len, " MALFORMED");
+		style = ROCE_LADDER_ERROR;
+	}
+	return style;
+}
+
+static int push_row(struct roce_ladder_chart *ch, size_t *cap,
+		    const struct roce_ladder_row *r)
+{
+	if (ch->n == *cap) {
+		size_t c = *cap ? *cap * 2 : 32;
+		struct roce_ladder_row *p = realloc(ch->rows, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		ch->rows = p;
+		*cap = c;
+	}
+	ch->rows[ch->n++] = *r;
+	return 0;
+}
+
+static bool end_is(const struct roce_flow_end *e, const struct rocemu_event *ev)
+{
+	return e->qpn_known && e->qpn == ev->qpn && !memcmp(e->gid, ev->gid, 16);
+}
+
+/* The column of flow f an event belongs to, or -1. */
+static int event_col(const struct roce_flow *f, const struct rocemu_event *ev)
+{
+	for (int d = 0; d < 2; d++)
+		if (end_is(&f->end[d], ev))
+			return d;
+	return -1;
+}
+
+static void note_row(const struct rocemu_event *ev, int64_t t0,
+		     struct roce_ladder_row *r)
+{
+	bool wqe = ev->kind == ROCEMU_EV_WQE;
+
+	memset(r, 0, sizeof(*r));
+	r->kind = wqe ? ROCE_LADDER_WQE : ROCE_LADDER_CQE;
+	r->rel_ns = (int64_t)ev->time_ns - t0;
+	if (wqe) {
+		snprintf(r->label, sizeof(r->label),
+			 "WQE SQ[%" PRIu32 "] %s wr_id %" PRIu64 " len %" PRIu32,
+			 ev->slot, ev->op, ev->wr_id, ev->len);
+		return;
+	}
+	snprintf(r->label, sizeof(r->label),
+		 "CQE CQ[%" PRIu32 "] %s %s wr_id %" PRIu64 " len %" PRIu32,
+		 ev->slot, ev->op, ev->status, ev->wr_id, ev->len);
+	if (strcmp(ev->status, "SUCCESS"))
+		r->style = ROCE_LADDER_ERROR;
+}
+
+struct placing {
+	const struct rocemu_event *evs;
+	const int *chart_of;	/* per event: its chart, or -1 */
+	const int *col_of;	/* per event: its column */
+	size_t n, next;		/* the next event not yet placed */
+	int64_t t0;
+};
+
+/* Places the chart's events that happened before frame no (all, for
+ * UINT64_MAX). */
+static int place_events(struct placing *pl, int chart, uint64_t no,
+			struct roce_ladder_chart *ch, size_t *cap)
+{
+	struct roce_ladder_row r;
+
+	for (; pl->next < pl->n; pl->next++) {
+		const struct rocemu_event *ev = &pl->evs[pl->next];
+		if (pl->chart_of[pl->next] != chart)
+			continue;
+		if (ev->frames >= no)
+			break;
+		note_row(ev, pl->t0, &r);
+		r.col = (unsigned)pl->col_of[pl->next];
+		if (push_row(ch, cap, &r))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void chart_head(const struct roce_flow *f, struct roce_ladder_chart *ch)
+{
+	ch->flow = f->id;
+	for (int d = 0; d < 2; d++)
+		roce_flow_end_text(&f->end[d], ch->end[d], sizeof(ch->end[d]));
+	snprintf(ch->title, sizeof(ch->title),
+		 "flow %u: %s, %" PRIu64 " packets (%" PRIu64 " and %" PRIu64
+		 ")", f->id, roce_flow_kind_name(f->kind),
+		 f->packets[0] + f->packets[1], f->packets[0], f->packets[1]);
+}
+
+static int fill_chart(const struct roce_capture *c, struct placing *pl,
+		      int chart, struct roce_ladder_chart *ch)
+{
+	size_t cap = 0;
+	struct roce_ladder_row r;
+
+	pl->next = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct roce_cap_pkt *p = &c->pkts[i];
+		if (p->flow != ch->flow)
+			continue;
+		if (place_events(pl, chart, p->no, ch, &cap))
+			return -ENOMEM;
+		memset(&r, 0, sizeof(r));
+		r.kind = ROCE_LADDER_PACKET;
+		r.col = p->dir;
+		r.frame_no = p->no;
+		r.rel_ns = (int64_t)(p->ts_ns - pl->t0);
+		r.style = roce_ladder_packet_label(p, r.label, sizeof(r.label));
+		if (push_row(ch, &cap, &r))
+			return -ENOMEM;
+		ch->packets++;
+	}
+	return place_events(pl, chart, UINT64_MAX, ch, &cap);
+}
+
+/* Which chart and column each event joins; counts those that join none. */
+static void assign_events(const struct roce_capture *c,
+			  const struct roce_ladder *l, struct placing *pl,
+			  int *chart_of, int *col_of, size_t *unplaced)
+{
+	*unplaced = 0;
+	for (size_t e = 0; e < pl->n; e++) {
+		chart_of[e] = -1;
+		for (size_t k = 0; k < l->n && chart_of[e] < 0; k++) {
+			const struct roce_flow *f =
+				roce_flows_get(c->flows, l->charts[k].flow);
+			int col = event_col(f, &pl->evs[e]);
+			if (col >= 0) {
+				chart_of[e] = (int)k;
+				col_of[e] = col;
+			}
+		}
+		*unplaced += chart_of[e] < 0;
+	}
+}
+
+static int build_charts(const struct roce_capture *c,
+			const struct rocemu_event *evs, size_t n,
+			struct roce_ladder *l)
+{
+	int *chart_of = calloc(n + 1, sizeof(int));
+	int *col_of = calloc(n + 1, sizeof(int));
+	struct placing pl = { .evs = evs, .chart_of = chart_of,
+			      .col_of = col_of, .n = n,
+			      .t0 = c->n ? (int64_t)c->pkts[0].ts_ns : 0 };
+	int rc = chart_of && col_of ? 0 : -ENOMEM;
+
+	if (!rc)
+		assign_events(c, l, &pl, chart_of, col_of, &l->events_unplaced);
+	for (size_t k = 0; k < l->n && !rc; k++)
+		rc = fill_chart(c, &pl, (int)k, &l->charts[k]);
+	free(chart_of);
+	free(col_of);
+	return rc;
+}
+
+int roce_ladder_build(const struct roce_capture *c,
+		      const struct rocemu_event *evs, size_t n, int only_flow,
+		      struct roce_ladder *l)
+{
+	unsigned flows = c->flows ? roce_flows_count(c->flows) : 0;
+	unsigned first = only_flow >= 0 ? (unsigned)only_flow : 0;
+	unsigned count = only_flow >= 0 ? 1 : flows;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	if (only_flow >= 0 && (unsigned)only_flow >= flows)
+		return -ENOENT;
+	l->charts = calloc(count ? count : 1, sizeof(*l->charts));
+	if (!l->charts)
+		return -ENOMEM;
+	l->n = count;
+	for (unsigned k = 0; k < count; k++)
+		chart_head(roce_flows_get(c->flows, first + k), &l->charts[k]);
+	rc = build_charts(c, evs, evs ? n : 0, l);
+	if (rc)
+		roce_ladder_free(l);
+	return rc;
+}
+
+void roce_ladder_free(struct roce_ladder *l)
+{
+	for (size_t k = 0; k < l->n; k++)
+		free(l->charts[k].rows);
+	free(l->charts);
+	memset(l, 0, sizeof(*l));
+}
