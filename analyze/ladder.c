@@ -128,8 +128,8 @@ struct placing {
 	int64_t t0;
 };
 
-/* Places the chart's events that happened before frame no (all, for
- * UINT64_MAX). */
+/* Places the chart's events that happened before frame no; UINT64_MAX
+ * places all that are left. */
 static int place_events(struct placing *pl, int chart, uint64_t no,
 			struct roce_ladder_chart *ch, size_t *cap)
 {
@@ -139,7 +139,7 @@ static int place_events(struct placing *pl, int chart, uint64_t no,
 		const struct rocemu_event *ev = &pl->evs[pl->next];
 		if (pl->chart_of[pl->next] != chart)
 			continue;
-		if (ev->frames >= no)
+		if (no != UINT64_MAX && ev->frames >= no)
 			break;
 		note_row(ev, pl->t0, &r);
 		r.col = (unsigned)pl->col_of[pl->next];
