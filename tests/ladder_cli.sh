@@ -41,6 +41,7 @@ python3 "$top/tests/ladder_check.py" --self-test --rocemu "$rocemu" \
 	--work "$work/check" \
 	--compare "$top/examples/rdma_write.svg" "$work/check/rdma_write.svg" \
 	--compare "$top/examples/errors.svg" "$work/check/errors.svg" \
+	--compare "$top/examples/demo.svg" "$work/check/demo.svg" \
 	"$top"/pcaps/rxe/*.pcap "$work/demo.pcap:$work/demo.trace" \
 	"$work/rdma_write.pcap:$work/rdma_write.trace" \
 	"$work/errors.pcap:$work/errors.trace" >"$work/check.txt" 2>&1
