@@ -102,15 +102,16 @@ static int event_col(const struct roce_flow *f, const struct rocemu_event *ev)
 static void note_row(const struct rocemu_event *ev, int64_t t0,
 		     struct roce_ladder_row *r)
 {
-	bool wqe = ev->kind == ROCEMU_EV_WQE;
+	bool wqe = ev->kind != ROCEMU_EV_CQE;
 
 	memset(r, 0, sizeof(*r));
 	r->kind = wqe ? ROCE_LADDER_WQE : ROCE_LADDER_CQE;
 	r->rel_ns = (int64_t)ev->time_ns - t0;
 	if (wqe) {
 		snprintf(r->label, sizeof(r->label),
-			 "WQE SQ[%" PRIu32 "] %s wr_id %" PRIu64 " len %" PRIu32,
-			 ev->slot, ev->op, ev->wr_id, ev->len);
+			 "WQE %s[%" PRIu32 "] %s wr_id %" PRIu64 " len %" PRIu32,
+			 ev->kind == ROCEMU_EV_WQE ? "SQ" : "RQ", ev->slot,
+			 ev->op, ev->wr_id, ev->len);
 		return;
 	}
 	snprintf(r->label, sizeof(r->label),
@@ -120,30 +121,35 @@ static void note_row(const struct rocemu_event *ev, int64_t t0,
 		r->style = ROCE_LADDER_ERROR;
 }
 
+/*
+ * Events and packets are merged in one pass over the capture: the events
+ * are grouped by chart (in file order within each), and each chart has a
+ * cursor into its group and the capacity of its rows.
+ */
 struct placing {
 	const struct rocemu_event *evs;
-	const int *chart_of;	/* per event: its chart, or -1 */
-	const int *col_of;	/* per event: its column */
-	size_t n, next;		/* the next event not yet placed */
+	size_t *order;		/* event indices, grouped by chart */
+	size_t *cursor;		/* per chart: next in order; its end */
+	size_t *end;
+	size_t *cap;		/* per chart: rows allocated */
+	unsigned *col_of;	/* per event: its column */
 	int64_t t0;
 };
 
-/* Places the chart's events that happened before frame no; UINT64_MAX
+/* Places chart k's events that happened before frame no; UINT64_MAX
  * places all that are left. */
-static int place_events(struct placing *pl, int chart, uint64_t no,
-			struct roce_ladder_chart *ch, size_t *cap)
+static int place_events(struct placing *pl, size_t k, uint64_t no,
+			struct roce_ladder_chart *ch)
 {
 	struct roce_ladder_row r;
 
-	for (; pl->next < pl->n; pl->next++) {
-		const struct rocemu_event *ev = &pl->evs[pl->next];
-		if (pl->chart_of[pl->next] != chart)
-			continue;
-		if (no != UINT64_MAX && ev->frames >= no)
+	for (; pl->cursor[k] < pl->end[k]; pl->cursor[k]++) {
+		size_t e = pl->order[pl->cursor[k]];
+		if (no != UINT64_MAX && pl->evs[e].frames >= no)
 			break;
-		note_row(ev, pl->t0, &r);
-		r.col = (unsigned)pl->col_of[pl->next];
-		if (push_row(ch, cap, &r))
+		note_row(&pl->evs[e], pl->t0, &r);
+		r.col = pl->col_of[e];
+		if (push_row(ch, &pl->cap[k], &r))
 			return -ENOMEM;
 	}
 	return 0;
@@ -160,70 +166,109 @@ static void chart_head(const struct roce_flow *f, struct roce_ladder_chart *ch)
 		 f->packets[0] + f->packets[1], f->packets[0], f->packets[1]);
 }
 
-static int fill_chart(const struct roce_capture *c, struct placing *pl,
-		      int chart, struct roce_ladder_chart *ch)
+static int packet_row(const struct roce_cap_pkt *p, struct placing *pl,
+		      size_t k, struct roce_ladder_chart *ch)
 {
-	size_t cap = 0;
 	struct roce_ladder_row r;
 
-	pl->next = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		const struct roce_cap_pkt *p = &c->pkts[i];
-		if (p->flow != ch->flow)
-			continue;
-		if (place_events(pl, chart, p->no, ch, &cap))
-			return -ENOMEM;
-		memset(&r, 0, sizeof(r));
-		r.kind = ROCE_LADDER_PACKET;
-		r.col = p->dir;
-		r.frame_no = p->no;
-		r.rel_ns = (int64_t)(p->ts_ns - pl->t0);
-		r.style = roce_ladder_packet_label(p, r.label, sizeof(r.label));
-		if (push_row(ch, &cap, &r))
-			return -ENOMEM;
-		ch->packets++;
-	}
-	return place_events(pl, chart, UINT64_MAX, ch, &cap);
+	if (place_events(pl, k, p->no, ch))
+		return -ENOMEM;
+	memset(&r, 0, sizeof(r));
+	r.kind = ROCE_LADDER_PACKET;
+	r.col = p->dir;
+	r.frame_no = p->no;
+	r.rel_ns = (int64_t)(p->ts_ns - (uint64_t)pl->t0);
+	r.style = roce_ladder_packet_label(p, r.label, sizeof(r.label));
+	ch->packets++;
+	return push_row(ch, &pl->cap[k], &r);
 }
 
-/* Which chart and column each event joins; counts those that join none. */
-static void assign_events(const struct roce_capture *c,
-			  const struct roce_ladder *l, struct placing *pl,
-			  int *chart_of, int *col_of, size_t *unplaced)
+/* Rows of every chart, in one pass over the packets. */
+static int fill_charts(const struct roce_capture *c, struct placing *pl,
+		       struct roce_ladder *l)
 {
-	*unplaced = 0;
-	for (size_t e = 0; e < pl->n; e++) {
-		chart_of[e] = -1;
-		for (size_t k = 0; k < l->n && chart_of[e] < 0; k++) {
-			const struct roce_flow *f =
-				roce_flows_get(c->flows, l->charts[k].flow);
-			int col = event_col(f, &pl->evs[e]);
-			if (col >= 0) {
-				chart_of[e] = (int)k;
-				col_of[e] = col;
-			}
-		}
-		*unplaced += chart_of[e] < 0;
+	unsigned first = l->charts[0].flow;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct roce_cap_pkt *p = &c->pkts[i];
+		if (p->flow < first || p->flow - first >= l->n)
+			continue;
+		size_t k = p->flow - first;
+		if (packet_row(p, pl, k, &l->charts[k]))
+			return -ENOMEM;
 	}
+	for (size_t k = 0; k < l->n; k++)
+		if (place_events(pl, k, UINT64_MAX, &l->charts[k]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* The chart (index) and column each event joins, l->n when none. */
+static size_t event_chart(const struct roce_capture *c,
+			  const struct roce_ladder *l,
+			  const struct rocemu_event *ev, unsigned *col)
+{
+	for (size_t k = 0; k < l->n; k++) {
+		int d = event_col(roce_flows_get(c->flows, l->charts[k].flow),
+				  ev);
+		if (d >= 0) {
+			*col = (unsigned)d;
+			return k;
+		}
+	}
+	return l->n;
+}
+
+/* Groups the events by chart, stable (a counting sort); counts those of
+ * no chart. chart_of has n entries; start has l->n + 2. */
+static void group_events(const struct roce_capture *c, struct roce_ladder *l,
+			 struct placing *pl, size_t n, size_t *chart_of,
+			 size_t *start)
+{
+	l->events_unplaced = 0;
+	for (size_t e = 0; e < n; e++) {
+		chart_of[e] = event_chart(c, l, &pl->evs[e], &pl->col_of[e]);
+		start[chart_of[e] + 1]++;
+		l->events_unplaced += chart_of[e] == l->n;
+	}
+	for (size_t k = 0; k <= l->n; k++)
+		start[k + 1] += start[k];
+	for (size_t k = 0; k < l->n; k++) {
+		pl->cursor[k] = start[k];
+		pl->end[k] = start[k + 1];
+	}
+	for (size_t e = 0; e < n; e++)
+		pl->order[start[chart_of[e]]++] = e;
 }
 
 static int build_charts(const struct roce_capture *c,
 			const struct rocemu_event *evs, size_t n,
 			struct roce_ladder *l)
 {
-	int *chart_of = calloc(n + 1, sizeof(int));
-	int *col_of = calloc(n + 1, sizeof(int));
-	struct placing pl = { .evs = evs, .chart_of = chart_of,
-			      .col_of = col_of, .n = n,
+	size_t charts = l->n + 2;
+	struct placing pl = { .evs = evs,
 			      .t0 = c->n ? (int64_t)c->pkts[0].ts_ns : 0 };
-	int rc = chart_of && col_of ? 0 : -ENOMEM;
+	size_t *chart_of = calloc(n + 1, sizeof(size_t));
+	size_t *start = calloc(charts, sizeof(size_t));
+	int rc = -ENOMEM;
 
-	if (!rc)
-		assign_events(c, l, &pl, chart_of, col_of, &l->events_unplaced);
-	for (size_t k = 0; k < l->n && !rc; k++)
-		rc = fill_chart(c, &pl, (int)k, &l->charts[k]);
+	pl.order = calloc(n + 1, sizeof(size_t));
+	pl.col_of = calloc(n + 1, sizeof(unsigned));
+	pl.cursor = calloc(charts, sizeof(size_t));
+	pl.end = calloc(charts, sizeof(size_t));
+	pl.cap = calloc(charts, sizeof(size_t));
+	if (chart_of && start && pl.order && pl.col_of && pl.cursor &&
+	    pl.end && pl.cap) {
+		group_events(c, l, &pl, n, chart_of, start);
+		rc = l->n ? fill_charts(c, &pl, l) : 0;
+	}
 	free(chart_of);
-	free(col_of);
+	free(start);
+	free(pl.order);
+	free(pl.col_of);
+	free(pl.cursor);
+	free(pl.end);
+	free(pl.cap);
 	return rc;
 }
 

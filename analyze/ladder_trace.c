@@ -10,9 +10,15 @@
 #include "rocemu/frame.h"
 #include "rocemu/trace.h"
 
+static const char *const kind_names[] = {
+	[ROCEMU_EV_WQE] = "wqe",
+	[ROCEMU_EV_CQE] = "cqe",
+	[ROCEMU_EV_RECV_WQE] = "rwqe",
+};
+
 static const char *kind_name(enum rocemu_event_kind k)
 {
-	return k == ROCEMU_EV_WQE ? "wqe" : "cqe";
+	return (unsigned)k < 3 ? kind_names[k] : "?";
 }
 
 int rocemu_event_format(char *buf, size_t len, const struct rocemu_event *ev)
@@ -125,12 +131,12 @@ int rocemu_event_parse(const char *line, struct rocemu_event *ev)
 	tok = strtok_r(copy, " \t\r\n", &save);
 	if (!tok)
 		return -EINVAL;
-	if (!strcmp(tok, "wqe"))
-		ev->kind = ROCEMU_EV_WQE;
-	else if (!strcmp(tok, "cqe"))
-		ev->kind = ROCEMU_EV_CQE;
-	else
+	unsigned k = 0;
+	while (k < 3 && strcmp(tok, kind_names[k]))
+		k++;
+	if (k == 3)
 		return -EINVAL;
+	ev->kind = (enum rocemu_event_kind)k;
 	while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
 		char *eq = strchr(tok, '=');
 		if (!eq)

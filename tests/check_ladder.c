@@ -40,15 +40,18 @@ static void assert_events_eq(const struct rocemu_event *a,
 	ck_assert_uint_eq(a->len, b->len);
 }
 
-/* Both kinds, IPv4-mapped and IPv6 addresses, the largest values. */
+/* Every kind, IPv4-mapped and IPv6 addresses, the largest values. */
 START_TEST(test_event_round_trips)
 {
 	static const uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, [12] = 10,
 					[15] = 9 };
 	static const uint8_t v6[16] = { 0xfd, [15] = 2 };
-	struct rocemu_event ev = event(_i & 1 ? ROCEMU_EV_CQE : ROCEMU_EV_WQE,
-				       _i & 2 ? v6 : v4, 0xffffff,
-				       UINT64_MAX, "REM_ACCESS_ERR"), back;
+	static const enum rocemu_event_kind kinds[] = {
+		ROCEMU_EV_WQE, ROCEMU_EV_CQE, ROCEMU_EV_RECV_WQE
+	};
+	struct rocemu_event ev = event(kinds[_i % 3], _i / 3 ? v6 : v4,
+				       0xffffff, UINT64_MAX, "REM_ACCESS_ERR"),
+			    back;
 	char line[512];
 
 	ev.wr_id = UINT64_MAX;
@@ -77,6 +80,7 @@ static const char *const bad_lines[] = {
 	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=4294967296",
 	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND_LONGER_THAN_THIRTY_ONE_CHARS wr_id=0 len=1",
 	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len 1",
+	"rwqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=RECV status=SUCCESS wr_id=0 len=1",
 };
 
 START_TEST(test_event_parse_rejects)
@@ -202,7 +206,7 @@ Suite *ladder_suite(void)
 	Suite *s = suite_create("ladder");
 	TCase *tc = tcase_create("ladder");
 
-	tcase_add_loop_test(tc, test_event_round_trips, 0, 4);
+	tcase_add_loop_test(tc, test_event_round_trips, 0, 6);
 	tcase_add_loop_test(tc, test_event_parse_rejects, 0,
 			    sizeof(bad_lines) / sizeof(bad_lines[0]));
 	tcase_add_test(tc, test_layout_places_events);

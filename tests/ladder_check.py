@@ -283,9 +283,9 @@ def check_notes(name, charts, evs):
                  (name, ch["flow"], len(notes), len(mine)))
             continue
         for (i, r), (e, col) in zip(notes, mine):
-            ring = "SQ" if e["kind"] == "wqe" else "CQ"
-            want = "%s %s[%s] %s" % (e["kind"].upper(), ring, e["slot"],
-                                     e["op"])
+            ring = {"wqe": "SQ", "rwqe": "RQ", "cqe": "CQ"}[e["kind"]]
+            want = "%s %s[%s] %s" % ("CQE" if ring == "CQ" else "WQE", ring,
+                                     e["slot"], e["op"])
             if not r["label"].startswith(want) or r["col"] != col:
                 fail("%s: note %r in column %d, event wants %r in %d" %
                      (name, r["label"], r["col"], want, col))

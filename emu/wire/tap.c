@@ -164,9 +164,10 @@ int tap_wire_record(struct wire *w, const char *path)
 	int rc = t->pcap && roce_pcap_finish(t->pcap) ? -EIO : 0;
 
 	t->pcap = NULL;
-	t->w.core->frames_recorded = 0;
-	if (rc == 0 && path)
+	if (rc == 0 && path) {
 		rc = roce_pcap_create(path, &t->pcap, err);
+		t->w.core->frames_recorded = 0;	/* a new capture's count */
+	}
 
 	HASH_ITER(hh, t->inner->ports, p, tmp)
 		route_port(t, p);

@@ -15,7 +15,7 @@
  * that sent the flow's first packet, on the left), and rows going down
  * in time. A packet row is an arrow from the sender's column to the
  * receiver's; a note row sits on one column's lifeline (a WQE taken into
- * an SQ slot, a CQE written into a CQ slot). The layout holds text only;
+ * an SQ or RQ slot, a CQE written into a CQ slot). The layout holds text only;
  * the renderers decide what it looks like.
  */
 enum roce_ladder_row_kind {
