@@ -13,7 +13,7 @@
 
 /* Appends a formatted piece to buf (len bytes), keeping it terminated. */
 static void append(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void append(char *buf, size_t len, const char *fmt, ...)
 {
 	size_t used = strnlen(buf, len);
@@ -59,7 +59,8 @@ enum roce_ladder_style roce_ladder_packet_label(const struct roce_cap_pkt *p,
 		append(buf, len, " len %" PRIu32, ib->payload_len);
 	if (ib->bth.ackreq)
 		append(buf, len, " A");
-	if ((ib->exts & ROCE_EXT_RETH) && ib->op && (ib->op->flags & ROCE_OPF_READ))
+	if ((ib->exts & ROCE_EXT_RETH) && ib->op &&
+	    (ib->op->flags & ROCE_OPF_READ))
 		append(buf, len, " read %" PRIu32, ib->reth.len);
 	if (ib->exts & ROCE_EXT_AETH)
 		style = aeth_label(&ib->aeth, buf, len);
@@ -87,7 +88,8 @@ static int push_row(struct roce_ladder_chart *ch, size_t *cap,
 
 static bool end_is(const struct roce_flow_end *e, const struct rocemu_event *ev)
 {
-	return e->qpn_known && e->qpn == ev->qpn && !memcmp(e->gid, ev->gid, 16);
+	return e->qpn_known && e->qpn == ev->qpn &&
+	       !memcmp(e->gid, ev->gid, 16);
 }
 
 /* The column of flow f an event belongs to, or -1. */
@@ -109,7 +111,8 @@ static void note_row(const struct rocemu_event *ev, int64_t t0,
 	r->rel_ns = (int64_t)ev->time_ns - t0;
 	if (wqe) {
 		snprintf(r->label, sizeof(r->label),
-			 "WQE %s[%" PRIu32 "] %s wr_id %" PRIu64 " len %" PRIu32,
+			 "WQE %s[%" PRIu32 "] %s wr_id %" PRIu64
+			 " len %" PRIu32,
 			 ev->kind == ROCEMU_EV_WQE ? "SQ" : "RQ", ev->slot,
 			 ev->op, ev->wr_id, ev->len);
 		return;
@@ -128,11 +131,11 @@ static void note_row(const struct rocemu_event *ev, int64_t t0,
  */
 struct placing {
 	const struct rocemu_event *evs;
-	size_t *order;		/* event indices, grouped by chart */
-	size_t *cursor;		/* per chart: next in order; its end */
+	size_t *order;	/* event indices, grouped by chart */
+	size_t *cursor; /* per chart: next in order; its end */
 	size_t *end;
-	size_t *cap;		/* per chart: rows allocated */
-	unsigned *col_of;	/* per event: its column */
+	size_t *cap;	  /* per chart: rows allocated */
+	unsigned *col_of; /* per event: its column */
 	int64_t t0;
 };
 
@@ -162,7 +165,8 @@ static void chart_head(const struct roce_flow *f, struct roce_ladder_chart *ch)
 		roce_flow_end_text(&f->end[d], ch->end[d], sizeof(ch->end[d]));
 	snprintf(ch->title, sizeof(ch->title),
 		 "flow %u: %s, %" PRIu64 " packets (%" PRIu64 " and %" PRIu64
-		 ")", f->id, roce_flow_kind_name(f->kind),
+		 ")",
+		 f->id, roce_flow_kind_name(f->kind),
 		 f->packets[0] + f->packets[1], f->packets[0], f->packets[1]);
 }
 
@@ -209,8 +213,8 @@ static size_t event_chart(const struct roce_capture *c,
 			  const struct rocemu_event *ev, unsigned *col)
 {
 	for (size_t k = 0; k < l->n; k++) {
-		int d = event_col(roce_flows_get(c->flows, l->charts[k].flow),
-				  ev);
+		int d =
+		    event_col(roce_flows_get(c->flows, l->charts[k].flow), ev);
 		if (d >= 0) {
 			*col = (unsigned)d;
 			return k;
@@ -246,8 +250,8 @@ static int build_charts(const struct roce_capture *c,
 			struct roce_ladder *l)
 {
 	size_t charts = l->n + 2;
-	struct placing pl = { .evs = evs,
-			      .t0 = c->n ? (int64_t)c->pkts[0].ts_ns : 0 };
+	struct placing pl = {.evs = evs,
+			     .t0 = c->n ? (int64_t)c->pkts[0].ts_ns : 0};
 	size_t *chart_of = calloc(n + 1, sizeof(size_t));
 	size_t *start = calloc(charts, sizeof(size_t));
 	int rc = -ENOMEM;
@@ -257,8 +261,8 @@ static int build_charts(const struct roce_capture *c,
 	pl.cursor = calloc(charts, sizeof(size_t));
 	pl.end = calloc(charts, sizeof(size_t));
 	pl.cap = calloc(charts, sizeof(size_t));
-	if (chart_of && start && pl.order && pl.col_of && pl.cursor &&
-	    pl.end && pl.cap) {
+	if (chart_of && start && pl.order && pl.col_of && pl.cursor && pl.end &&
+	    pl.cap) {
 		group_events(c, l, &pl, n, chart_of, start);
 		rc = l->n ? fill_charts(c, &pl, l) : 0;
 	}

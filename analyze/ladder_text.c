@@ -43,7 +43,7 @@ static void fill(char *p, char c, size_t n)
 static void arrow_lane(const struct roce_ladder_row *r, size_t w, char *lane)
 {
 	int n = fit(r->label, w);
-	size_t dashes = w - (size_t)n - 6;	/* besides "--- " and " " and ">" */
+	size_t dashes = w - (size_t)n - 6; /* besides "--- " and " " and ">" */
 
 	fill(lane, '-', w);
 	if (r->col == 0) {
@@ -94,7 +94,7 @@ static void write_row(FILE *out, const struct roce_ladder_row *r, size_t w)
 static void write_head(FILE *out, const struct roce_ladder_chart *ch, size_t w)
 {
 	size_t l0 = strlen(ch->end[0]), l1 = strlen(ch->end[1]);
-	size_t right = MARGIN + 1 + w;	/* column of the right lifeline */
+	size_t right = MARGIN + 1 + w; /* column of the right lifeline */
 	size_t at = right > l1 / 2 ? right - l1 / 2 : 0;
 
 	if (at < l0 + 2)

@@ -11,9 +11,9 @@
 #include "rocemu/trace.h"
 
 static const char *const kind_names[] = {
-	[ROCEMU_EV_WQE] = "wqe",
-	[ROCEMU_EV_CQE] = "cqe",
-	[ROCEMU_EV_RECV_WQE] = "rwqe",
+    [ROCEMU_EV_WQE] = "wqe",
+    [ROCEMU_EV_CQE] = "cqe",
+    [ROCEMU_EV_RECV_WQE] = "rwqe",
 };
 
 static const char *kind_name(enum rocemu_event_kind k)
@@ -29,15 +29,15 @@ int rocemu_event_format(char *buf, size_t len, const struct rocemu_event *ev)
 	roce_sb_init(&sb, gid, sizeof(gid));
 	roce_fmt_gid(&sb, ev->gid);
 	gid[sb.len < sizeof(gid) ? sb.len : sizeof(gid) - 1] = '\0';
-	return snprintf(buf, len,
-			"%s frames=%" PRIu64 " t=%" PRIu64 " dev=%s gid=%s "
-			"qp=0x%06x slot=%u op=%s%s%s wr_id=%" PRIu64 " len=%u\n",
-			kind_name(ev->kind), ev->frames, ev->time_ns,
-			ev->dev[0] ? ev->dev : "-", gid, ev->qpn, ev->slot,
-			ev->op[0] ? ev->op : "-",
-			ev->kind == ROCEMU_EV_CQE ? " status=" : "",
-			ev->kind == ROCEMU_EV_CQE ? ev->status : "", ev->wr_id,
-			ev->len);
+	return snprintf(
+	    buf, len,
+	    "%s frames=%" PRIu64 " t=%" PRIu64 " dev=%s gid=%s "
+	    "qp=0x%06x slot=%u op=%s%s%s wr_id=%" PRIu64 " len=%u\n",
+	    kind_name(ev->kind), ev->frames, ev->time_ns,
+	    ev->dev[0] ? ev->dev : "-", gid, ev->qpn, ev->slot,
+	    ev->op[0] ? ev->op : "-",
+	    ev->kind == ROCEMU_EV_CQE ? " status=" : "",
+	    ev->kind == ROCEMU_EV_CQE ? ev->status : "", ev->wr_id, ev->len);
 }
 
 int rocemu_trace_begin(FILE *f)
@@ -84,12 +84,12 @@ static int parse_u64(const char *v, int base, uint64_t *out)
 }
 
 /* One key=value of an event line; mask collects the keys seen. */
-static int parse_field(struct rocemu_event *ev, const char *key,
-		       const char *v, unsigned *mask)
+static int parse_field(struct rocemu_event *ev, const char *key, const char *v,
+		       unsigned *mask)
 {
-	static const char *const keys[] = { "frames", "t", "dev", "gid", "qp",
-					    "slot", "op", "status", "wr_id",
-					    "len" };
+	static const char *const keys[] = {"frames", "t",    "dev", "gid",
+					   "qp",     "slot", "op",  "status",
+					   "wr_id",  "len"};
 	uint64_t n = 0;
 	unsigned i;
 
@@ -166,8 +166,8 @@ static int push(struct rocemu_event **evs, size_t *n, size_t *cap,
 	return 0;
 }
 
-static int read_events(FILE *f, struct rocemu_event **evs, size_t *n,
-		       char *err, size_t errlen)
+static int read_events(FILE *f, struct rocemu_event **evs, size_t *n, char *err,
+		       size_t errlen)
 {
 	char line[512];
 	size_t cap = 0, no = 1;
@@ -175,8 +175,10 @@ static int read_events(FILE *f, struct rocemu_event **evs, size_t *n,
 
 	if (!fgets(line, sizeof(line), f) ||
 	    strncmp(line, ROCEMU_TRACE_MAGIC, strlen(ROCEMU_TRACE_MAGIC))) {
-		snprintf(err, errlen, "not a rocemu trace (the first line is "
-				      "not \"%s\")", ROCEMU_TRACE_MAGIC);
+		snprintf(err, errlen,
+			 "not a rocemu trace (the first line is "
+			 "not \"%s\")",
+			 ROCEMU_TRACE_MAGIC);
 		return -EINVAL;
 	}
 	while (fgets(line, sizeof(line), f)) {

@@ -12,9 +12,13 @@ static struct rocemu_event event(enum rocemu_event_kind kind,
 				 const uint8_t gid[16], uint32_t qpn,
 				 uint64_t frames, const char *status)
 {
-	struct rocemu_event ev = { .kind = kind, .frames = frames,
-				   .time_ns = 1000 * frames, .qpn = qpn,
-				   .slot = 3, .wr_id = 77, .len = 64 };
+	struct rocemu_event ev = {.kind = kind,
+				  .frames = frames,
+				  .time_ns = 1000 * frames,
+				  .qpn = qpn,
+				  .slot = 3,
+				  .wr_id = 77,
+				  .len = 64};
 
 	memcpy(ev.gid, gid, 16);
 	strcpy(ev.dev, "devX");
@@ -43,12 +47,11 @@ static void assert_events_eq(const struct rocemu_event *a,
 /* Every kind, IPv4-mapped and IPv6 addresses, the largest values. */
 START_TEST(test_event_round_trips)
 {
-	static const uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, [12] = 10,
-					[15] = 9 };
-	static const uint8_t v6[16] = { 0xfd, [15] = 2 };
+	static const uint8_t v4[16] = {
+	    [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 9};
+	static const uint8_t v6[16] = {0xfd, [15] = 2};
 	static const enum rocemu_event_kind kinds[] = {
-		ROCEMU_EV_WQE, ROCEMU_EV_CQE, ROCEMU_EV_RECV_WQE
-	};
+	    ROCEMU_EV_WQE, ROCEMU_EV_CQE, ROCEMU_EV_RECV_WQE};
 	struct rocemu_event ev = event(kinds[_i % 3], _i / 3 ? v6 : v4,
 				       0xffffff, UINT64_MAX, "REM_ACCESS_ERR"),
 			    back;
@@ -67,20 +70,28 @@ START_TEST(test_event_round_trips)
 END_TEST
 
 static const char *const bad_lines[] = {
-	"",
-	"sqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
-	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0",
-	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1 len=1",
-	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1 x=1",
-	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND status=SUCCESS wr_id=0 len=1",
-	"cqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
-	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x1000000 slot=0 op=SEND wr_id=0 len=1",
-	"wqe frames=-1 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
-	"wqe frames=0 t=0 dev=a gid=10.0.0.256 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
-	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=4294967296",
-	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND_LONGER_THAN_THIRTY_ONE_CHARS wr_id=0 len=1",
-	"wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len 1",
-	"rwqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=RECV status=SUCCESS wr_id=0 len=1",
+    "",
+    "sqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1 "
+    "len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1 "
+    "x=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND status=SUCCESS "
+    "wr_id=0 len=1",
+    "cqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x1000000 slot=0 op=SEND wr_id=0 "
+    "len=1",
+    "wqe frames=-1 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.256 qp=0x11 slot=0 op=SEND wr_id=0 "
+    "len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 "
+    "len=4294967296",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 "
+    "op=SEND_LONGER_THAN_THIRTY_ONE_CHARS wr_id=0 len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len 1",
+    "rwqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=RECV "
+    "status=SUCCESS wr_id=0 len=1",
 };
 
 START_TEST(test_event_parse_rejects)
@@ -105,7 +116,8 @@ static void load_bad_rkey(struct roce_capture *c, struct two_ends *e)
 
 	snprintf(path, sizeof(path), "%s/rxe/err_write_bad_rkey.pcap",
 		 t_pcap_dir());
-	ck_assert_msg(roce_capture_load(path, c, err) == 0, "%s: %s", path, err);
+	ck_assert_msg(roce_capture_load(path, c, err) == 0, "%s: %s", path,
+		      err);
 	ck_assert_uint_eq(c->n, 2);
 	memcpy(e->req_gid, c->pkts[0].f.src_gid, 16);
 	memcpy(e->resp_gid, c->pkts[0].f.dst_gid, 16);
@@ -121,26 +133,30 @@ START_TEST(test_layout_places_events)
 
 	load_bad_rkey(&c, &e);
 	struct rocemu_event evs[] = {
-		event(ROCEMU_EV_WQE, e.req_gid, e.req_qpn, 0, ""),
-		event(ROCEMU_EV_WQE, e.resp_gid, e.resp_qpn, 1, ""),
-		event(ROCEMU_EV_CQE, e.req_gid, e.req_qpn, 2, "REM_ACCESS_ERR"),
-		event(ROCEMU_EV_CQE, e.req_gid, e.req_qpn + 1, 2, "SUCCESS"),
+	    event(ROCEMU_EV_WQE, e.req_gid, e.req_qpn, 0, ""),
+	    event(ROCEMU_EV_WQE, e.resp_gid, e.resp_qpn, 1, ""),
+	    event(ROCEMU_EV_CQE, e.req_gid, e.req_qpn, 2, "REM_ACCESS_ERR"),
+	    event(ROCEMU_EV_CQE, e.req_gid, e.req_qpn + 1, 2, "SUCCESS"),
 	};
-	ck_assert_int_eq(roce_ladder_build(&c, evs, 4, ROCE_LADDER_ALL_FLOWS,
-					   &l), 0);
+	ck_assert_int_eq(
+	    roce_ladder_build(&c, evs, 4, ROCE_LADDER_ALL_FLOWS, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_uint_eq(l.events_unplaced, 1);
 	const struct roce_ladder_chart *ch = &l.charts[0];
 	ck_assert_uint_eq(ch->n, 5);
 	ck_assert_uint_eq(ch->packets, 2);
 	/* kind, column, frame, style, in time order */
-	static const struct { int kind; unsigned col; uint64_t no; int style; }
-	want[] = {
-		{ ROCE_LADDER_WQE, 0, 0, ROCE_LADDER_NORMAL },
-		{ ROCE_LADDER_PACKET, 0, 1, ROCE_LADDER_NORMAL },
-		{ ROCE_LADDER_WQE, 1, 0, ROCE_LADDER_NORMAL },
-		{ ROCE_LADDER_PACKET, 1, 2, ROCE_LADDER_ERROR },
-		{ ROCE_LADDER_CQE, 0, 0, ROCE_LADDER_ERROR },
+	static const struct {
+		int kind;
+		unsigned col;
+		uint64_t no;
+		int style;
+	} want[] = {
+	    {ROCE_LADDER_WQE, 0, 0, ROCE_LADDER_NORMAL},
+	    {ROCE_LADDER_PACKET, 0, 1, ROCE_LADDER_NORMAL},
+	    {ROCE_LADDER_WQE, 1, 0, ROCE_LADDER_NORMAL},
+	    {ROCE_LADDER_PACKET, 1, 2, ROCE_LADDER_ERROR},
+	    {ROCE_LADDER_CQE, 0, 0, ROCE_LADDER_ERROR},
 	};
 	for (unsigned i = 0; i < 5; i++) {
 		ck_assert_int_eq(ch->rows[i].kind, want[i].kind);
@@ -177,8 +193,9 @@ START_TEST(test_text_fits_100_columns)
 	size_t len = 0;
 
 	load_bad_rkey(&c, &e);
-	struct rocemu_event ev = event(ROCEMU_EV_CQE, e.resp_gid, e.resp_qpn,
-				       UINT64_MAX, "WR_FLUSH_ERR_BUT_MUCH_LONGER");
+	struct rocemu_event ev =
+	    event(ROCEMU_EV_CQE, e.resp_gid, e.resp_qpn, UINT64_MAX,
+		  "WR_FLUSH_ERR_BUT_MUCH_LONGER");
 	memset(ev.op, 'X', ROCEMU_EV_NAME - 1);
 	ev.wr_id = UINT64_MAX;
 	ev.len = UINT32_MAX;

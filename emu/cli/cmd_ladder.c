@@ -12,24 +12,24 @@
 
 struct ladder_opts {
 	const char *path;
-	const char *svg;	/* SVG output file, or NULL */
-	const char *trace;	/* trace events to merge, or NULL */
-	int flow;		/* ROCE_LADDER_ALL_FLOWS or a flow id */
+	const char *svg;   /* SVG output file, or NULL */
+	const char *trace; /* trace events to merge, or NULL */
+	int flow;	   /* ROCE_LADDER_ALL_FLOWS or a flow id */
 };
 
 static const char usage_text[] =
-	"usage: rocemu ladder CAPTURE [--flow N] [--svg FILE] [--trace FILE]\n"
-	"A message sequence chart per flow (two QPs): each packet an arrow\n"
-	"from sender to receiver with its opcode, PSN, payload length and\n"
-	"AETH; time goes down. Printed as text; --svg writes it as SVG too.\n"
-	"  --flow N      only flow N (flows are numbered from 0 in order of\n"
-	"                their first packet)\n"
-	"  --svg FILE    write the charts, stacked, to FILE as SVG\n"
-	"  --trace FILE  WQE and CQE events of the run that wrote CAPTURE\n"
-	"                (ROCEMU_TRACE=FILE, rocemu demo --trace FILE), shown\n"
-	"                on the lifelines with their SQ and CQ slots\n"
-	"Exit status: 0 when the charts were written, 2 for a usage or file\n"
-	"error.\n";
+    "usage: rocemu ladder CAPTURE [--flow N] [--svg FILE] [--trace FILE]\n"
+    "A message sequence chart per flow (two QPs): each packet an arrow\n"
+    "from sender to receiver with its opcode, PSN, payload length and\n"
+    "AETH; time goes down. Printed as text; --svg writes it as SVG too.\n"
+    "  --flow N      only flow N (flows are numbered from 0 in order of\n"
+    "                their first packet)\n"
+    "  --svg FILE    write the charts, stacked, to FILE as SVG\n"
+    "  --trace FILE  WQE and CQE events of the run that wrote CAPTURE\n"
+    "                (ROCEMU_TRACE=FILE, rocemu demo --trace FILE), shown\n"
+    "                on the lifelines with their SQ and CQ slots\n"
+    "Exit status: 0 when the charts were written, 2 for a usage or file\n"
+    "error.\n";
 
 static int parse_flow(const char *arg, int *flow)
 {
@@ -39,8 +39,10 @@ static int parse_flow(const char *arg, int *flow)
 	errno = 0;
 	v = strtol(arg, &end, 10);
 	if (errno || *end || !*arg || v < 0 || v > 0x7fffffff) {
-		fprintf(stderr, "rocemu ladder: --flow wants a flow number "
-				"(0, 1, ...), not '%s'\n", arg);
+		fprintf(stderr,
+			"rocemu ladder: --flow wants a flow number "
+			"(0, 1, ...), not '%s'\n",
+			arg);
 		return -EINVAL;
 	}
 	*flow = (int)v;
@@ -51,11 +53,11 @@ static int parse_flow(const char *arg, int *flow)
 static int parse_args(int argc, char **argv, struct ladder_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "flow", required_argument, NULL, 'f' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "trace", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"flow", required_argument, NULL, 'f'},
+	    {"svg", required_argument, NULL, 's'},
+	    {"trace", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -120,7 +122,8 @@ static int draw(const struct ladder_opts *o, const struct roce_capture *c,
 	int rc = roce_ladder_build(c, evs, n, o->flow, &l);
 
 	if (rc == -ENOENT) {
-		fprintf(stderr, "rocemu ladder: %s has no flow %d (it has %u)\n",
+		fprintf(stderr,
+			"rocemu ladder: %s has no flow %d (it has %u)\n",
 			o->path, o->flow, roce_flows_count(c->flows));
 		return CLI_USAGE;
 	}
@@ -133,8 +136,9 @@ static int draw(const struct ladder_opts *o, const struct roce_capture *c,
 		       (unsigned long long)c->frames);
 	rc = roce_ladder_write_text(stdout, &l) ? CLI_USAGE : CLI_OK;
 	if (n && l.events_unplaced)
-		fprintf(stderr, "rocemu ladder: %zu of %zu trace events name "
-				"a QP of no flow shown; left out\n",
+		fprintf(stderr,
+			"rocemu ladder: %zu of %zu trace events name "
+			"a QP of no flow shown; left out\n",
 			l.events_unplaced, n);
 	if (rc == CLI_OK && o->svg)
 		rc = write_svg(o->svg, &l);
@@ -144,7 +148,7 @@ static int draw(const struct ladder_opts *o, const struct roce_capture *c,
 
 int cmd_ladder(int argc, char **argv)
 {
-	struct ladder_opts o = { .flow = ROCE_LADDER_ALL_FLOWS };
+	struct ladder_opts o = {.flow = ROCE_LADDER_ALL_FLOWS};
 	struct roce_capture c;
 	struct rocemu_event *evs = NULL;
 	size_t n = 0;

@@ -36,25 +36,25 @@ enum { ROCE_LADDER_LABEL = 96, ROCE_LADDER_END = 64 };
 struct roce_ladder_row {
 	enum roce_ladder_row_kind kind;
 	enum roce_ladder_style style;
-	unsigned col;		/* packet: the sender's column; note: its own */
-	uint64_t frame_no;	/* packet: its frame number; note: 0 */
-	int64_t rel_ns;		/* since the capture's first frame */
+	unsigned col;	   /* packet: the sender's column; note: its own */
+	uint64_t frame_no; /* packet: its frame number; note: 0 */
+	int64_t rel_ns;	   /* since the capture's first frame */
 	char label[ROCE_LADDER_LABEL];
 };
 
 struct roce_ladder_chart {
-	unsigned flow;				/* roce_flows id */
-	char title[ROCE_LADDER_LABEL];		/* "flow 0: RC, 5 packets" */
-	char end[2][ROCE_LADDER_END];		/* "10.0.0.1 qp 0x11" */
+	unsigned flow;		       /* roce_flows id */
+	char title[ROCE_LADDER_LABEL]; /* "flow 0: RC, 5 packets" */
+	char end[2][ROCE_LADDER_END];  /* "10.0.0.1 qp 0x11" */
 	size_t n;
 	struct roce_ladder_row *rows;
-	size_t packets;				/* packet rows among them */
+	size_t packets; /* packet rows among them */
 };
 
 struct roce_ladder {
 	size_t n;
-	struct roce_ladder_chart *charts;	/* by flow id */
-	size_t events_unplaced;	/* events whose QP is in no charted flow */
+	struct roce_ladder_chart *charts; /* by flow id */
+	size_t events_unplaced; /* events whose QP is in no charted flow */
 };
 
 /* Every flow (roce_ladder_build's only_flow). */

@@ -11,31 +11,31 @@
 /*
  * What a device did at its verbs edge, as opposed to what it put on the
  * wire (the capture holds that): a work request taken into a send or
- * receive queue slot, a completion written into a completion queue slot. Each event
- * says how many frames the world's capture held when it happened, so a
+ * receive queue slot, a completion written into a completion queue slot. Each
+ * event says how many frames the world's capture held when it happened, so a
  * reader places it between the capture's packets exactly, whatever the
  * clocks say.
  */
 enum rocemu_event_kind {
-	ROCEMU_EV_WQE,		/* a send WQE in slot of the QP's SQ */
-	ROCEMU_EV_CQE,		/* a CQE in slot of a CQ, for the QP qpn */
-	ROCEMU_EV_RECV_WQE,	/* a receive WQE in slot of the QP's RQ */
+	ROCEMU_EV_WQE,	    /* a send WQE in slot of the QP's SQ */
+	ROCEMU_EV_CQE,	    /* a CQE in slot of a CQ, for the QP qpn */
+	ROCEMU_EV_RECV_WQE, /* a receive WQE in slot of the QP's RQ */
 };
 
 enum { ROCEMU_EV_NAME = 32 };
 
 struct rocemu_event {
 	enum rocemu_event_kind kind;
-	uint64_t frames;	/* frames recorded before it (0: none yet) */
-	uint64_t time_ns;	/* the world's clock, as the capture's stamps */
-	char dev[ROCEMU_EV_NAME];	/* the device's name */
-	uint8_t gid[16];	/* the device's address (GID 1) */
-	uint32_t qpn;		/* the WQE's QP; the QP the CQE names */
-	uint32_t slot;		/* SQ, RQ or CQ slot */
-	char op[ROCEMU_EV_NAME];	/* WR opcode, "RECV", or WC opcode */
-	char status[ROCEMU_EV_NAME];	/* CQE: WC status ("SUCCESS"); WQE: "" */
+	uint64_t frames;  /* frames recorded before it (0: none yet) */
+	uint64_t time_ns; /* the world's clock, as the capture's stamps */
+	char dev[ROCEMU_EV_NAME];    /* the device's name */
+	uint8_t gid[16];	     /* the device's address (GID 1) */
+	uint32_t qpn;		     /* the WQE's QP; the QP the CQE names */
+	uint32_t slot;		     /* SQ, RQ or CQ slot */
+	char op[ROCEMU_EV_NAME];     /* WR opcode, "RECV", or WC opcode */
+	char status[ROCEMU_EV_NAME]; /* CQE: WC status ("SUCCESS"); WQE: "" */
 	uint64_t wr_id;
-	uint32_t len;		/* WQE: bytes to send; CQE: byte_len */
+	uint32_t len; /* WQE: bytes to send; CQE: byte_len */
 };
 
 /* The first line of a trace file; a reader refuses a file without it. */
