@@ -86,21 +86,6 @@ static int push_row(struct roce_ladder_chart *ch, size_t *cap,
 	return 0;
 }
 
-static bool end_is(const struct roce_flow_end *e, const struct rocemu_event *ev)
-{
-	return e->qpn_known && e->qpn == ev->qpn &&
-	       !memcmp(e->gid, ev->gid, 16);
-}
-
-/* The column of flow f an event belongs to, or -1. */
-static int event_col(const struct roce_flow *f, const struct rocemu_event *ev)
-{
-	for (int d = 0; d < 2; d++)
-		if (end_is(&f->end[d], ev))
-			return d;
-	return -1;
-}
-
 static void note_row(const struct rocemu_event *ev, int64_t t0,
 		     struct roce_ladder_row *r)
 {
@@ -207,31 +192,89 @@ static int fill_charts(const struct roce_capture *c, struct placing *pl,
 	return 0;
 }
 
-/* The chart (index) and column each event joins, l->n when none. */
-static size_t event_chart(const struct roce_capture *c,
+/* A known end of a charted flow, for finding an event's chart. */
+struct end_key {
+	uint8_t gid[16];
+	uint32_t qpn;
+	unsigned col;
+	size_t chart;
+};
+
+/* By address and QP, then chart and column: the first of equals is the
+ * chart an event joins. */
+static int key_cmp(const void *pa, const void *pb)
+{
+	const struct end_key *a = pa, *b = pb;
+	int d = memcmp(a->gid, b->gid, 16);
+
+	if (d)
+		return d;
+	if (a->qpn != b->qpn)
+		return a->qpn < b->qpn ? -1 : 1;
+	if (a->chart != b->chart)
+		return a->chart < b->chart ? -1 : 1;
+	return (int)a->col - (int)b->col;
+}
+
+/* The ends of l's charts whose QP is known, sorted; *n of them. */
+static struct end_key *end_keys(const struct roce_capture *c,
+				const struct roce_ladder *l, size_t *n)
+{
+	struct end_key *keys = calloc(2 * l->n + 1, sizeof(*keys));
+
+	*n = 0;
+	for (size_t k = 0; keys && k < l->n; k++) {
+		const struct roce_flow *f =
+		    roce_flows_get(c->flows, l->charts[k].flow);
+		for (unsigned d = 0; d < 2; d++) {
+			if (!f->end[d].qpn_known)
+				continue;
+			struct end_key *e = &keys[(*n)++];
+			memcpy(e->gid, f->end[d].gid, 16);
+			e->qpn = f->end[d].qpn;
+			e->col = d;
+			e->chart = k;
+		}
+	}
+	if (keys)
+		qsort(keys, *n, sizeof(*keys), key_cmp);
+	return keys;
+}
+
+/* The chart (index) and column an event joins: the first chart with an
+ * end of its address and QP; l->n when none has. */
+static size_t event_chart(const struct end_key *keys, size_t nkeys,
 			  const struct roce_ladder *l,
 			  const struct rocemu_event *ev, unsigned *col)
 {
-	for (size_t k = 0; k < l->n; k++) {
-		int d =
-		    event_col(roce_flows_get(c->flows, l->charts[k].flow), ev);
-		if (d >= 0) {
-			*col = (unsigned)d;
-			return k;
-		}
+	size_t lo = 0, hi = nkeys;
+	struct end_key want = {.qpn = ev->qpn};
+
+	memcpy(want.gid, ev->gid, 16);
+	while (lo < hi) { /* the first key not below (gid, qpn, chart 0) */
+		size_t mid = lo + (hi - lo) / 2;
+		if (key_cmp(&keys[mid], &want) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return l->n;
+	if (lo == nkeys || memcmp(keys[lo].gid, want.gid, 16) ||
+	    keys[lo].qpn != want.qpn)
+		return l->n;
+	*col = keys[lo].col;
+	return keys[lo].chart;
 }
 
 /* Groups the events by chart, stable (a counting sort); counts those of
  * no chart. chart_of has n entries; start has l->n + 2. */
-static void group_events(const struct roce_capture *c, struct roce_ladder *l,
-			 struct placing *pl, size_t n, size_t *chart_of,
-			 size_t *start)
+static void group_events(const struct end_key *keys, size_t nkeys,
+			 struct roce_ladder *l, struct placing *pl, size_t n,
+			 size_t *chart_of, size_t *start)
 {
 	l->events_unplaced = 0;
 	for (size_t e = 0; e < n; e++) {
-		chart_of[e] = event_chart(c, l, &pl->evs[e], &pl->col_of[e]);
+		chart_of[e] =
+		    event_chart(keys, nkeys, l, &pl->evs[e], &pl->col_of[e]);
 		start[chart_of[e] + 1]++;
 		l->events_unplaced += chart_of[e] == l->n;
 	}
@@ -245,34 +288,49 @@ static void group_events(const struct roce_capture *c, struct roce_ladder *l,
 		pl->order[start[chart_of[e]]++] = e;
 }
 
+/* The per-event and per-chart arrays of a placing, in one allocation
+ * each kind; NULL members on failure (free_placing frees what there is). */
+static bool alloc_placing(struct placing *pl, size_t n, size_t charts,
+			  size_t **chart_of, size_t **start)
+{
+	*chart_of = calloc(n + 1, sizeof(size_t));
+	*start = calloc(charts, sizeof(size_t));
+	pl->order = calloc(n + 1, sizeof(size_t));
+	pl->col_of = calloc(n + 1, sizeof(unsigned));
+	pl->cursor = calloc(charts, sizeof(size_t));
+	pl->end = calloc(charts, sizeof(size_t));
+	pl->cap = calloc(charts, sizeof(size_t));
+	return *chart_of && *start && pl->order && pl->col_of && pl->cursor &&
+	       pl->end && pl->cap;
+}
+
+static void free_placing(struct placing *pl)
+{
+	free(pl->order);
+	free(pl->col_of);
+	free(pl->cursor);
+	free(pl->end);
+	free(pl->cap);
+}
+
 static int build_charts(const struct roce_capture *c,
 			const struct rocemu_event *evs, size_t n,
 			struct roce_ladder *l)
 {
-	size_t charts = l->n + 2;
 	struct placing pl = {.evs = evs,
 			     .t0 = c->n ? (int64_t)c->pkts[0].ts_ns : 0};
-	size_t *chart_of = calloc(n + 1, sizeof(size_t));
-	size_t *start = calloc(charts, sizeof(size_t));
+	size_t *chart_of, *start, nkeys;
+	struct end_key *keys = end_keys(c, l, &nkeys);
 	int rc = -ENOMEM;
 
-	pl.order = calloc(n + 1, sizeof(size_t));
-	pl.col_of = calloc(n + 1, sizeof(unsigned));
-	pl.cursor = calloc(charts, sizeof(size_t));
-	pl.end = calloc(charts, sizeof(size_t));
-	pl.cap = calloc(charts, sizeof(size_t));
-	if (chart_of && start && pl.order && pl.col_of && pl.cursor && pl.end &&
-	    pl.cap) {
-		group_events(c, l, &pl, n, chart_of, start);
+	if (alloc_placing(&pl, n, l->n + 2, &chart_of, &start) && keys) {
+		group_events(keys, nkeys, l, &pl, n, chart_of, start);
 		rc = l->n ? fill_charts(c, &pl, l) : 0;
 	}
+	free(keys);
 	free(chart_of);
 	free(start);
-	free(pl.order);
-	free(pl.col_of);
-	free(pl.cursor);
-	free(pl.end);
-	free(pl.cap);
+	free_placing(&pl);
 	return rc;
 }
 

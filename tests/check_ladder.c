@@ -183,6 +183,48 @@ START_TEST(test_layout_places_events)
 }
 END_TEST
 
+/* srq.pcap: two connections between the same two addresses. An event
+ * joins the chart of its own QP, whichever order the events come in. */
+START_TEST(test_layout_events_find_their_flow)
+{
+	char path[512], err[ROCE_PCAP_ERRLEN];
+	struct roce_capture c;
+	struct roce_ladder l;
+	struct rocemu_event evs[4];
+
+	snprintf(path, sizeof(path), "%s/rxe/srq.pcap", t_pcap_dir());
+	ck_assert_msg(roce_capture_load(path, &c, err) == 0, "%s", err);
+	ck_assert_uint_eq(roce_flows_count(c.flows), 2);
+	/* flow 1's two ends first, then flow 0's; slot i tells them apart */
+	for (unsigned i = 0; i < 4; i++) {
+		const struct roce_flow *f = roce_flows_get(c.flows, 1 - i / 2);
+		const struct roce_flow_end *e = &f->end[i % 2];
+		evs[i] = event(ROCEMU_EV_WQE, e->gid, e->qpn, 0, "");
+		evs[i].slot = i;
+	}
+	ck_assert_int_eq(
+	    roce_ladder_build(&c, evs, 4, ROCE_LADDER_ALL_FLOWS, &l), 0);
+	ck_assert_uint_eq(l.events_unplaced, 0);
+	for (unsigned k = 0; k < 2; k++) {
+		const struct roce_ladder_chart *ch = &l.charts[k];
+		unsigned notes = 0;
+		for (size_t r = 0; r < ch->n; r++) {
+			if (ch->rows[r].kind != ROCE_LADDER_WQE)
+				continue;
+			char want[16];
+			unsigned i = (1 - k) * 2 + ch->rows[r].col;
+			snprintf(want, sizeof(want), "SQ[%u]", i);
+			ck_assert_msg(strstr(ch->rows[r].label, want),
+				      "chart %u: %s", k, ch->rows[r].label);
+			notes++;
+		}
+		ck_assert_uint_eq(notes, 2);
+	}
+	roce_ladder_free(&l);
+	roce_capture_free(&c);
+}
+END_TEST
+
 /* Labels as long as they get still give lines of 100 columns at most. */
 START_TEST(test_text_fits_100_columns)
 {
@@ -227,6 +269,7 @@ Suite *ladder_suite(void)
 	tcase_add_loop_test(tc, test_event_parse_rejects, 0,
 			    sizeof(bad_lines) / sizeof(bad_lines[0]));
 	tcase_add_test(tc, test_layout_places_events);
+	tcase_add_test(tc, test_layout_events_find_their_flow);
 	tcase_add_test(tc, test_text_fits_100_columns);
 	suite_add_tcase(s, tc);
 	return s;
