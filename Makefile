@@ -264,6 +264,7 @@ bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP) $(VERBS_SO)
 	$(Q)$(BENCH_DEV)
 	$(Q)$(BENCH_NET)
 	$(Q)tests/tools/bench_verbs.sh $(BUILD)
+	$(Q)tests/ladder_bench.sh $(BUILD)
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
 # Three targets: the frame decoder; an RC responder in RTS that must never
