@@ -16,7 +16,8 @@ given, and --svg) and `rocemu dump --json`, and checks, from the JSON:
         chart's title counts its arrows; with a trace, each event of the
         trace sits on the lifeline of its address and QP, in file order,
         after the packets the capture held when it happened and before
-        the next.
+        the next; a send WQE is followed by a request from its QP (unless
+        flushed) and a successful CQE follows a packet to its QP.
   SVG:  well-formed XML (python's parser); one <line class="packet"> per
         packet with the arrowhead marker, left to right exactly when the
         packet's source is the left column; a title, two head boxes and
@@ -296,8 +297,29 @@ def check_notes(name, charts, evs):
                 fail("%s: %r (after %d frames) placed between frames %s and %s"
                      % (name, want, frames, before[-1:] or "-",
                         after[:1] or "-"))
+            causal(name, ch["rows"], i, e, col)
             placed += 1
     return placed
+
+
+def causal(name, rows, i, e, col):
+    """What the verbs say must surround an event: a posted send WQE is
+    followed by a request from its QP (unless its QP is in error, and it
+    is flushed); a successful CQE comes after a packet that reached its
+    QP (an ACK or response for a send, the message for a receive)."""
+    arrows_before = [r for r in rows[:i] if r["kind"] == "arrow"]
+    arrows_after = [r for r in rows[i:] if r["kind"] == "arrow"]
+    flushed = any(r["kind"] == "note" and "WR_FLUSH_ERR" in r["label"]
+                  and ("wr_id %s " % e["wr_id"]) in r["label"] + " "
+                  for r in rows[i:])
+    if e["kind"] == "wqe" and not flushed and \
+            not any(r["dir"] == col for r in arrows_after):
+        fail("%s: WQE SQ[%s] is followed by no packet from its QP" %
+             (name, e["slot"]))
+    if e["kind"] == "cqe" and e["status"] == "SUCCESS" and \
+            not any(r["dir"] != col for r in arrows_before):
+        fail("%s: CQE CQ[%s] %s comes before any packet reached its QP" %
+             (name, e["slot"], e["op"]))
 
 
 # ---- the SVG ladder -------------------------------------------------------
