@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # rocemu ladder: the charts of rxe's captures, of the demo with its WQE and
-# CQE events, and of two examples run on the drop-in with ROCEMU_TRACE=FILE
-# are checked against the captures themselves (tests/ladder_check.py); the
+# CQE events, of two examples run on the drop-in with ROCEMU_TRACE=FILE,
+# and of the captures the tests before it in make check left (the UDP
+# wire's, IPv6 among them) are checked against the captures themselves
+# (tests/ladder_check.py); the
 # examples' ladders must still have the arrows and labels of the ones
 # committed under examples/; and bad arguments get exit 2 with a message.
 # usage: tests/ladder_cli.sh BUILD_DIR
@@ -60,7 +62,9 @@ python3 "$top/tests/ladder_check.py" --self-test --rocemu "$rocemu" \
 	--compare "$top/examples/demo.svg" "$work/check/demo.svg" \
 	"$top"/pcaps/rxe/*.pcap "$work/demo.pcap:$work/demo.trace" \
 	"$work/rdma_write.pcap:$work/rdma_write.trace" \
-	"$work/errors.pcap:$work/errors.trace" >"$work/check.txt" 2>&1
+	"$work/errors.pcap:$work/errors.trace" \
+	$(ls "$build"/net_*/*.pcap "$build"/examples/*.pcap 2>/dev/null) \
+	>"$work/check.txt" 2>&1
 rc=$?
 [ $rc = 0 ] && ok || { bad "ladder_check.py"; grep FAIL "$work/check.txt"; }
 
