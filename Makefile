@@ -89,6 +89,7 @@ VERBS_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(VERBS_SRC))
 ROCEMU := $(BUILD)/bin/rocemu
 CHECK_BIN := $(BUILD)/tests/check_rocemu
 MKCAP := $(BUILD)/tests/mkcap
+PCAP_EDIT := $(BUILD)/tests/pcap_edit
 BENCH := $(BUILD)/tests/bench_proto
 BENCH_DEV := $(BUILD)/tests/bench_device
 BENCH_NET := $(BUILD)/tests/bench_net
@@ -99,7 +100,7 @@ DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
 .PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench fuzz install clean
-all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
 	$(VERBS_SO) $(RXE_PROBE)
 
 # Installs what is missing when run as root; otherwise names the command.
@@ -184,6 +185,7 @@ check: all
 	$(Q)ROCEMU_PCAPS=pcaps $(ISOLATED) $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/live_cli.sh $(BUILD)
+	$(Q)tests/replay_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_hosts.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_reads.sh $(BUILD)

@@ -10,6 +10,8 @@ struct tap_wire {
 	struct wire w;		/* first: a struct wire * is one of these */
 	struct wire *inner;
 	struct roce_pcap_writer *pcap;
+	tap_watch_fn watch;	/* every frame sent, or NULL */
+	void *watch_arg;
 	/* while receiving: where the inner wire's arrivals go next */
 	wire_deliver_fn up;
 	void *up_arg;
@@ -25,7 +27,7 @@ static struct tap_wire *tap_of(const struct wire *w)
  * indirect calls for nothing. */
 static void route_port(struct tap_wire *t, struct wire_port *p)
 {
-	p->top = t->pcap ? &t->w : t->inner;
+	p->top = t->pcap || t->watch ? &t->w : t->inner;
 }
 
 static int tap_attach(struct wire *w, const uint8_t gid[16],
@@ -62,6 +64,8 @@ static void tap_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 
 	if (t->pcap)
 		record(t, frame, len);
+	if (t->watch)
+		t->watch(t->watch_arg, frame, len);
 	t->inner->ops->send(t->inner, from, frame, len);
 }
 
@@ -172,6 +176,17 @@ int tap_wire_record(struct wire *w, const char *path)
 	HASH_ITER(hh, t->inner->ports, p, tmp)
 		route_port(t, p);
 	return rc;
+}
+
+void tap_wire_watch(struct wire *w, tap_watch_fn fn, void *arg)
+{
+	struct tap_wire *t = tap_of(w);
+	struct wire_port *p, *tmp;
+
+	t->watch = fn;
+	t->watch_arg = arg;
+	HASH_ITER(hh, t->inner->ports, p, tmp)
+		route_port(t, p);
 }
 
 void tap_wire_flush(struct wire *w)

@@ -108,6 +108,14 @@ int tap_wire_record(struct wire *tap, const char *path);
 /* Flushes the recording (before a fork copies its buffer). */
 void tap_wire_flush(struct wire *tap);
 
+/* Called with each frame sent on the wire, as built, before the inner
+ * wire's faults; the frame is valid during the call only. */
+typedef void (*tap_watch_fn)(void *arg, const uint8_t *frame, size_t len);
+
+/* Calls fn for every frame sent from now on (fn NULL: no more), injected
+ * ones included; recording is unaffected. Never fails. */
+void tap_wire_watch(struct wire *tap, tap_watch_fn fn, void *arg);
+
 /* The port with this GID, NULL if none. */
 struct wire_port *wire_port_find(const struct wire *w, const uint8_t gid[16]);
 /* Adds p (its gid set) to w's table; p->top and p->home are set to w. */

@@ -98,6 +98,13 @@ void rocemu_world_events(struct rocemu_world *w, rocemu_event_fn fn,
 	w->core.event_arg = arg;
 }
 
+void rocemu_world_watch(struct rocemu_world *w, rocemu_frame_fn fn,
+			void *arg)
+{
+	WORLD_GUARD(w);
+	tap_wire_watch(w->wire, fn, arg);
+}
+
 void rocemu_world_inject(struct rocemu_world *w, const uint8_t *frame,
 			 size_t len)
 {

@@ -80,6 +80,18 @@ void rocemu_world_set_faults(struct rocemu_world *w,
 /* Records every frame the wire carries, as sent, to an Ethernet pcap. */
 int rocemu_world_record(struct rocemu_world *w, const char *path);
 
+/* Called with each frame the wire carries; valid during the call only. */
+typedef void (*rocemu_frame_fn)(void *arg, const uint8_t *frame, size_t len);
+
+/*
+ * Calls fn with every frame sent on w's wire from now on, as built,
+ * before the wire's faults: the devices' frames and injected ones, each
+ * once. fn NULL stops it; recording to a pcap is unaffected. fn runs
+ * under the world's lock and must not call into w. Never fails.
+ */
+void rocemu_world_watch(struct rocemu_world *w, rocemu_frame_fn fn,
+			void *arg);
+
 /*
  * For pthread_atfork: prepare takes the world lock and writes out the
  * capture's buffer, so that a child that exits does not write it a second

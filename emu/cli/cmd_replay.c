@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* rocemu replay: a capture's requests fed to rocemu as the responder, its answers compared with the captured ones. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay.h"
+#include "rocemu/pcapio.h"
+
+struct replay_opts {
+	const char *path;
+	const char *write;	/* rocemu's side as a pcap, or NULL */
+	long flow;		/* -1: every flow */
+	bool verbose;
+};
+
+static const char usage_text[] =
+	"usage: rocemu replay CAPTURE [--flow N] [--write FILE] [-v]\n"
+	"Feeds the requests of each RC flow of a capture, in captured order,\n"
+	"to rocemu playing the captured responder (its address, QP number,\n"
+	"path MTU, and the memory and receives the capture implies), and\n"
+	"compares rocemu's answers with the captured ones field by field:\n"
+	"the first divergence per direction, with both packets and what\n"
+	"rocemu's counters say, then a line per direction.\n"
+	"  --flow N      only flow N (as rocemu ladder and check number them)\n"
+	"  --write FILE  rocemu's answers as a pcap\n"
+	"  -v            every answer that agrees, too\n"
+	"Exit status: 0 when rocemu answers as captured, 1 at a divergence,\n"
+	"2 for a usage or file error.\n";
+
+static int parse_args(int argc, char **argv, struct replay_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "flow", required_argument, NULL, 'f' },
+		{ "write", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	o->flow = -1;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			o->flow = strtol(optarg, &end, 10);
+			if (*end || !*optarg || o->flow < 0) {
+				fprintf(stderr, "rocemu replay: --flow wants a "
+						"flow number, not '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'w': o->write = optarg; break;
+		case 'v': o->verbose = true; break;
+		case 'h': fputs(usage_text, stdout); return 1;
+		default: fputs(usage_text, stderr); return -EINVAL;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "rocemu replay: %s\n%s",
+			optind == argc ? "no capture file given"
+				       : "one capture file at a time",
+			usage_text);
+		return -EINVAL;
+	}
+	o->path = argv[optind];
+	return 0;
+}
+
+static int write_sent(struct roce_pcap_writer *pw, const struct rp_result *r)
+{
+	for (size_t i = 0; i < r->nsent; i++)
+		if (roce_pcap_write(pw, r->sent[i].ts_ns, r->sent[i].data,
+				    r->sent[i].len))
+			return -EIO;
+	return 0;
+}
+
+/* One direction of one flow: 0 same, 1 diverges, 2 could not run. */
+static int replay_dir(const struct roce_capture *cap,
+		      const struct roce_flow *fl, unsigned req,
+		      const struct replay_opts *o,
+		      struct roce_pcap_writer *pw)
+{
+	struct rp_plan p;
+	struct rp_result res;
+	int rc = rp_plan_make(&p, cap, fl, req);
+
+	if (rc)
+		return rc == -ENOENT ? 0 : 2;
+	rc = rp_run_responder(&p, &res);
+	if (rc) {
+		fprintf(stderr, "rocemu replay: flow %u: rocemu's responder "
+				"could not be set up: %s\n",
+			fl->id, strerror(-rc));
+		rp_plan_free(&p);
+		return 2;
+	}
+	rc = rp_compare(&p, &res, o->verbose, stdout);
+	if (pw && write_sent(pw, &res))
+		rc = 2;
+	rp_result_free(&res);
+	rp_plan_free(&p);
+	return rc;
+}
+
+static int replay_flow(const struct roce_capture *cap,
+		       const struct roce_flow *fl,
+		       const struct replay_opts *o,
+		       struct roce_pcap_writer *pw)
+{
+	char a[96], b[96];
+	int worst = 0;
+
+	if (fl->kind != ROCE_FLOW_RC) {
+		printf("flow %u %s %s - %s: not replayed: only RC responders "
+		       "answer (rocemu check judges %s flows)\n",
+		       fl->id, roce_flow_kind_name(fl->kind),
+		       roce_flow_end_text(&fl->end[0], a, sizeof(a)),
+		       roce_flow_end_text(&fl->end[1], b, sizeof(b)),
+		       roce_flow_kind_name(fl->kind));
+		return 0;
+	}
+	for (unsigned d = 0; d < 2; d++) {
+		if (!fl->requests[d])
+			continue;
+		if (!fl->end[0].qpn_known || !fl->end[1].qpn_known) {
+			printf("flow %u: not replayed: the capture never shows "
+			       "a packet to one of its QPs\n", fl->id);
+			return 0;
+		}
+		int rc = replay_dir(cap, fl, d, o, pw);
+		if (rc > worst)
+			worst = rc;
+	}
+	return worst;
+}
+
+static int replay_all(const struct roce_capture *cap,
+		      const struct replay_opts *o,
+		      struct roce_pcap_writer *pw)
+{
+	unsigned n = roce_flows_count(cap->flows);
+	int worst = 0;
+
+	if (o->flow >= (long)n) {
+		fprintf(stderr, "rocemu replay: %s has %u flows: no flow %ld\n",
+			o->path, n, o->flow);
+		return CLI_USAGE;
+	}
+	for (unsigned id = 0; id < n; id++) {
+		if (o->flow >= 0 && id != (unsigned)o->flow)
+			continue;
+		int rc = replay_flow(cap, roce_flows_get(cap->flows, id), o,
+				     pw);
+		if (rc > worst)
+			worst = rc;
+	}
+	return worst == 2 ? CLI_USAGE : worst ? CLI_FAIL : CLI_OK;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	struct replay_opts o = { 0 };
+	struct roce_capture cap;
+	struct roce_pcap_writer *pw = NULL;
+	char err[ROCE_PCAP_ERRLEN];
+
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc > 0 ? CLI_OK : CLI_USAGE;
+	if (roce_capture_load(o.path, &cap, err)) {
+		fprintf(stderr, "rocemu replay: %s: %s\n", o.path, err);
+		return CLI_USAGE;
+	}
+	if (o.write && roce_pcap_create(o.write, &pw, err)) {
+		fprintf(stderr, "rocemu replay: %s: %s\n", o.write, err);
+		roce_capture_free(&cap);
+		return CLI_USAGE;
+	}
+	rc = replay_all(&cap, &o, pw);
+	if (pw && roce_pcap_finish(pw)) {
+		fprintf(stderr, "rocemu replay: %s: writing failed\n", o.write);
+		rc = CLI_USAGE;
+	}
+	roce_capture_free(&cap);
+	return rc;
+}

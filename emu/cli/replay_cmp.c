@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* rocemu's answers beside the captured responder's, field by field, and why rocemu decided as it did. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "replay.h"
+#include "rocemu/aeth.h"
+#include "rocemu/dissect.h"
+#include "rocemu/psn.h"
+
+/*
+ * What a responder decides, and so what is compared: the transport
+ * fields and the payload. Not compared, because they say where and when
+ * rather than what: MAC and IP addresses' framing, IP ID, TTL, traffic
+ * class, UDP source port and checksum, the ICRC (it follows from the
+ * rest) and timestamps.
+ */
+struct diff {
+	char text[512];
+	size_t len;
+};
+
+static void note(struct diff *d, const char *field, uint64_t cap,
+		 uint64_t emu)
+{
+	if (cap == emu || d->len >= sizeof(d->text) - 80)
+		return;
+	d->len += (size_t)snprintf(d->text + d->len, sizeof(d->text) - d->len,
+				   "%s%s: captured 0x%" PRIx64
+				   ", rocemu 0x%" PRIx64,
+				   d->len ? "; " : "", field, cap, emu);
+}
+
+static void payload(struct diff *d, const struct roce_ib *a,
+		    const struct roce_ib *b)
+{
+	note(d, "payload length", a->payload_len, b->payload_len);
+	uint32_t n = a->payload_avail < b->payload_avail ? a->payload_avail
+							  : b->payload_avail;
+	for (uint32_t i = 0; i < n && a->payload_len == b->payload_len; i++)
+		if (a->payload[i] != b->payload[i]) {
+			char f[48];
+			snprintf(f, sizeof(f), "payload byte %u", i);
+			note(d, f, a->payload[i], b->payload[i]);
+			return;
+		}
+}
+
+/* Fills d with every field in which b (rocemu's) differs from a. */
+static void compare(const struct roce_frame *a, const struct roce_frame *b,
+		    struct diff *d)
+{
+	const struct roce_ib *x = &a->ib, *y = &b->ib;
+
+	d->len = 0;
+	d->text[0] = 0;
+	note(d, "opcode", x->bth.opcode, y->bth.opcode);
+	note(d, "psn", x->bth.psn, y->bth.psn);
+	note(d, "dqpn", x->bth.dqpn, y->bth.dqpn);
+	note(d, "se", x->bth.se, y->bth.se);
+	note(d, "ackreq", x->bth.ackreq, y->bth.ackreq);
+	note(d, "pkey", x->bth.pkey, y->bth.pkey);
+	if (x->bth.opcode != y->bth.opcode)
+		return;		/* different headers follow */
+	if (x->exts & ROCE_EXT_AETH) {
+		note(d, "aeth syndrome", x->aeth.syndrome, y->aeth.syndrome);
+		note(d, "aeth msn", x->aeth.msn, y->aeth.msn);
+	}
+	if (x->exts & ROCE_EXT_ATMACK)
+		note(d, "atomic ack original value", x->atmack, y->atmack);
+	payload(d, x, y);
+}
+
+/* One packet in the dissector's one-line form: a captured one with its
+ * frame number and time since the capture began, rocemu's with none. */
+static void line(FILE *out, const char *who, const struct roce_frame *f,
+		 uint64_t no, int64_t rel_ns)
+{
+	char text[1024];
+	struct roce_sb sb;
+	struct roce_dissect_in in = { .frame_no = no, .rel_ns = rel_ns,
+				      .caplen = f->wire_len };
+
+	roce_sb_init(&sb, text, sizeof(text));
+	roce_fmt_line(&sb, &in, f);
+	fprintf(out, "    %-9s %.*s", who, (int)sb.len, text);
+}
+
+static int64_t rel(const struct rp_plan *p, size_t k)
+{
+	return (int64_t)(p->cap->pkts[k].ts_ns - p->cap->pkts[0].ts_ns);
+}
+
+/* The counters that moved while rocemu handled the request fed last
+ * before answer s, in words. */
+static void why(FILE *out, const struct rp_plan *p,
+		const struct rp_result *res, size_t fed)
+{
+	if (fed >= res->fed)
+		return;
+	size_t k = res->fed_at[fed];
+	const uint64_t *d = &res->deltas[fed * ROCEMU_CNT_COUNTER_MAX];
+	fprintf(out, "    rocemu, handling request #%" PRIu64 ":",
+		p->cap->pkts[k].no);
+	for (int c = 0; c < ROCEMU_CNT_COUNTER_MAX; c++)
+		if (d[c] && c != ROCEMU_CNT_RX_PACKETS &&
+		    c != ROCEMU_CNT_TX_PACKETS)
+			fprintf(out, " %s +%" PRIu64, rocemu_counter_name(c),
+				d[c]);
+	fprintf(out, "\n    rocemu's QP at the end: %s\n", res->qp_state);
+}
+
+static void head(FILE *out, const struct rp_plan *p)
+{
+	char a[96], b[96];
+
+	fprintf(out, "flow %u %s %s > %s", p->fl->id,
+		roce_flow_kind_name(p->fl->kind),
+		roce_flow_end_text(&p->fl->end[p->req], a, sizeof(a)),
+		roce_flow_end_text(&p->fl->end[1 - p->req], b, sizeof(b)));
+}
+
+/* The next captured answer at or after *from, or cap->n. */
+static size_t next_answer(const struct rp_plan *p, size_t from)
+{
+	while (from < p->cap->n && !rp_is_answer(p, from))
+		from++;
+	return from;
+}
+
+static bool plain_ack(const struct roce_frame *f)
+{
+	return f->ib.bth.opcode == ROCE_OP_RC_ACK &&
+	       roce_aeth_type(f->ib.aeth.syndrome) == ROCE_AETH_ACK;
+}
+
+/*
+ * A responder may acknowledge several requests with one ACK (IBTA
+ * 9.7.5.1.1: coalescing), and when it does depends on timing, not on
+ * rules. Two positive ACKs that differ only there: -1 when rocemu's
+ * acknowledges less (it answered earlier; skip rocemu's), 1 when it
+ * acknowledges more (the captured responder answered earlier; skip the
+ * captured one), 0 when this is not such a pair.
+ */
+static int coalesced(const struct roce_frame *cap, const struct roce_frame *emu)
+{
+	if (!plain_ack(cap) || !plain_ack(emu) ||
+	    cap->ib.aeth.syndrome != emu->ib.aeth.syndrome ||
+	    cap->ib.bth.dqpn != emu->ib.bth.dqpn)
+		return 0;
+	int32_t psn = roce_psn_cmp(emu->ib.bth.psn, cap->ib.bth.psn);
+	int32_t msn = roce_psn_cmp(emu->ib.aeth.msn, cap->ib.aeth.msn);
+	if (psn < 0 && msn <= 0)
+		return -1;
+	if (psn > 0 && msn >= 0)
+		return 1;
+	return 0;
+}
+
+static void divergence(FILE *out, const struct rp_plan *p,
+		       const struct rp_result *res, size_t ci, size_t k,
+		       size_t ri, const char *what)
+{
+	head(out, p);
+	fprintf(out, ": answer %zu diverges: %s\n", ci + 1, what);
+	if (k < p->cap->n)
+		line(out, "captured", &p->cap->pkts[k].f, p->cap->pkts[k].no,
+		     rel(p, k));
+	else
+		fprintf(out, "    captured  (nothing more)\n");
+	if (ri < res->nsent)
+		line(out, "rocemu", &res->sent[ri].f, 0, 0);
+	else
+		fprintf(out, "    rocemu    (nothing)\n");
+	why(out, p, res,
+	    ri < res->nsent ? res->sent[ri].after
+			    : (res->fed ? res->fed - 1 : 0));
+}
+
+int rp_compare(const struct rp_plan *p, const struct rp_result *res,
+	       bool verbose, FILE *out)
+{
+	size_t k = next_answer(p, 0), ci = 0, ri = 0, same = 0, merged = 0;
+	struct diff d;
+
+	while (k < p->cap->n || ri < res->nsent) {
+		if (k >= p->cap->n || ri >= res->nsent) {
+			divergence(out, p, res, ci, k, ri,
+				   k >= p->cap->n ? "rocemu sent more"
+						  : "rocemu sent no such answer");
+			goto diverged;
+		}
+		const struct roce_frame *cf = &p->cap->pkts[k].f;
+		const struct roce_frame *rf = &res->sent[ri].f;
+		compare(cf, rf, &d);
+		int co = d.len ? coalesced(cf, rf) : 0;
+		if (d.len && !co) {
+			divergence(out, p, res, ci, k, ri, d.text);
+			goto diverged;
+		}
+		if (co)
+			merged++;
+		else if (verbose)
+			line(out, "same", cf, p->cap->pkts[k].no, rel(p, k));
+		same += !co;
+		if (co <= 0)
+			ri++;
+		if (co >= 0) {
+			k = next_answer(p, k + 1);
+			ci++;
+		}
+	}
+	head(out, p);
+	fprintf(out, ": %zu requests fed, %zu answers the same", res->fed - res->cut,
+		same);
+	if (merged)
+		fprintf(out, ", %zu ACKs coalesced otherwise", merged);
+	fprintf(out, ", no divergence\n");
+	return 0;
+diverged:
+	head(out, p);
+	fprintf(out, ": %zu requests fed, diverges at answer %zu of %zu\n",
+		res->fed - res->cut, ci + 1, p->nresp);
+	return 1;
+}

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/* What a captured flow implies for an emulated responder: MTU, memory, RNR timer, and which requests it accepted. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+#include "rocemu/aeth.h"
+#include "rocemu/psn.h"
+
+static const struct roce_cap_pkt *pkt(const struct rp_plan *p, size_t k)
+{
+	return &p->cap->pkts[k];
+}
+
+static unsigned op_flags(const struct roce_cap_pkt *c)
+{
+	return c->f.ib.op ? c->f.ib.op->flags : 0;
+}
+
+bool rp_is_request(const struct rp_plan *p, size_t k)
+{
+	const struct roce_cap_pkt *c = pkt(p, k);
+
+	return c->flow == p->fl->id && c->dir == p->req &&
+	       (op_flags(c) & ROCE_OPF_REQ);
+}
+
+bool rp_is_answer(const struct rp_plan *p, size_t k)
+{
+	const struct roce_cap_pkt *c = pkt(p, k);
+
+	return c->flow == p->fl->id && c->dir != p->req &&
+	       (op_flags(c) & ROCE_OPF_RESP);
+}
+
+static bool has_aeth(const struct roce_cap_pkt *c)
+{
+	return c->f.ib.exts & ROCE_EXT_AETH;
+}
+
+bool rp_accepted(const struct rp_plan *p, size_t k)
+{
+	uint32_t psn = pkt(p, k)->f.ib.bth.psn;
+
+	for (size_t j = k + 1; j < p->cap->n; j++) {
+		const struct roce_cap_pkt *c = pkt(p, j);
+		if (rp_is_request(p, j) && c->f.ib.bth.psn == psn)
+			return true;	/* sent again: judged there */
+		if (!rp_is_answer(p, j) || !has_aeth(c) ||
+		    c->f.ib.bth.psn != psn)
+			continue;
+		return roce_aeth_type(c->f.ib.aeth.syndrome) == ROCE_AETH_ACK;
+	}
+	return true;
+}
+
+/* Response packets a READ of len bytes takes at this MTU. */
+static uint32_t read_packets(uint32_t len, unsigned mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+int rp_read_data(const struct rp_plan *p, size_t k, uint8_t *buf,
+		 uint32_t len)
+{
+	uint32_t psn = pkt(p, k)->f.ib.bth.psn;
+	uint32_t n = read_packets(len, p->mtu_bytes), got = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t want = roce_psn_add(psn, i), off = i * p->mtu_bytes;
+		size_t j = k + 1;
+		for (; j < p->cap->n; j++) {
+			const struct roce_cap_pkt *c = pkt(p, j);
+			if (rp_is_answer(p, j) &&
+			    (op_flags(c) & ROCE_OPF_READ) &&
+			    c->f.ib.bth.psn == want)
+				break;
+		}
+		if (j == p->cap->n)
+			return -ENOENT;
+		const struct roce_ib *ib = &pkt(p, j)->f.ib;
+		uint32_t take = ib->payload_avail;
+		if (off + take > len)
+			take = len > off ? len - off : 0;
+		memcpy(buf + off, ib->payload, take);
+		got += take;
+	}
+	return got == len ? 0 : -ENOENT;
+}
+
+int rp_atomic_orig(const struct rp_plan *p, size_t k, uint64_t *v)
+{
+	uint32_t psn = pkt(p, k)->f.ib.bth.psn;
+
+	for (size_t j = k + 1; j < p->cap->n; j++) {
+		const struct roce_cap_pkt *c = pkt(p, j);
+		if (rp_is_answer(p, j) && (c->f.ib.exts & ROCE_EXT_ATMACK) &&
+		    c->f.ib.bth.psn == psn) {
+			*v = c->f.ib.atmack;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+struct rp_region *rp_region_of(const struct rp_plan *p, uint32_t rkey)
+{
+	for (size_t i = 0; i < p->nregions; i++)
+		if (p->regions[i].rkey == rkey)
+			return &p->regions[i];
+	return NULL;
+}
+
+/* Widens rkey's region to [va, va + len), creating it: 0 or -ENOMEM. */
+static int region_add(struct rp_plan *p, uint32_t rkey, uint64_t va,
+		      uint64_t len)
+{
+	struct rp_region *r = rp_region_of(p, rkey);
+
+	if (!r) {
+		r = realloc(p->regions, (p->nregions + 1) * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		p->regions = r;
+		r = &p->regions[p->nregions++];
+		memset(r, 0, sizeof(*r));
+		r->rkey = rkey;
+		r->lo = va;
+		r->hi = va + len;
+	}
+	if (va < r->lo)
+		r->lo = va;
+	if (va + len > r->hi)
+		r->hi = va + len;
+	return 0;
+}
+
+/* The remote range request k names, if it names one. */
+static bool remote_range(const struct roce_cap_pkt *c, uint32_t *rkey,
+			 uint64_t *va, uint64_t *len)
+{
+	const struct roce_ib *ib = &c->f.ib;
+
+	if (ib->exts & ROCE_EXT_RETH) {
+		*rkey = ib->reth.rkey;
+		*va = ib->reth.va;
+		*len = ib->reth.len;
+		return true;
+	}
+	if (ib->exts & ROCE_EXT_ATMETH) {
+		*rkey = ib->atmeth.rkey;
+		*va = ib->atmeth.va;
+		*len = 8;
+		return true;
+	}
+	return false;
+}
+
+/* The path MTU: a FIRST or MIDDLE packet carries exactly one; without
+ * them, the smallest IBTA MTU that holds the largest payload. */
+static unsigned infer_mtu(const struct rp_plan *p)
+{
+	uint32_t most = 0;
+
+	for (size_t k = 0; k < p->cap->n; k++) {
+		const struct roce_cap_pkt *c = pkt(p, k);
+		if (c->flow != p->fl->id)
+			continue;
+		if (op_flags(c) & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE))
+			return c->f.ib.payload_len;
+		if (c->f.ib.payload_len > most)
+			most = c->f.ib.payload_len;
+	}
+	unsigned mtu = 256;
+	while (mtu < most && mtu < 4096)
+		mtu *= 2;
+	return mtu < 1024 ? 1024 : mtu;
+}
+
+/* Sizes of SEND messages, for the receive buffers. */
+static void count_send(struct rp_plan *p, const struct roce_cap_pkt *c,
+		       uint32_t *msg)
+{
+	unsigned fl = op_flags(c);
+
+	if (!(fl & ROCE_OPF_SEND))
+		return;
+	if (fl & (ROCE_OPF_FIRST | ROCE_OPF_ONLY))
+		*msg = 0;
+	*msg += c->f.ib.payload_len;
+	if (*msg > p->max_send)
+		p->max_send = *msg;
+}
+
+static int scan(struct rp_plan *p)
+{
+	uint32_t msg = 0;
+
+	for (size_t k = 0; k < p->cap->n; k++) {
+		const struct roce_cap_pkt *c = pkt(p, k);
+		if (rp_is_answer(p, k)) {
+			p->nresp++;
+			if (has_aeth(c) && !p->rnr_code &&
+			    roce_aeth_type(c->f.ib.aeth.syndrome) ==
+				    ROCE_AETH_RNR_NAK)
+				p->rnr_code = (uint8_t)roce_aeth_value(
+					c->f.ib.aeth.syndrome);
+			continue;
+		}
+		if (!rp_is_request(p, k))
+			continue;
+		if (!p->nreq++)
+			p->first_psn = c->f.ib.bth.psn;
+		count_send(p, c, &msg);
+		uint32_t rkey;
+		uint64_t va, len;
+		if (remote_range(c, &rkey, &va, &len) && rp_accepted(p, k) &&
+		    region_add(p, rkey, va, len))
+			return -ENOMEM;
+	}
+	return p->nreq ? 0 : -ENOENT;
+}
+
+int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
+		 const struct roce_flow *fl, unsigned req)
+{
+	memset(p, 0, sizeof(*p));
+	p->cap = cap;
+	p->fl = fl;
+	p->req = req;
+	p->mtu_bytes = infer_mtu(p);
+	int rc = scan(p);
+	if (rc)
+		rp_plan_free(p);
+	return rc;
+}
+
+void rp_plan_free(struct rp_plan *p)
+{
+	for (size_t i = 0; i < p->nregions; i++)
+		free(p->regions[i].buf);
+	free(p->regions);
+	p->regions = NULL;
+	p->nregions = 0;
+}

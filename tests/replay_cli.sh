@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# rocemu replay: rocemu as the responder of every bundled capture (real
+# rxe's and rocemu's own) answers as captured; a capture whose responder
+# was made to misbehave (one answer rewritten with the codec, so that its
+# ICRC stays right) is caught at that answer, with the field named; --write
+# gives a capture rocemu dump reads clean, holding as many answers as the
+# captured responder sent; usage errors exit 2.
+# usage: tests/replay_cli.sh BUILD_DIR
+set -u
+build=${1:?usage: replay_cli.sh BUILD_DIR}
+rocemu=$build/bin/rocemu
+edit=$build/tests/pcap_edit
+work=$build/replay_cli
+rm -rf "$work" && mkdir -p "$work"
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# 1. Every bundled capture: no divergence, exit 0
+"$rocemu" demo "$work/demo.pcap" >/dev/null
+for cap in pcaps/rxe/*.pcap pcaps/rocemu/*.pcap "$work/demo.pcap"; do
+	out=$work/$(basename "$cap" .pcap).$(basename "$(dirname "$cap")").txt
+	timeout 60 "$rocemu" replay "$cap" >"$out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && ! grep -q diverges "$out"; then ok; else
+		bad "$cap: exit $rc"; head -n 8 "$out"
+	fi
+done
+# an RC capture gives a summary line per requesting side
+grep -q "no divergence" "$work/read_bw.rxe.txt" && ok ||
+	bad "read_bw: no summary line"
+
+# 2. Misbehaving responders: EDIT NAME FRAME FIELD VALUE EXPECTED_FIELD
+misbehave() {
+	local name=$1 frame=$2 field=$3 value=$4 want=$5
+	local out=$work/bad_${name}_${field}.txt
+	if ! "$edit" "pcaps/rxe/$name.pcap" "$work/bad.pcap" "$frame" \
+		"$field" "$value"; then
+		bad "pcap_edit $name $frame $field"; return
+	fi
+	timeout 60 "$rocemu" replay "$work/bad.pcap" >"$out" 2>&1
+	local rc=$?
+	# the divergence names the field and shows the edited frame
+	if [ $rc = 1 ] && grep -q "diverges: .*$want" "$out" &&
+	   grep -qE "^    captured +$frame " "$out"; then ok; else
+		bad "$name frame $frame $field=$value: exit $rc"; cat "$out"
+	fi
+}
+ack_of() {	# frame number of the N-th RC_ACK in capture $1
+	"$rocemu" dump "pcaps/rxe/$1.pcap" |
+		awk -v n="$2" '$6 == "RC_ACK" && ++i == n { print $1; exit }'
+}
+misbehave rc_send_64 "$(ack_of rc_send_64 1)" msn 7 "aeth msn"
+# a NAK with a code that does not fit: invalid request for a bad rkey
+misbehave err_write_bad_rkey "$(ack_of err_write_bad_rkey 1)" syndrome 0x61 \
+	"aeth syndrome"
+# a NAK where rxe acknowledged a WRITE
+misbehave write_bw "$(ack_of write_bw 2)" syndrome 0x62 "aeth syndrome"
+# a READ response with the wrong PSN
+rr=$("$rocemu" dump pcaps/rxe/read_bw.pcap |
+	awk '$6 == "RC_RDMA_READ_RESPONSE_MIDDLE" { print $1; exit }')
+misbehave read_bw "$rr" psn 0x1 "psn"
+# an atomic acknowledgement with the wrong MSN
+aa=$("$rocemu" dump pcaps/rxe/atomic_cas.pcap |
+	awk '$6 == "RC_ATOMIC_ACK" { print $1; exit }')
+misbehave atomic_cas "$aa" msn 9 "aeth msn"
+
+# 3. --write: rocemu's answers as a capture
+"$rocemu" replay --write "$work/read_bw_rocemu.pcap" pcaps/rxe/read_bw.pcap \
+	>/dev/null 2>&1
+"$rocemu" dump "$work/read_bw_rocemu.pcap" >"$work/read_bw_rocemu.txt"
+[ $? = 0 ] && ok || bad "rocemu dump of --write's capture failed"
+want=$("$rocemu" dump pcaps/rxe/read_bw.pcap | grep -c ' RC_RDMA_READ_RESPONSE_')
+got=$(grep -c ' RC_RDMA_READ_RESPONSE_' "$work/read_bw_rocemu.txt")
+[ "$want" -gt 0 ] && [ "$got" = "$want" ] && ok ||
+	bad "--write holds $got READ responses, the capture $want"
+
+# 4. --flow and usage errors
+"$rocemu" replay --flow 0 pcaps/rxe/srq.pcap >"$work/flow0.txt" 2>&1
+[ $? = 0 ] && ! grep -q "^flow 1" "$work/flow0.txt" && ok ||
+	bad "--flow 0 replayed other flows"
+"$rocemu" replay --flow 9 pcaps/rxe/srq.pcap >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "--flow past the last flow: not exit 2"
+"$rocemu" replay /nonexistent.pcap >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "missing capture: not exit 2"
+"$rocemu" replay >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "no argument: not exit 2"
+
+echo "replay_cli: $pass passed, $fail failed"
+[ $fail = 0 ]
