@@ -67,7 +67,40 @@ aa=$("$rocemu" dump pcaps/rxe/atomic_cas.pcap |
 	awk '$6 == "RC_ATOMIC_ACK" { print $1; exit }')
 misbehave atomic_cas "$aa" msn 9 "aeth msn"
 
-# 3. --write: rocemu's answers as a capture
+# 3. rocemu as the requester of every capture: its requests as captured
+for cap in pcaps/rxe/*.pcap pcaps/rocemu/*.pcap "$work/demo.pcap"; do
+	out=$work/req-$(basename "$cap" .pcap).$(basename "$(dirname "$cap")").txt
+	timeout 60 "$rocemu" replay --as requester "$cap" >"$out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && ! grep -q diverges "$out"; then ok; else
+		bad "--as requester $cap: exit $rc"; head -n 8 "$out"
+	fi
+done
+# the packet lost before rxe's capture point is recognised as such
+grep -q "1 not in the capture" "$work/req-loss.rxe.txt" && ok ||
+	bad "loss.pcap as requester: the lost packet not recognised"
+# a requester that misbehaved: a MIDDLE with a wrong PSN, a FIRST where a
+# MIDDLE belongs; rocemu sends what the IBTA wants and the test finds it
+mid=$("$rocemu" dump pcaps/rxe/rc_send_5000_mtu1024.pcap |
+	awk '$6 == "RC_SEND_MIDDLE" { print $1; exit }')
+for edit_args in "psn 0x5 psn" "opcode 0x0 opcode"; do
+	set -- $edit_args
+	"$edit" pcaps/rxe/rc_send_5000_mtu1024.pcap "$work/badreq.pcap" "$mid" \
+		"$1" "$2" || bad "pcap_edit $mid $1"
+	timeout 60 "$rocemu" replay --as requester "$work/badreq.pcap" \
+		>"$work/badreq-$1.txt" 2>&1
+	rc=$?
+	if [ $rc = 1 ] && grep -q "request [0-9]* diverges: $3" \
+		"$work/badreq-$1.txt" &&
+	   grep -qE "^    captured +$mid " "$work/badreq-$1.txt"; then ok; else
+		bad "requester with $1=$2 at frame $mid: exit $rc"
+		cat "$work/badreq-$1.txt"
+	fi
+done
+"$rocemu" replay --as nobody pcaps/rxe/read_bw.pcap >/dev/null 2>&1
+[ $? = 2 ] && ok || bad "--as nobody: not exit 2"
+
+# 4. --write: rocemu's answers as a capture
 "$rocemu" replay --write "$work/read_bw_rocemu.pcap" pcaps/rxe/read_bw.pcap \
 	>/dev/null 2>&1
 "$rocemu" dump "$work/read_bw_rocemu.pcap" >"$work/read_bw_rocemu.txt"
@@ -77,7 +110,7 @@ got=$(grep -c ' RC_RDMA_READ_RESPONSE_' "$work/read_bw_rocemu.txt")
 [ "$want" -gt 0 ] && [ "$got" = "$want" ] && ok ||
 	bad "--write holds $got READ responses, the capture $want"
 
-# 4. --flow and usage errors
+# 5. --flow and usage errors
 "$rocemu" replay --flow 0 pcaps/rxe/srq.pcap >"$work/flow0.txt" 2>&1
 [ $? = 0 ] && ! grep -q "^flow 1" "$work/flow0.txt" && ok ||
 	bad "--flow 0 replayed other flows"

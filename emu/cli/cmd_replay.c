@@ -15,16 +15,21 @@ struct replay_opts {
 	const char *write;	/* rocemu's side as a pcap, or NULL */
 	long flow;		/* -1: every flow */
 	bool verbose;
+	bool requester;		/* --as requester */
 };
 
 static const char usage_text[] =
-	"usage: rocemu replay CAPTURE [--flow N] [--write FILE] [-v]\n"
+	"usage: rocemu replay CAPTURE [--as responder|requester] [--flow N]\n"
+	"                            [--write FILE] [-v]\n"
 	"Feeds the requests of each RC flow of a capture, in captured order,\n"
 	"to rocemu playing the captured responder (its address, QP number,\n"
 	"path MTU, and the memory and receives the capture implies), and\n"
 	"compares rocemu's answers with the captured ones field by field:\n"
 	"the first divergence per direction, with both packets and what\n"
 	"rocemu's counters say, then a line per direction.\n"
+	"  --as requester  rocemu plays the requester instead: it posts the\n"
+	"                WQEs the capture implies, is fed the captured answers,\n"
+	"                and its requests are compared with the captured ones\n"
 	"  --flow N      only flow N (as rocemu ladder and check number them)\n"
 	"  --write FILE  rocemu's answers as a pcap\n"
 	"  -v            every answer that agrees, too\n"
@@ -35,6 +40,7 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "flow", required_argument, NULL, 'f' },
+		{ "as", required_argument, NULL, 'a' },
 		{ "write", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -55,6 +61,16 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 			}
 			break;
 		case 'w': o->write = optarg; break;
+		case 'a':
+			if (strcmp(optarg, "responder") &&
+			    strcmp(optarg, "requester")) {
+				fprintf(stderr, "rocemu replay: --as takes "
+						"responder or requester, not "
+						"'%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->requester = !strcmp(optarg, "requester");
+			break;
 		case 'v': o->verbose = true; break;
 		case 'h': fputs(usage_text, stdout); return 1;
 		default: fputs(usage_text, stderr); return -EINVAL;
@@ -92,15 +108,20 @@ static int replay_dir(const struct roce_capture *cap,
 
 	if (rc)
 		return rc == -ENOENT ? 0 : 2;
-	rc = rp_run_responder(&p, &res);
-	if (rc) {
-		fprintf(stderr, "rocemu replay: flow %u: rocemu's responder "
-				"could not be set up: %s\n",
-			fl->id, strerror(-rc));
+	if (o->requester)
+		rc = rp_run_requester(&p, o->verbose, stdout, &res);
+	else
+		rc = rp_run_responder(&p, &res);
+	if (rc < 0) {
+		fprintf(stderr, "rocemu replay: flow %u: rocemu's %s could "
+				"not be set up: %s\n",
+			fl->id, o->requester ? "requester" : "responder",
+			strerror(-rc));
 		rp_plan_free(&p);
 		return 2;
 	}
-	rc = rp_compare(&p, &res, o->verbose, stdout);
+	if (!o->requester)
+		rc = rp_compare(&p, &res, o->verbose, stdout);
 	if (pw && write_sent(pw, &res))
 		rc = 2;
 	rp_result_free(&res);

@@ -51,6 +51,11 @@ struct rp_sent {
 int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
 		 const struct roce_flow *fl, unsigned req);
 
+/* The requester's rnr_retry the capture shows: when its last RNR NAK was
+ * never followed by the PSN again, the requester gave up after one
+ * retry fewer than the RNR NAKs of that PSN; 7 (for ever) otherwise. */
+unsigned rp_rnr_retry(const struct rp_plan *p);
+
 /* Frees what rp_plan_make allocated (the regions' buffers too). */
 void rp_plan_free(struct rp_plan *p);
 
@@ -94,6 +99,50 @@ int rp_atomic_orig(const struct rp_plan *p, size_t k, uint64_t *v);
  */
 int rp_inject(const struct rp_plan *p, size_t k, struct rocemu_world *w);
 
+/* The emulated end: a deterministic world, a device with the captured
+ * address, and its RC QP with the captured number. */
+struct rp_dev {
+	struct rocemu_world *w;
+	struct rocemu_dev *dev;
+	struct rocemu_pd *pd;
+	struct rocemu_cq *cq;
+	struct rocemu_qp *qp;
+};
+
+/* The ibv_mtu of a path MTU in bytes (1024 for one that is none). */
+enum ibv_mtu rp_mtu_enum(unsigned bytes);
+
+/*
+ * Sets d up as end[side] of the plan's flow: the device at its address,
+ * a QP numbered as captured, connected to the other end with cp (its
+ * peer, QPN and MTU filled in here) and max_send_wr send WQEs. Returns 0;
+ * -EADDRINUSE when the QPN cannot be had, another -errno else (then
+ * rp_dev_close frees what was made).
+ */
+int rp_dev_open(struct rp_dev *d, const struct rp_plan *p, unsigned side,
+		struct rocemu_rc_params *cp, uint32_t max_send_wr);
+
+/* Frees what rp_dev_open made, the MRs excepted (deregister them
+ * first); d is left empty. */
+void rp_dev_close(struct rp_dev *d);
+
+struct rp_result;
+
+/* What rp_collect_start keeps: the frames an emulated end sends. */
+struct rp_collect {
+	struct rp_result *res;
+	const uint8_t *gid;	/* the end's own address */
+	size_t after;		/* tag for the frames to come (rp_sent.after) */
+	uint64_t ts_ns;		/* their time in --write's capture */
+	int err;		/* -ENOMEM once a frame could not be kept */
+};
+
+/* Appends every frame d's device sends from now on to res->sent, parsed,
+ * tagged with c->after and c->ts_ns as they are then. Never fails; a
+ * frame it cannot keep sets c->err. */
+void rp_collect_start(struct rp_collect *c, struct rp_dev *d,
+		      struct rp_result *res);
+
 /* The result of replaying one direction. */
 struct rp_result {
 	struct rp_sent *sent;		/* what rocemu's responder sent */
@@ -126,5 +175,40 @@ void rp_result_free(struct rp_result *res);
  */
 int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 	       bool verbose, FILE *out);
+
+enum { RP_DIFF_LEN = 512 };
+
+/*
+ * Every transport field in which emu (rocemu's packet) differs from cap
+ * (the captured one) as "field: captured X, rocemu Y; ..." into text:
+ * true when they differ. Compared: BTH (opcode, PSN, QPN, SE, AckReq,
+ * P_Key), AETH, AtomicAckETH, RETH, AtomicETH, ImmDt, IETH, payload.
+ */
+bool rp_frame_diff(const struct roce_frame *cap, const struct roce_frame *emu,
+		   char text[RP_DIFF_LEN]);
+
+/* Prints a packet in the dissector's one-line form after "    WHO ": a
+ * captured one with its frame number and time since the capture began
+ * (rp_rel), rocemu's with 0 for both. */
+void rp_line(FILE *out, const char *who, const struct roce_frame *f,
+	     uint64_t no, int64_t rel_ns);
+
+/* Time of captured packet k since the capture's first RoCEv2 packet. */
+int64_t rp_rel(const struct rp_plan *p, size_t k);
+
+/* Prints "flow N RC requester > responder" (no newline). */
+void rp_head(FILE *out, const struct rp_plan *p);
+
+/*
+ * rocemu as the plan's requester: posts a WQE per captured message,
+ * compares each request it sends with the captured one, in order, and is
+ * fed each captured answer once it has sent what that answers; the clock
+ * moves on when the capture shows a request rocemu has not sent yet
+ * (retries). Prints the first divergence and a summary line to out;
+ * rocemu's frames go into res->sent. Returns 0 same, 1 diverged, or
+ * -errno when rocemu cannot be set up (res empty).
+ */
+int rp_run_requester(const struct rp_plan *p, bool verbose, FILE *out,
+		     struct rp_result *res);
 
 #endif

@@ -16,7 +16,7 @@
  * rest) and timestamps.
  */
 struct diff {
-	char text[512];
+	char text[RP_DIFF_LEN];
 	size_t len;
 };
 
@@ -68,12 +68,37 @@ static void compare(const struct roce_frame *a, const struct roce_frame *b,
 	}
 	if (x->exts & ROCE_EXT_ATMACK)
 		note(d, "atomic ack original value", x->atmack, y->atmack);
+	if (x->exts & ROCE_EXT_RETH) {
+		note(d, "reth va", x->reth.va, y->reth.va);
+		note(d, "reth rkey", x->reth.rkey, y->reth.rkey);
+		note(d, "reth length", x->reth.len, y->reth.len);
+	}
+	if (x->exts & ROCE_EXT_ATMETH) {
+		note(d, "atomiceth va", x->atmeth.va, y->atmeth.va);
+		note(d, "atomiceth rkey", x->atmeth.rkey, y->atmeth.rkey);
+		note(d, "atomiceth swap/add", x->atmeth.swap_add,
+		     y->atmeth.swap_add);
+		note(d, "atomiceth compare", x->atmeth.compare,
+		     y->atmeth.compare);
+	}
+	if (x->exts & ROCE_EXT_IMMDT)
+		note(d, "immediate", x->imm, y->imm);
+	if (x->exts & ROCE_EXT_IETH)
+		note(d, "ieth rkey", x->ieth, y->ieth);
 	payload(d, x, y);
 }
 
-/* One packet in the dissector's one-line form: a captured one with its
- * frame number and time since the capture began, rocemu's with none. */
-static void line(FILE *out, const char *who, const struct roce_frame *f,
+bool rp_frame_diff(const struct roce_frame *cap, const struct roce_frame *emu,
+		   char text[RP_DIFF_LEN])
+{
+	struct diff d;
+
+	compare(cap, emu, &d);
+	memcpy(text, d.text, d.len + 1);
+	return d.len != 0;
+}
+
+void rp_line(FILE *out, const char *who, const struct roce_frame *f,
 		 uint64_t no, int64_t rel_ns)
 {
 	char text[1024];
@@ -86,7 +111,7 @@ static void line(FILE *out, const char *who, const struct roce_frame *f,
 	fprintf(out, "    %-9s %.*s", who, (int)sb.len, text);
 }
 
-static int64_t rel(const struct rp_plan *p, size_t k)
+int64_t rp_rel(const struct rp_plan *p, size_t k)
 {
 	return (int64_t)(p->cap->pkts[k].ts_ns - p->cap->pkts[0].ts_ns);
 }
@@ -110,7 +135,7 @@ static void why(FILE *out, const struct rp_plan *p,
 	fprintf(out, "\n    rocemu's QP at the end: %s\n", res->qp_state);
 }
 
-static void head(FILE *out, const struct rp_plan *p)
+void rp_head(FILE *out, const struct rp_plan *p)
 {
 	char a[96], b[96];
 
@@ -161,15 +186,15 @@ static void divergence(FILE *out, const struct rp_plan *p,
 		       const struct rp_result *res, size_t ci, size_t k,
 		       size_t ri, const char *what)
 {
-	head(out, p);
+	rp_head(out, p);
 	fprintf(out, ": answer %zu diverges: %s\n", ci + 1, what);
 	if (k < p->cap->n)
-		line(out, "captured", &p->cap->pkts[k].f, p->cap->pkts[k].no,
-		     rel(p, k));
+		rp_line(out, "captured", &p->cap->pkts[k].f, p->cap->pkts[k].no,
+		     rp_rel(p, k));
 	else
 		fprintf(out, "    captured  (nothing more)\n");
 	if (ri < res->nsent)
-		line(out, "rocemu", &res->sent[ri].f, 0, 0);
+		rp_line(out, "rocemu", &res->sent[ri].f, 0, 0);
 	else
 		fprintf(out, "    rocemu    (nothing)\n");
 	why(out, p, res,
@@ -201,7 +226,7 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 		if (co)
 			merged++;
 		else if (verbose)
-			line(out, "same", cf, p->cap->pkts[k].no, rel(p, k));
+			rp_line(out, "same", cf, p->cap->pkts[k].no, rp_rel(p, k));
 		same += !co;
 		if (co <= 0)
 			ri++;
@@ -210,7 +235,7 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 			ci++;
 		}
 	}
-	head(out, p);
+	rp_head(out, p);
 	fprintf(out, ": %zu requests fed, %zu answers the same", res->fed - res->cut,
 		same);
 	if (merged)
@@ -218,7 +243,7 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 	fprintf(out, ", no divergence\n");
 	return 0;
 diverged:
-	head(out, p);
+	rp_head(out, p);
 	fprintf(out, ": %zu requests fed, diverges at answer %zu of %zu\n",
 		res->fed - res->cut, ci + 1, p->nresp);
 	return 1;

@@ -244,3 +244,29 @@ void rp_plan_free(struct rp_plan *p)
 	p->regions = NULL;
 	p->nregions = 0;
 }
+
+unsigned rp_rnr_retry(const struct rp_plan *p)
+{
+	size_t last = p->cap->n;
+
+	for (size_t k = 0; k < p->cap->n; k++) {
+		const struct roce_cap_pkt *c = pkt(p, k);
+		if (rp_is_answer(p, k) && has_aeth(c) &&
+		    roce_aeth_type(c->f.ib.aeth.syndrome) == ROCE_AETH_RNR_NAK)
+			last = k;
+	}
+	if (last == p->cap->n)
+		return 7;
+	uint32_t psn = pkt(p, last)->f.ib.bth.psn;
+	unsigned naks = 0;
+	for (size_t k = 0; k < p->cap->n; k++) {
+		const struct roce_cap_pkt *c = pkt(p, k);
+		if (k > last && rp_is_request(p, k) && c->f.ib.bth.psn == psn)
+			return 7;	/* it tried again: no sign of a limit */
+		if (rp_is_answer(p, k) && has_aeth(c) &&
+		    c->f.ib.bth.psn == psn &&
+		    roce_aeth_type(c->f.ib.aeth.syndrome) == ROCE_AETH_RNR_NAK)
+			naks++;
+	}
+	return naks - 1;
+}

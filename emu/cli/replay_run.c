@@ -8,7 +8,6 @@
 #include "rocemu/psn.h"
 
 enum {
-	RP_CQE = 4096,
 	RP_MAX_RD_ATOMIC = 16,
 	/* virtual time rocemu may take over one request */
 	RP_SETTLE_NS = 1000000000ull,
@@ -17,99 +16,14 @@ enum {
 struct run {
 	const struct rp_plan *p;
 	struct rp_result *res;
-	const uint8_t *gid;		/* the emulated responder's */
+	struct rp_collect col;
 	size_t fed;			/* requests fed so far */
-	uint64_t now;
-	int err;
-	struct rocemu_world *w;
-	struct rocemu_dev *dev;
-	struct rocemu_pd *pd;
-	struct rocemu_cq *cq;
-	struct rocemu_qp *qp;
+	struct rp_dev d;
 	struct rocemu_mr *rmr;		/* receive buffer */
 	uint8_t *rbuf;
 	bool posted_any;
 	uint32_t last_posted;		/* first PSN of the last SEND given one */
 };
-
-/* Keeps each frame the emulated responder sends (runs under the world's
- * lock: copies only). */
-static void on_frame(void *arg, const uint8_t *frame, size_t len)
-{
-	struct run *r = arg;
-	struct rp_result *res = r->res;
-	uint8_t gid[16];
-
-	if (r->err || roce_frame_dst_gid(frame, len, gid) ||
-	    !memcmp(gid, r->gid, 16))
-		return;		/* injected requests travel to r->gid */
-	struct rp_sent *v = realloc(res->sent, (res->nsent + 1) * sizeof(*v));
-	uint8_t *copy = malloc(len);
-	if (!v || !copy) {
-		free(copy);
-		if (v)
-			res->sent = v;
-		r->err = -ENOMEM;
-		return;
-	}
-	res->sent = v;
-	struct rp_sent *s = &v[res->nsent];
-	const char *why;
-	memcpy(copy, frame, len);
-	s->data = copy;
-	s->len = (uint32_t)len;
-	s->after = r->fed ? r->fed - 1 : 0;
-	s->ts_ns = r->now;
-	if (roce_frame_parse(ROCE_LINK_ETH, copy, len, len, &s->f, &why) &&
-	    !s->f.ib.op) {
-		free(copy);
-		return;
-	}
-	res->nsent++;
-}
-
-static enum ibv_mtu mtu_enum(unsigned bytes)
-{
-	switch (bytes) {
-	case 256: return IBV_MTU_256;
-	case 512: return IBV_MTU_512;
-	case 2048: return IBV_MTU_2048;
-	case 4096: return IBV_MTU_4096;
-	default: return IBV_MTU_1024;
-	}
-}
-
-static int setup_qp(struct run *r)
-{
-	const struct rp_plan *p = r->p;
-	const struct roce_flow_end *me = &p->fl->end[1 - p->req];
-	const struct roce_flow_end *peer = &p->fl->end[p->req];
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 1024,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	r->cq = rocemu_cq_new(r->dev, RP_CQE, NULL);
-	if (!r->cq)
-		return -errno;
-	ia.send_cq = ia.recv_cq = (struct ibv_cq *)r->cq;
-	r->qp = rocemu_qp_new(r->pd, &ia);
-	if (!r->qp)
-		return -errno;
-	if (rocemu_qp_num(r->qp) != me->qpn)
-		return -EADDRINUSE;
-	struct rocemu_rc_params cp = {
-		.peer_qpn = peer->qpn, .rq_psn = p->first_psn,
-		.mtu = mtu_enum(p->mtu_bytes),
-		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			  IBV_ACCESS_REMOTE_ATOMIC,
-		.retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = p->rnr_code,
-		.max_rd_atomic = RP_MAX_RD_ATOMIC,
-	};
-	memcpy(cp.peer_gid, peer->gid, 16);
-	return rocemu_qp_connect(r->qp, &cp);
-}
 
 static int setup_memory(struct run *r)
 {
@@ -123,14 +37,14 @@ static int setup_memory(struct run *r)
 		g->buf = calloc(1, len + 8);
 		if (!g->buf)
 			return -ENOMEM;
-		g->mr = rocemu_mr_reg(r->pd, g->buf, len, rw);
+		g->mr = rocemu_mr_reg(r->d.pd, g->buf, len, rw);
 		if (!g->mr)
 			return -errno;
 	}
 	r->rbuf = calloc(1, r->p->max_send ? r->p->max_send : 1);
 	if (!r->rbuf)
 		return -ENOMEM;
-	r->rmr = rocemu_mr_reg(r->pd, r->rbuf,
+	r->rmr = rocemu_mr_reg(r->d.pd, r->rbuf,
 			       r->p->max_send ? r->p->max_send : 1,
 			       IBV_ACCESS_LOCAL_WRITE);
 	return r->rmr ? 0 : -errno;
@@ -138,50 +52,31 @@ static int setup_memory(struct run *r)
 
 static int setup(struct run *r)
 {
-	const struct roce_flow_end *me = &r->p->fl->end[1 - r->p->req];
-	struct rocemu_dev_cfg cfg = { .name = "replay",
-				      .mtu = mtu_enum(r->p->mtu_bytes),
-				      .first_qpn = me->qpn };
+	struct rocemu_rc_params cp = {
+		.rq_psn = r->p->first_psn,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = r->p->rnr_code,
+		.max_rd_atomic = RP_MAX_RD_ATOMIC,
+	};
 
-	memcpy(cfg.gid, me->gid, 16);
-	r->gid = me->gid;
-	r->w = rocemu_world_new(1);
-	if (!r->w)
-		return -ENOMEM;
-	r->dev = rocemu_dev_new(r->w, &cfg);
-	if (!r->dev)
-		return -errno;
-	r->pd = rocemu_pd_alloc(r->dev);
-	if (!r->pd)
-		return -errno;
-	int rc = setup_qp(r);
+	int rc = rp_dev_open(&r->d, r->p, 1 - r->p->req, &cp, 16);
 	if (!rc)
 		rc = setup_memory(r);
 	if (!rc)
-		rocemu_world_watch(r->w, on_frame, r);
+		rp_collect_start(&r->col, &r->d, r->res);
 	return rc;
 }
 
 static void teardown(struct run *r)
 {
-	if (r->w)
-		rocemu_world_watch(r->w, NULL, NULL);
-	if (r->qp)
-		rocemu_qp_free(r->qp);
 	for (size_t i = 0; i < r->p->nregions; i++)
 		if (r->p->regions[i].mr)
 			rocemu_mr_dereg(r->p->regions[i].mr);
 	if (r->rmr)
 		rocemu_mr_dereg(r->rmr);
 	free(r->rbuf);
-	if (r->cq)
-		rocemu_cq_free(r->cq);
-	if (r->pd)
-		rocemu_pd_free(r->pd);
-	if (r->dev)
-		rocemu_dev_free(r->dev);
-	if (r->w)
-		rocemu_world_free(r->w);
+	rp_dev_close(&r->d);
 }
 
 /* True for the packet where a message needs a receive: a SEND's first,
@@ -215,7 +110,7 @@ static int maybe_post_recv(struct run *r, size_t k)
 	r->posted_any = true;
 	r->last_posted = psn;
 	r->res->receives++;
-	return rocemu_post_recv(r->qp, &wr, &bad);
+	return rocemu_post_recv(r->d.qp, &wr, &bad);
 }
 
 /* What the captured responder's memory held before a READ or atomic. */
@@ -244,7 +139,7 @@ static void drain_cq(struct run *r)
 {
 	struct ibv_wc wc[64];
 
-	while (rocemu_cq_poll(r->cq, 64, wc) > 0)
+	while (rocemu_cq_poll(r->d.cq, 64, wc) > 0)
 		;
 }
 
@@ -255,23 +150,23 @@ static void feed_all(struct run *r)
 	const struct rp_plan *p = r->p;
 	uint64_t before[ROCEMU_CNT_COUNTER_MAX];
 
-	for (size_t k = 0; k < p->cap->n && !r->err; k++) {
+	for (size_t k = 0; k < p->cap->n && !r->col.err; k++) {
 		if (!rp_is_request(p, k))
 			continue;
 		maybe_post_recv(r, k);
 		prefill(r, k);
 		for (int c = 0; c < ROCEMU_CNT_COUNTER_MAX; c++)
-			before[c] = rocemu_dev_counter(r->dev, c);
+			before[c] = rocemu_dev_counter(r->d.dev, c);
 		r->res->fed_at[r->fed] = k;
-		r->fed++;
-		r->now = p->cap->pkts[k].ts_ns;
-		if (rp_inject(p, k, r->w))
+		r->col.after = r->fed++;
+		r->col.ts_ns = p->cap->pkts[k].ts_ns;
+		if (rp_inject(p, k, r->d.w))
 			r->res->cut++;
-		rocemu_world_settle(r->w, RP_SETTLE_NS);
+		rocemu_world_settle(r->d.w, RP_SETTLE_NS);
 		uint64_t *d = &r->res->deltas[(r->fed - 1) *
 					      ROCEMU_CNT_COUNTER_MAX];
 		for (int c = 0; c < ROCEMU_CNT_COUNTER_MAX; c++)
-			d[c] = rocemu_dev_counter(r->dev, c) - before[c];
+			d[c] = rocemu_dev_counter(r->d.dev, c) - before[c];
 		drain_cq(r);
 	}
 	r->res->fed = r->fed;
@@ -288,8 +183,8 @@ int rp_run_responder(const struct rp_plan *p, struct rp_result *res)
 	int rc = res->deltas && res->fed_at ? setup(&r) : -ENOMEM;
 	if (!rc) {
 		feed_all(&r);
-		rc = r.err;
-		rocemu_qp_describe(r.qp, res->qp_state, sizeof(res->qp_state));
+		rc = r.col.err;
+		rocemu_qp_describe(r.d.qp, res->qp_state, sizeof(res->qp_state));
 	}
 	teardown(&r);
 	if (rc)
