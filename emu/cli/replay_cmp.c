@@ -127,11 +127,18 @@ static void why(FILE *out, const struct rp_plan *p,
 	const uint64_t *d = &res->deltas[fed * ROCEMU_CNT_COUNTER_MAX];
 	fprintf(out, "    rocemu, handling request #%" PRIu64 ":",
 		p->cap->pkts[k].no);
+	unsigned moved = 0;
 	for (int c = 0; c < ROCEMU_CNT_COUNTER_MAX; c++)
 		if (d[c] && c != ROCEMU_CNT_RX_PACKETS &&
-		    c != ROCEMU_CNT_TX_PACKETS)
+		    c != ROCEMU_CNT_TX_PACKETS) {
 			fprintf(out, " %s +%" PRIu64, rocemu_counter_name(c),
 				d[c]);
+			moved++;
+		}
+	if (!moved)
+		fprintf(out, " received %" PRIu64 ", sent %" PRIu64
+			     ", no drop, NAK or duplicate counted",
+			d[ROCEMU_CNT_RX_PACKETS], d[ROCEMU_CNT_TX_PACKETS]);
 	fprintf(out, "\n    rocemu's QP at the end: %s\n", res->qp_state);
 }
 
@@ -160,9 +167,9 @@ static bool plain_ack(const struct roce_frame *f)
 }
 
 /*
- * A responder may acknowledge several requests with one ACK (IBTA
- * 9.7.5.1.1: coalescing), and when it does depends on timing, not on
- * rules. Two positive ACKs that differ only there: -1 when rocemu's
+ * A responder may acknowledge several requests with one ACK (the IBTA's
+ * coalesced acknowledgements, chapter 9.7), and when it does depends on
+ * timing, not on rules. Two positive ACKs that differ only there: -1 when rocemu's
  * acknowledges less (it answered earlier; skip rocemu's), 1 when it
  * acknowledges more (the captured responder answered earlier; skip the
  * captured one), 0 when this is not such a pair.
