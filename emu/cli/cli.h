@@ -17,6 +17,8 @@ enum {
  */
 /* rocemu dump CAPTURE: decode and check every RoCEv2 packet. */
 int cmd_dump(int argc, char **argv);
+/* rocemu check CAPTURE: judge every packet against the IBTA rules. */
+int cmd_check(int argc, char **argv);
 /* rocemu demo [CAPTURE]: the annotated RC run on the deterministic wire. */
 int cmd_demo(int argc, char **argv);
 /* rocemu ping: round trips to a peer over UDP, client or server. */

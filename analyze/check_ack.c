@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* ACK and NAK rules: syndromes that fit the request they answer, the MSN counting messages, AckReq on requests. */
+#include "rocemu/aeth.h"
+
+#include "check_local.h"
+
+/* The kind of message psn belongs to, from the ring or the message in
+ * progress; CHK_OTHER + 1 when unknown. *recv: it consumes a receive. */
+static unsigned kind_at(struct chk_dir *d, uint32_t psn, bool *recv)
+{
+	struct chk_msg *m = chk_msg_find(d, psn);
+
+	if (m) {
+		*recv = m->needs_recv;
+		return m->kind;
+	}
+	if (d->pos == POS_IN && d->msg_counted &&
+	    roce_psn_cmp(psn, d->msg_first_psn) >= 0 &&
+	    roce_psn_cmp(psn, d->high_psn) < 0) {
+		*recv = d->msg_kind == CHK_SEND;
+		return d->msg_kind;
+	}
+	return CHK_OTHER + 1;
+}
+
+static void nak_fits(struct roce_check *c, const struct chk_pkt *p,
+		     unsigned type, unsigned code)
+{
+	struct chk_dir *d = p->req;
+	bool recv = false;
+	unsigned kind = kind_at(d, p->psn, &recv);
+
+	if (type == ROCE_AETH_RNR_NAK) {
+		if (kind <= CHK_OTHER && !recv)
+			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+				   "9.7.5.2.8", "RNR NAK for PSN 0x%06x, which "
+				   "is no SEND or WRITE with immediate: only a "
+				   "request that consumes a receive WQE can be "
+				   "refused for want of one (9.7.5.2.8)", p->psn);
+		return;
+	}
+	if (code > ROCE_NAK_INV_RD_REQ) {
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "9.7.5.2", "NAK code %u is reserved (9.7.5.2, the "
+			   "AETH syndrome table)", code);
+		return;
+	}
+	if (code == ROCE_NAK_REM_ACCESS && kind == CHK_SEND)
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "9.7.5.2", "remote access error NAK for PSN 0x%06x, "
+			   "a SEND: that NAK answers an RDMA READ, WRITE or "
+			   "atomic whose R_Key or range is refused (9.7.5.2)",
+			   p->psn);
+	if (code == ROCE_NAK_PSN_SEQ && d->started &&
+	    roce_psn_cmp(p->psn, d->high_psn) >= 0)
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "C9-110", "PSN sequence error NAK names PSN 0x%06x, "
+			   "but the newest request was 0x%06x: the NAK carries "
+			   "the PSN the responder expected, before the one it "
+			   "received out of order (C9-110)", p->psn,
+			   roce_psn_add(d->high_psn, ROCE_PSN_MASK));
+}
+
+/* Messages the requester ended up to the one psn answers; -1 unknown. */
+static int64_t msgs_upto(struct chk_dir *d, const struct chk_pkt *p,
+			 uint32_t covered)
+{
+	struct chk_msg *m = (p->flags & (ROCE_OPF_READ | ROCE_OPF_ATOMIC))
+				    ? chk_msg_find(d, p->psn)
+				    : chk_msg_ended_by(d, covered);
+	if (m)
+		return (int64_t)m->seq + 1;
+	return d->ring_n <= CHK_RING && !(p->flags & ROCE_OPF_READ) ? 0 : -1;
+}
+
+/* The MSN counts completed messages; coalesced ACKs skip some (C9-148
+ * for READs: a READ counts when it executes). */
+static void msn_fits(struct roce_check *c, const struct chk_pkt *p,
+		     uint32_t covered)
+{
+	struct chk_dir *d = p->req;
+	int64_t n = msgs_upto(d, p, covered);
+
+	if (n < 0 || d->had_loss || d->ngaps || !d->started ||
+	    roce_psn_cmp(covered, d->first_psn) < 0)
+		return;
+	uint32_t msn = p->ib->aeth.msn;
+	if (!d->msn_known) {
+		d->msn_known = true;
+		d->msn_base = msn;
+		d->msgs_base = (uint64_t)n;
+		return;
+	}
+	uint32_t want = roce_psn_add(d->msn_base,
+				     (uint32_t)((uint64_t)n - d->msgs_base));
+	if (msn != want)
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "9.7.5.2", "MSN 0x%06x, but %llu messages completed "
+			   "since MSN 0x%06x, which makes 0x%06x: the MSN counts "
+			   "the messages the responder completed (9.7.5.2, "
+			   "C9-148)", msn,
+			   (unsigned long long)((uint64_t)n - d->msgs_base),
+			   d->msn_base, want);
+}
+
+void chk_aeth(struct roce_check *c, const struct chk_pkt *p)
+{
+	uint8_t syn = p->ib->aeth.syndrome;
+	unsigned type = roce_aeth_type(syn), val = roce_aeth_value(syn);
+	uint32_t covered = type == ROCE_AETH_ACK
+				   ? p->psn
+				   : roce_psn_add(p->psn, ROCE_PSN_MASK);
+
+	/* A NAK acknowledges what came before its PSN (C9-116). */
+	if (!(p->flags & ROCE_OPF_READ))
+		chk_answer_psn(c, p, covered);
+	if (type == ROCE_AETH_RESERVED || (syn & 0x80)) {
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "9.7.5.2", "AETH syndrome 0x%02x uses a reserved "
+			   "encoding (9.7.5.2)", syn);
+		return;
+	}
+	if (type != ROCE_AETH_ACK) {
+		if (!(p->flags & ROCE_OPF_ACK) || (p->flags & ROCE_OPF_ATOMIC))
+			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+				   "9.7.5.2", "%s carries a NAK syndrome 0x%02x: "
+				   "a NAK travels in an ACKNOWLEDGE packet "
+				   "(9.7.5.2)", p->ib->op->name, syn);
+		else
+			nak_fits(c, p, type, val);
+		return;
+	}
+	msn_fits(c, p, covered);
+}
+
+void chk_ackreq(struct roce_check *c, const struct chk_pkt *p, bool fresh)
+{
+	struct chk_dir *d = p->req;
+	unsigned kind = chk_kind_of(p->flags);
+
+	(void)c;
+	if (p->fl->kind != ROCE_FLOW_RC || !fresh)
+		return;
+	/* READ and atomic requests are always answered. */
+	if (p->ib->bth.ackreq || (kind != CHK_SEND && kind != CHK_WRITE)) {
+		d->noack_no = 0;
+		return;
+	}
+	if (p->flags & (ROCE_OPF_LAST | ROCE_OPF_ONLY)) {
+		d->noack_no = p->no;
+		d->noack_psn = p->psn;
+	}
+}
