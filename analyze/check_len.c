@@ -98,6 +98,30 @@ static void read_done(struct roce_check *c, const struct chk_pkt *p)
 			   m->first_psn, m->last_psn);
 }
 
+/*
+ * A MIDDLE or LAST that does not follow the previous response packet
+ * while a READ is being answered: past the READ's last PSN it breaks the
+ * count (an error); inside it, packets went missing from the capture and
+ * the byte count is no longer whole. True when it belongs to the READ.
+ */
+static bool continues_read(struct roce_check *c, const struct chk_pkt *p)
+{
+	struct chk_dir *d = p->req;
+	struct chk_msg *m = &d->ring[d->read_idx % CHK_RING];
+
+	if (m->kind != CHK_READ || roce_psn_cmp(p->psn, d->read_next_psn) < 0)
+		return false;
+	if (roce_psn_cmp(p->psn, m->last_psn) > 0)
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "9.4.3", "%s at PSN 0x%06x lies past the PSNs "
+			   "0x%06x..0x%06x the RDMA READ at frame %llu (%u "
+			   "bytes, MTU %u) consumes (9.4.3)", p->ib->op->name,
+			   p->psn, m->first_psn, m->last_psn,
+			   (unsigned long long)m->no, m->len, p->fl->mtu);
+	d->read_whole = false;
+	return true;
+}
+
 void chk_read_resp(struct roce_check *c, const struct chk_pkt *p)
 {
 	struct chk_dir *d = p->req;
@@ -106,7 +130,11 @@ void chk_read_resp(struct roce_check *c, const struct chk_pkt *p)
 	chk_answer_psn(c, p, p->psn);
 	if (!d->started || roce_psn_cmp(p->psn, d->first_psn) < 0)
 		return;	/* its READ is before the capture began */
-	if (starts || !d->in_read || p->psn != d->read_next_psn) {
+	bool skipped = d->in_read && p->psn != d->read_next_psn;
+
+	if (!starts && skipped && continues_read(c, p)) {
+		/* judged: the READ goes on, its byte count no longer whole */
+	} else if (starts || !d->in_read || skipped) {
 		struct chk_msg *m = read_of(d, p->psn);
 		if (!m) {
 			if (roce_psn_cmp(p->psn, d->high_psn) < 0 && !d->ngaps)
