@@ -271,7 +271,9 @@ static void print_report(struct check_run *run, const struct check_opts *o)
 	uint64_t lost = roce_check_losses(run->chk);
 	unsigned nflows = roce_flows_count(run->flows);
 
-	qsort(run->found, run->nfound, sizeof(*run->found), by_frame);
+	if (run->nfound)
+		qsort(run->found, run->nfound, sizeof(*run->found),
+		      by_frame);
 	for (size_t i = 0; !o->quiet && i < run->nfound; i++)
 		print_finding(run, &run->found[i], o->json);
 	if (!o->quiet && run->dropped && !o->json)
