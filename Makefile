@@ -54,7 +54,7 @@ endif
 # Debian packages the build, the tests and the tools need.
 DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 	zlib1g-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev \
-	iproute2 ibverbs-utils perftest python3-pyverbs
+	iproute2 ibverbs-utils perftest python3-pyverbs librsvg2-bin
 # ... and those the rxe lab needs besides (tests/rxe/): without them
 # make check skips the lab and says why.
 RXE_LAB_PKGS := qemu-system-x86 busybox-static cpio kmod tcpdump iproute2 \
@@ -196,6 +196,7 @@ check: all
 	$(Q)$(ISOLATED) tests/verbs_cqex.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_stress.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/examples.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/ladder_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/pyverbs.sh $(BUILD) >$(BUILD)/pyverbs.txt 2>&1 || \
 	  { cat $(BUILD)/pyverbs.txt; false; }
 	$(Q)grep -E '^(pyverbs|suite)' $(BUILD)/pyverbs.txt
@@ -242,8 +243,11 @@ suite-compare: all rxe-deps
 
 # ---- the main job -------------------------------------------------------
 demo: $(ROCEMU)
-	$(ROCEMU) demo $(BUILD)/demo.pcap
+	$(ROCEMU) demo $(BUILD)/demo.pcap --trace $(BUILD)/demo.trace
 	$(ROCEMU) dump $(BUILD)/demo.pcap
+	$(ROCEMU) ladder $(BUILD)/demo.pcap --trace $(BUILD)/demo.trace \
+	  --svg $(BUILD)/demo.svg
+	@echo "the demo's ladder, with its WQEs and CQEs, is in $(BUILD)/demo.svg"
 
 # ---- golden captures: rocemu's side, regenerated on this host ------------
 # Runs every scenario through the drop-in and compares with pcaps/rxe; copy
@@ -262,6 +266,7 @@ bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP) $(VERBS_SO)
 	$(Q)$(BENCH_NET)
 	$(Q)tests/tools/bench_verbs.sh $(BUILD)
 	$(Q)tests/tools/bench_check.sh $(BUILD)
+	$(Q)tests/ladder_bench.sh $(BUILD)
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
 # Three targets: the frame decoder; an RC responder in RTS that must never

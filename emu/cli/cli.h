@@ -25,5 +25,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 /* rocemu perf: SEND, WRITE or READ bandwidth to a peer over UDP. */
 int cmd_perf(int argc, char **argv);
+/* rocemu ladder CAPTURE: a message sequence chart per flow, text and SVG. */
+int cmd_ladder(int argc, char **argv);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* rocemu demo: two emulated devices run SEND, WRITE with immediate, READ and atomics, traced. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,16 +142,51 @@ static int run(struct rocemu_world *w, struct node *a, struct node *b)
 	return bad;
 }
 
+/* [CAPTURE] [--trace FILE]; 0, or -EINVAL after printing the usage. */
+static int parse_args(int argc, char **argv, const char **pcap,
+		      const char **trace)
+{
+	bool have_pcap = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--trace") && i + 1 < argc && !*trace) {
+			*trace = argv[++i];
+		} else if (argv[i][0] != '-' && !have_pcap) {
+			*pcap = argv[i];
+			have_pcap = true;
+		} else {
+			fprintf(stderr, "usage: rocemu demo [CAPTURE] [--trace "
+					"FILE]   (default demo.pcap)\n");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Opens the trace file and has the world write its events there. */
+static FILE *start_events(struct rocemu_world *w, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || rocemu_trace_begin(f)) {
+		fprintf(stderr, "rocemu demo: cannot write %s\n", path);
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	rocemu_world_events(w, rocemu_trace_to_file, f);
+	return f;
+}
+
 int cmd_demo(int argc, char **argv)
 {
-	const char *pcap = argc > 1 ? argv[1] : "demo.pcap";
+	const char *pcap = "demo.pcap", *trace = NULL;
+	FILE *events = NULL;
+
+	if (parse_args(argc, argv, &pcap, &trace))
+		return CLI_USAGE;
 	struct rocemu_world *w = rocemu_world_new(1);
 	struct node a = { 0 }, b = { 0 };
-
-	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: rocemu demo [CAPTURE]   (default demo.pcap)\n");
-		return CLI_USAGE;
-	}
 	int rc = CLI_FAIL;
 	if (!w || make_node(w, &a, "devA", 1) || make_node(w, &b, "devB", 2) ||
 	    connect_to(&a, &b, 0x100, 0x200) || connect_to(&b, &a, 0x200, 0x100)) {
@@ -167,14 +203,29 @@ int cmd_demo(int argc, char **argv)
 	       "Trace: WQE [SQ slot] -> packets sent (device > frame) -> "
 	       "CQE [CQ slot].\n",
 	       rocemu_qp_num(a.ep.qp), rocemu_qp_num(b.ep.qp));
+	if (trace && !(events = start_events(w, trace))) {
+		rc = CLI_USAGE;
+		goto out;
+	}
 	rocemu_world_trace(w, print_line, NULL);
 	int bad = run(w, &a, &b);
 	rocemu_world_record(w, NULL);
+	rocemu_world_events(w, NULL, NULL);
+	if (events && fclose(events)) {
+		fprintf(stderr, "rocemu demo: writing %s failed\n", trace);
+		bad++;
+	}
+	events = NULL;
 	printf("\n%s; every frame is in %s (try: rocemu dump %s)\n",
 	       bad ? "SOME OPERATIONS FAILED" : "All operations completed",
 	       pcap, pcap);
+	if (trace)
+		printf("WQE and CQE events are in %s (try: rocemu ladder %s "
+		       "--trace %s)\n", trace, pcap, trace);
 	rc = bad ? CLI_FAIL : CLI_OK;
 out:
+	if (events)
+		fclose(events);
 	rocemu_endpoint_free(&a.ep);
 	rocemu_endpoint_free(&b.ep);
 	rocemu_world_free(w);

@@ -13,6 +13,7 @@ static const struct {
 	{ "demo", cmd_demo, "two emulated devices, traced, written to a pcap" },
 	{ "check", cmd_check, "judge a capture against the IBTA transport rules" },
 	{ "dump", cmd_dump, "decode a capture and verify every ICRC" },
+	{ "ladder", cmd_ladder, "a message sequence chart per flow (text, SVG)" },
 	{ "ping", cmd_ping, "round trips between two rocemu devices (RC/UC/UD)" },
 	{ "perf", cmd_perf, "bandwidth and latency: write, read, send, atomic" },
 };

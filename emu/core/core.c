@@ -91,3 +91,12 @@ void core_trace_line(struct core *c, const char *fmt, ...)
 	va_end(ap);
 	c->trace(c->trace_arg, line);
 }
+
+void core_event(struct core *c, struct rocemu_event *ev)
+{
+	if (!c->event)
+		return;
+	ev->time_ns = c->now;
+	ev->frames = c->frames_recorded;
+	c->event(c->event_arg, ev);
+}

@@ -23,6 +23,11 @@ struct core {
 	uint64_t rng;
 	rocemu_trace_fn trace;
 	void *trace_arg;
+	rocemu_event_fn event;		/* structured events, or NULL */
+	void *event_arg;
+	/* Frames the world's capture holds: the tap counts them, events
+	 * carry the count (rocemu/trace.h). */
+	uint64_t frames_recorded;
 	struct sched sched;
 	/* Payload gathered from several SGEs; one world's engines run one
 	 * at a time, so one buffer serves them all. */
@@ -74,6 +79,16 @@ static inline bool core_tracing(const struct core *c)
 /* One trace line to c's trace function (set: see core_tracing). */
 void core_trace_line(struct core *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Whether structured events go anywhere. */
+static inline bool core_eventing(const struct core *c)
+{
+	return c->event != NULL;
+}
+
+/* Stamps ev with the clock and the frames recorded so far and hands it to
+ * c's event function (set: see core_eventing). */
+void core_event(struct core *c, struct rocemu_event *ev);
 
 /* One trace line, if a trace function is set; the arguments are not even
  * evaluated otherwise, which the packet path counts on. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -160,6 +161,30 @@ int rocemu_cq_free(struct rocemu_cq *cq)
 	return 0;
 }
 
+/* The CQE about to be published at the CQ's tail, as a trace line and as
+ * an event. */
+static void trace_cqe(struct rocemu_cq *cq, const struct ibv_wc *wc)
+{
+	struct core *c = cq->dev->core;
+	uint32_t slot = ring_tail(&cq->ring) & cq->ring.mask;
+
+	core_trace(c, "%s CQE [%u] wr_id %llu %s %s len %u", cq->dev->name,
+		   slot, (unsigned long long)wc->wr_id,
+		   wc_opcode_name(wc->opcode), wc_status_name(wc->status),
+		   wc->byte_len);
+	if (!core_eventing(c))
+		return;
+	struct rocemu_event ev = { .kind = ROCEMU_EV_CQE, .qpn = wc->qp_num,
+				   .slot = slot, .wr_id = wc->wr_id,
+				   .len = wc->byte_len };
+	snprintf(ev.dev, sizeof(ev.dev), "%s", cq->dev->name);
+	memcpy(ev.gid, cq->dev->gid, 16);
+	snprintf(ev.op, sizeof(ev.op), "%s", wc_opcode_name(wc->opcode));
+	snprintf(ev.status, sizeof(ev.status), "%s",
+		 wc_status_name(wc->status));
+	core_event(c, &ev);
+}
+
 void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
 	struct ibv_wc *slot = ring_prod_slot(&cq->ring);
@@ -173,11 +198,7 @@ void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 		return;
 	}
 	*slot = *wc;
-	core_trace(cq->dev->core, "%s CQE [%u] wr_id %llu %s %s len %u",
-		    cq->dev->name, ring_tail(&cq->ring) & cq->ring.mask,
-		    (unsigned long long)wc->wr_id,
-		    wc_opcode_name(wc->opcode), wc_status_name(wc->status),
-		    wc->byte_len);
+	trace_cqe(cq, wc);
 	ring_produce(&cq->ring);
 	/* Errors wake solicited-only waiters too (ibv_req_notify_cq(3)). */
 	if (cq->ch && (cq->armed || (cq->armed_solicited &&

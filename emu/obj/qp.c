@@ -362,6 +362,27 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/* The WQE about to be published at the SQ's tail, as a trace line and as
+ * an event. */
+static void trace_wqe(struct rocemu_qp *qp, const struct swqe *wqe)
+{
+	struct core *c = qp->dev->core;
+	uint32_t slot = ring_tail(&qp->sq) & qp->sq.mask;
+
+	core_trace(c, "%s WQE [%u] %s wr_id %llu len %u", qp->dev->name, slot,
+		   wr_opcode_name(wqe->opcode),
+		   (unsigned long long)wqe->wr_id, wqe->length);
+	if (!core_eventing(c))
+		return;
+	struct rocemu_event ev = { .kind = ROCEMU_EV_WQE, .qpn = qp->qpn,
+				   .slot = slot, .wr_id = wqe->wr_id,
+				   .len = wqe->length };
+	snprintf(ev.dev, sizeof(ev.dev), "%s", qp->dev->name);
+	memcpy(ev.gid, qp->dev->gid, 16);
+	snprintf(ev.op, sizeof(ev.op), "%s", wr_opcode_name(wqe->opcode));
+	core_event(c, &ev);
+}
+
 int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 		     struct ibv_send_wr **bad)
 {
@@ -379,10 +400,7 @@ int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 		}
 		if ((rc = fill_swqe(qp, wr, wqe)))
 			break;
-		core_trace(qp->dev->core, "%s WQE [%u] %s wr_id %llu len %u",
-			    qp->dev->name, ring_tail(&qp->sq) & qp->sq.mask,
-			    wr_opcode_name(wqe->opcode),
-			    (unsigned long long)wqe->wr_id, wqe->length);
+		trace_wqe(qp, wqe);
 		ring_produce(&qp->sq);
 	}
 	if (rc && bad)
@@ -420,10 +438,7 @@ int rocemu_post_send_all(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct swqe *wqe = ring_prod_slot(&qp->sq);
-		core_trace(qp->dev->core, "%s WQE [%u] %s wr_id %llu len %u",
-			    qp->dev->name, ring_tail(&qp->sq) & qp->sq.mask,
-			    wr_opcode_name(wqe->opcode),
-			    (unsigned long long)wqe->wr_id, wqe->length);
+		trace_wqe(qp, wqe);
 		ring_produce(&qp->sq);
 	}
 	if (qp->state == IBV_QPS_ERR)
@@ -452,6 +467,23 @@ int rwqe_post(struct ring *rq, uint32_t max_sge, const struct ibv_recv_wr *wr)
 	return 0;
 }
 
+/* The receive WQE just published in the RQ's slot, as an event. */
+static void trace_recv_wqe(struct rocemu_qp *qp, uint32_t slot)
+{
+	struct core *c = qp->dev->core;
+
+	if (!core_eventing(c))
+		return;
+	const struct rwqe *wqe = ring_slot(&qp->rq, slot);
+	struct rocemu_event ev = { .kind = ROCEMU_EV_RECV_WQE, .qpn = qp->qpn,
+				   .slot = slot, .wr_id = wqe->wr_id,
+				   .len = wqe->length };
+	snprintf(ev.dev, sizeof(ev.dev), "%s", qp->dev->name);
+	memcpy(ev.gid, qp->dev->gid, 16);
+	snprintf(ev.op, sizeof(ev.op), "RECV");
+	core_event(c, &ev);
+}
+
 int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad)
 {
@@ -459,8 +491,12 @@ int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 	/* A QP with an SRQ takes its receives from there (ibv_post_recv(3)). */
 	int rc = qp->state == IBV_QPS_RESET || qp->srq ? -EINVAL : 0;
 
-	for (; wr && !rc; wr = wr->next)
+	for (; wr && !rc; wr = wr->next) {
+		uint32_t slot = ring_tail(&qp->rq) & qp->rq.mask;
 		rc = rwqe_post(&qp->rq, qp->init.cap.max_recv_sge, wr);
+		if (!rc)
+			trace_recv_wqe(qp, slot);
+	}
 	if (rc && bad)
 		*bad = wr;
 	if (qp->state == IBV_QPS_ERR)

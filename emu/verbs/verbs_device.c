@@ -33,6 +33,33 @@ static void print_trace(void *arg, const char *line)
 	fprintf(stderr, "rocemu: %s\n", line);
 }
 
+/* ROCEMU_TRACE=FILE: the world's events go there, a line each, written
+ * as they happen (line-buffered: a forked child has no buffered lines of
+ * its parent's to write a second time). */
+static FILE *events;
+
+static void trace_from_env(void)
+{
+	const char *v = getenv("ROCEMU_TRACE");
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	if (!strcmp(v, "1")) {
+		rocemu_world_trace(world, print_trace, NULL);
+		return;
+	}
+	events = fopen(v, "w");
+	if (!events || setvbuf(events, NULL, _IOLBF, 0) ||
+	    rocemu_trace_begin(events)) {
+		fprintf(stderr, "rocemu: cannot write ROCEMU_TRACE=%s\n", v);
+		if (events)
+			fclose(events);
+		events = NULL;
+		return;
+	}
+	rocemu_world_events(world, rocemu_trace_to_file, events);
+}
+
 static enum ibv_mtu mtu_from_env(void)
 {
 	const char *m = getenv("ROCEMU_MTU");
@@ -89,8 +116,7 @@ static int make_device(void)
 	const char *pcap = getenv("ROCEMU_PCAP");
 	if (pcap && *pcap && rocemu_world_record(world, pcap))
 		fprintf(stderr, "rocemu: cannot write ROCEMU_PCAP=%s\n", pcap);
-	if (getenv("ROCEMU_TRACE") && strcmp(getenv("ROCEMU_TRACE"), "0"))
-		rocemu_world_trace(world, print_trace, NULL);
+	trace_from_env();
 	pthread_atfork(fork_prepare, fork_done, fork_done);
 	return rocemu_world_start(world);
 }
@@ -134,6 +160,11 @@ __attribute__((destructor)) static void rv_fini(void)
 		return;
 	rocemu_world_stop(world);
 	rocemu_world_record(world, NULL);
+	if (events) {
+		rocemu_world_events(world, NULL, NULL);
+		fclose(events);
+		events = NULL;
+	}
 	print_counters();
 }
 

@@ -46,6 +46,13 @@ static void tap_detach(struct wire *w, struct wire_port *p)
 	in->ops->detach(in, p);
 }
 
+/* One frame into the capture, counted: trace events carry the count. */
+static void record(struct tap_wire *t, const uint8_t *frame, size_t len)
+{
+	roce_pcap_write(t->pcap, t->w.core->now, frame, len);
+	t->w.core->frames_recorded++;
+}
+
 /* Everything sent is recorded as built, before the inner wire's faults
  * (a capture at the sender). */
 static void tap_send(struct wire *w, struct wire_port *from, uint8_t *frame,
@@ -54,7 +61,7 @@ static void tap_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 	struct tap_wire *t = tap_of(w);
 
 	if (t->pcap)
-		roce_pcap_write(t->pcap, w->core->now, frame, len);
+		record(t, frame, len);
 	t->inner->ops->send(t->inner, from, frame, len);
 }
 
@@ -67,15 +74,13 @@ static void tap_deliver(void *arg, struct wire_port *to,
 
 	if (t->pcap && rx->from_outside && rx->bytes) {
 		if (!rx->datagram) {
-			roce_pcap_write(t->pcap, t->w.core->now, rx->bytes,
-					rx->len);
+			record(t, rx->bytes, rx->len);
 		} else {
 			uint8_t frame[ROCE_FRAME_MAX];
 			int n = roce_datagram_wrap(rx->f, rx->bytes, rx->len,
 						   frame, sizeof(frame));
 			if (n > 0)
-				roce_pcap_write(t->pcap, t->w.core->now, frame,
-						(size_t)n);
+				record(t, frame, (size_t)n);
 		}
 	}
 	t->up(t->up_arg, to, rx);
@@ -159,8 +164,10 @@ int tap_wire_record(struct wire *w, const char *path)
 	int rc = t->pcap && roce_pcap_finish(t->pcap) ? -EIO : 0;
 
 	t->pcap = NULL;
-	if (rc == 0 && path)
+	if (rc == 0 && path) {
 		rc = roce_pcap_create(path, &t->pcap, err);
+		t->w.core->frames_recorded = 0;	/* a new capture's count */
+	}
 
 	HASH_ITER(hh, t->inner->ports, p, tmp)
 		route_port(t, p);

@@ -90,6 +90,14 @@ void rocemu_world_trace(struct rocemu_world *w, rocemu_trace_fn fn, void *arg)
 	w->core.trace_arg = arg;
 }
 
+void rocemu_world_events(struct rocemu_world *w, rocemu_event_fn fn,
+			 void *arg)
+{
+	WORLD_GUARD(w);
+	w->core.event = fn;
+	w->core.event_arg = arg;
+}
+
 void rocemu_world_inject(struct rocemu_world *w, const uint8_t *frame,
 			 size_t len)
 {

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rocemu/trace.h"
+
 /*
  * The verbs objects take and return rdma-core's own types (ibv_send_wr,
  * ibv_wc, ibv_qp_attr, the attribute masks and statuses), so the verbs
@@ -112,6 +114,17 @@ bool rocemu_world_settle(struct rocemu_world *w, uint64_t max_ns);
 typedef void (*rocemu_trace_fn)(void *arg, const char *line);
 void rocemu_world_trace(struct rocemu_world *w, rocemu_trace_fn fn,
 			void *arg);
+
+/*
+ * The same run as structured events (rocemu/trace.h): each WQE taken into
+ * an SQ slot and each CQE written into a CQ slot, with the number of
+ * frames rocemu_world_record has written so far, so a ladder places it
+ * between the packets. fn runs under the world's lock and must not call
+ * into rocemu; NULL stops the events. Text tracing is unaffected.
+ */
+typedef void (*rocemu_event_fn)(void *arg, const struct rocemu_event *ev);
+void rocemu_world_events(struct rocemu_world *w, rocemu_event_fn fn,
+			 void *arg);
 
 /* ---- devices ----------------------------------------------------- */
 

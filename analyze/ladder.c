@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/* Ladder layout: a chart per flow, a row per packet, WQE and CQE events placed between them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rocemu/aeth.h"
+#include "rocemu/dissect.h"
+#include "rocemu/ladder.h"
+
+/* Appends a formatted piece to buf (len bytes), keeping it terminated. */
+static void append(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strnlen(buf, len);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* " ACK msn 2", " NAK REM_ACCESS_ERR msn 0", " RNR_NAK 640us msn 0". */
+static enum roce_ladder_style aeth_label(const struct roce_aeth *a, char *buf,
+					 size_t len)
+{
+	unsigned type = roce_aeth_type(a->syndrome);
+	unsigned val = roce_aeth_value(a->syndrome);
+
+	append(buf, len, " %s", roce_aeth_type_name(type));
+	if (type == ROCE_AETH_NAK)
+		append(buf, len, " %s", roce_nak_code_name(val));
+	else if (type == ROCE_AETH_RNR_NAK)
+		append(buf, len, " %" PRIu32 "us", roce_rnr_timer_usec(val));
+	append(buf, len, " msn %" PRIu32, a->msn);
+	return type == ROCE_AETH_ACK ? ROCE_LADDER_NORMAL : ROCE_LADDER_ERROR;
+}
+
+enum roce_ladder_style roce_ladder_packet_label(const struct roce_cap_pkt *p,
+						char *buf, size_t len)
+{
+	const struct roce_ib *ib = &p->f.ib;
+	enum roce_ladder_style style = ROCE_LADDER_NORMAL;
+	struct roce_sb sb;
+
+	if (!len)
+		return style;
+	roce_sb_init(&sb, buf, len);
+	roce_fmt_opname(&sb, ib->bth.opcode);
+	buf[sb.len < len ? sb.len : len - 1] = '\0';
+	append(buf, len, " psn 0x%06" PRIx32, ib->bth.psn);
+	if (!ib->op || (ib->op->flags & ROCE_OPF_PAYLOAD))
+		append(buf, len, " len %" PRIu32, ib->payload_len);
+	if (ib->bth.ackreq)
+		append(buf, len, " A");
+	if ((ib->exts & ROCE_EXT_RETH) && ib->op &&
+	    (ib->op->flags & ROCE_OPF_READ))
+		append(buf, len, " read %" PRIu32, ib->reth.len);
+	if (ib->exts & ROCE_EXT_AETH)
+		style = aeth_label(&ib->aeth, buf, len);
+	if (p->parse_rc) {
+		append(buf, len, " MALFORMED");
+		style = ROCE_LADDER_ERROR;
+	}
+	return style;
+}
+
+static int push_row(struct roce_ladder_chart *ch, size_t *cap,
+		    const struct roce_ladder_row *r)
+{
+	if (ch->n == *cap) {
+		size_t c = *cap ? *cap * 2 : 32;
+		struct roce_ladder_row *p = realloc(ch->rows, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		ch->rows = p;
+		*cap = c;
+	}
+	ch->rows[ch->n++] = *r;
+	return 0;
+}
+
+static void note_row(const struct rocemu_event *ev, int64_t t0,
+		     struct roce_ladder_row *r)
+{
+	bool wqe = ev->kind != ROCEMU_EV_CQE;
+
+	memset(r, 0, sizeof(*r));
+	r->kind = wqe ? ROCE_LADDER_WQE : ROCE_LADDER_CQE;
+	r->rel_ns = (int64_t)ev->time_ns - t0;
+	if (wqe) {
+		snprintf(r->label, sizeof(r->label),
+			 "WQE %s[%" PRIu32 "] %s wr_id %" PRIu64
+			 " len %" PRIu32,
+			 ev->kind == ROCEMU_EV_WQE ? "SQ" : "RQ", ev->slot,
+			 ev->op, ev->wr_id, ev->len);
+		return;
+	}
+	snprintf(r->label, sizeof(r->label),
+		 "CQE CQ[%" PRIu32 "] %s %s wr_id %" PRIu64 " len %" PRIu32,
+		 ev->slot, ev->op, ev->status, ev->wr_id, ev->len);
+	if (strcmp(ev->status, "SUCCESS"))
+		r->style = ROCE_LADDER_ERROR;
+}
+
+/*
+ * Events and packets are merged in one pass over the capture: the events
+ * are grouped by chart (in file order within each), and each chart has a
+ * cursor into its group and the capacity of its rows.
+ */
+struct placing {
+	const struct rocemu_event *evs;
+	size_t *order;	/* event indices, grouped by chart */
+	size_t *cursor; /* per chart: next in order; its end */
+	size_t *end;
+	size_t *cap;	  /* per chart: rows allocated */
+	unsigned *col_of; /* per event: its column */
+	int64_t t0;
+};
+
+/* Places chart k's events that happened before frame no; UINT64_MAX
+ * places all that are left. */
+static int place_events(struct placing *pl, size_t k, uint64_t no,
+			struct roce_ladder_chart *ch)
+{
+	struct roce_ladder_row r;
+
+	for (; pl->cursor[k] < pl->end[k]; pl->cursor[k]++) {
+		size_t e = pl->order[pl->cursor[k]];
+		if (no != UINT64_MAX && pl->evs[e].frames >= no)
+			break;
+		note_row(&pl->evs[e], pl->t0, &r);
+		r.col = pl->col_of[e];
+		if (push_row(ch, &pl->cap[k], &r))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void chart_head(const struct roce_flow *f, struct roce_ladder_chart *ch)
+{
+	ch->flow = f->id;
+	for (int d = 0; d < 2; d++)
+		roce_flow_end_text(&f->end[d], ch->end[d], sizeof(ch->end[d]));
+	snprintf(ch->title, sizeof(ch->title),
+		 "flow %u: %s, %" PRIu64 " packets (%" PRIu64 " and %" PRIu64
+		 ")",
+		 f->id, roce_flow_kind_name(f->kind),
+		 f->packets[0] + f->packets[1], f->packets[0], f->packets[1]);
+}
+
+static int packet_row(const struct roce_cap_pkt *p, struct placing *pl,
+		      size_t k, struct roce_ladder_chart *ch)
+{
+	struct roce_ladder_row r;
+
+	if (place_events(pl, k, p->no, ch))
+		return -ENOMEM;
+	memset(&r, 0, sizeof(r));
+	r.kind = ROCE_LADDER_PACKET;
+	r.col = p->dir;
+	r.frame_no = p->no;
+	r.rel_ns = (int64_t)(p->ts_ns - (uint64_t)pl->t0);
+	r.style = roce_ladder_packet_label(p, r.label, sizeof(r.label));
+	ch->packets++;
+	return push_row(ch, &pl->cap[k], &r);
+}
+
+/* Rows of every chart, in one pass over the packets. */
+static int fill_charts(const struct roce_capture *c, struct placing *pl,
+		       struct roce_ladder *l)
+{
+	unsigned first = l->charts[0].flow;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct roce_cap_pkt *p = &c->pkts[i];
+		if (p->flow < first || p->flow - first >= l->n)
+			continue;
+		size_t k = p->flow - first;
+		if (packet_row(p, pl, k, &l->charts[k]))
+			return -ENOMEM;
+	}
+	for (size_t k = 0; k < l->n; k++)
+		if (place_events(pl, k, UINT64_MAX, &l->charts[k]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* A known end of a charted flow, for finding an event's chart. */
+struct end_key {
+	uint8_t gid[16];
+	uint32_t qpn;
+	unsigned col;
+	size_t chart;
+};
+
+/* By address and QP, then chart and column: the first of equals is the
+ * chart an event joins. */
+static int key_cmp(const void *pa, const void *pb)
+{
+	const struct end_key *a = pa, *b = pb;
+	int d = memcmp(a->gid, b->gid, 16);
+
+	if (d)
+		return d;
+	if (a->qpn != b->qpn)
+		return a->qpn < b->qpn ? -1 : 1;
+	if (a->chart != b->chart)
+		return a->chart < b->chart ? -1 : 1;
+	return (int)a->col - (int)b->col;
+}
+
+/* The ends of l's charts whose QP is known, sorted; *n of them. */
+static struct end_key *end_keys(const struct roce_capture *c,
+				const struct roce_ladder *l, size_t *n)
+{
+	struct end_key *keys = calloc(2 * l->n + 1, sizeof(*keys));
+
+	*n = 0;
+	for (size_t k = 0; keys && k < l->n; k++) {
+		const struct roce_flow *f =
+		    roce_flows_get(c->flows, l->charts[k].flow);
+		for (unsigned d = 0; d < 2; d++) {
+			if (!f->end[d].qpn_known)
+				continue;
+			struct end_key *e = &keys[(*n)++];
+			memcpy(e->gid, f->end[d].gid, 16);
+			e->qpn = f->end[d].qpn;
+			e->col = d;
+			e->chart = k;
+		}
+	}
+	if (keys)
+		qsort(keys, *n, sizeof(*keys), key_cmp);
+	return keys;
+}
+
+/* The chart (index) and column an event joins: the first chart with an
+ * end of its address and QP; l->n when none has. */
+static size_t event_chart(const struct end_key *keys, size_t nkeys,
+			  const struct roce_ladder *l,
+			  const struct rocemu_event *ev, unsigned *col)
+{
+	size_t lo = 0, hi = nkeys;
+	struct end_key want = {.qpn = ev->qpn};
+
+	memcpy(want.gid, ev->gid, 16);
+	while (lo < hi) { /* the first key not below (gid, qpn, chart 0) */
+		size_t mid = lo + (hi - lo) / 2;
+		if (key_cmp(&keys[mid], &want) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == nkeys || memcmp(keys[lo].gid, want.gid, 16) ||
+	    keys[lo].qpn != want.qpn)
+		return l->n;
+	*col = keys[lo].col;
+	return keys[lo].chart;
+}
+
+/* Groups the events by chart, stable (a counting sort); counts those of
+ * no chart. chart_of has n entries; start has l->n + 2. */
+static void group_events(const struct end_key *keys, size_t nkeys,
+			 struct roce_ladder *l, struct placing *pl, size_t n,
+			 size_t *chart_of, size_t *start)
+{
+	l->events_unplaced = 0;
+	for (size_t e = 0; e < n; e++) {
+		chart_of[e] =
+		    event_chart(keys, nkeys, l, &pl->evs[e], &pl->col_of[e]);
+		start[chart_of[e] + 1]++;
+		l->events_unplaced += chart_of[e] == l->n;
+	}
+	for (size_t k = 0; k <= l->n; k++)
+		start[k + 1] += start[k];
+	for (size_t k = 0; k < l->n; k++) {
+		pl->cursor[k] = start[k];
+		pl->end[k] = start[k + 1];
+	}
+	for (size_t e = 0; e < n; e++)
+		pl->order[start[chart_of[e]]++] = e;
+}
+
+/* The per-event and per-chart arrays of a placing, in one allocation
+ * each kind; NULL members on failure (free_placing frees what there is). */
+static bool alloc_placing(struct placing *pl, size_t n, size_t charts,
+			  size_t **chart_of, size_t **start)
+{
+	*chart_of = calloc(n + 1, sizeof(size_t));
+	*start = calloc(charts, sizeof(size_t));
+	pl->order = calloc(n + 1, sizeof(size_t));
+	pl->col_of = calloc(n + 1, sizeof(unsigned));
+	pl->cursor = calloc(charts, sizeof(size_t));
+	pl->end = calloc(charts, sizeof(size_t));
+	pl->cap = calloc(charts, sizeof(size_t));
+	return *chart_of && *start && pl->order && pl->col_of && pl->cursor &&
+	       pl->end && pl->cap;
+}
+
+static void free_placing(struct placing *pl)
+{
+	free(pl->order);
+	free(pl->col_of);
+	free(pl->cursor);
+	free(pl->end);
+	free(pl->cap);
+}
+
+static int build_charts(const struct roce_capture *c,
+			const struct rocemu_event *evs, size_t n,
+			struct roce_ladder *l)
+{
+	struct placing pl = {.evs = evs,
+			     .t0 = c->n ? (int64_t)c->pkts[0].ts_ns : 0};
+	size_t *chart_of, *start, nkeys;
+	struct end_key *keys = end_keys(c, l, &nkeys);
+	int rc = -ENOMEM;
+
+	if (alloc_placing(&pl, n, l->n + 2, &chart_of, &start) && keys) {
+		group_events(keys, nkeys, l, &pl, n, chart_of, start);
+		rc = l->n ? fill_charts(c, &pl, l) : 0;
+	}
+	free(keys);
+	free(chart_of);
+	free(start);
+	free_placing(&pl);
+	return rc;
+}
+
+int roce_ladder_build(const struct roce_capture *c,
+		      const struct rocemu_event *evs, size_t n, int only_flow,
+		      struct roce_ladder *l)
+{
+	unsigned flows = c->flows ? roce_flows_count(c->flows) : 0;
+	unsigned first = only_flow >= 0 ? (unsigned)only_flow : 0;
+	unsigned count = only_flow >= 0 ? 1 : flows;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	if (only_flow >= 0 && (unsigned)only_flow >= flows)
+		return -ENOENT;
+	l->charts = calloc(count ? count : 1, sizeof(*l->charts));
+	if (!l->charts)
+		return -ENOMEM;
+	l->n = count;
+	for (unsigned k = 0; k < count; k++)
+		chart_head(roce_flows_get(c->flows, first + k), &l->charts[k]);
+	rc = build_charts(c, evs, evs ? n : 0, l);
+	if (rc)
+		roce_ladder_free(l);
+	return rc;
+}
+
+void roce_ladder_free(struct roce_ladder *l)
+{
+	for (size_t k = 0; k < l->n; k++)
+		free(l->charts[k].rows);
+	free(l->charts);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* The ladder as SVG: the charts stacked, a lifeline per end, a line with an arrowhead marker per packet. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "ladder_time.h"
+#include "rocemu/ladder.h"
+
+/* Geometry, in pixels. */
+enum {
+	WIDTH = 980,
+	X_LEFT = 220,  /* the left lifeline */
+	X_RIGHT = 760, /* the right lifeline */
+	ROW = 26,      /* one row */
+	TITLE = 34,    /* the chart's title line */
+	HEAD = 40,     /* the head boxes */
+	GAP = 30,      /* between charts */
+	BOX_W = 220,
+};
+
+/* Writes s with XML's special characters escaped. */
+static void put_text(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+static int chart_height(const struct roce_ladder_chart *ch)
+{
+	return TITLE + HEAD + (int)ch->n * ROW + ROW / 2;
+}
+
+static void write_defs(FILE *out, int height)
+{
+	fprintf(
+	    out,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+	    "height=\"%d\" viewBox=\"0 0 %d %d\" "
+	    "font-family=\"DejaVu Sans Mono, monospace\" font-size=\"12\">\n"
+	    "<defs>\n"
+	    "  <marker id=\"head\" markerUnits=\"userSpaceOnUse\" "
+	    "markerWidth=\"12\" markerHeight=\"10\" refX=\"12\" refY=\"5\" "
+	    "orient=\"auto\">\n"
+	    "    <path d=\"M0,0 L12,5 L0,10 z\" fill=\"%s\"/>\n"
+	    "  </marker>\n"
+	    "</defs>\n"
+	    "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+	    WIDTH, height, WIDTH, height, ROCE_LADDER_SVG_HEAD);
+}
+
+static void write_head(FILE *out, const struct roce_ladder_chart *ch, int y,
+		       int bottom)
+{
+	fprintf(out, "<g class=\"chart\" id=\"flow%u\">\n", ch->flow);
+	fprintf(out,
+		"<text class=\"title\" x=\"20\" y=\"%d\" font-size=\"15\" "
+		"font-weight=\"bold\">",
+		y + 20);
+	put_text(out, ch->title);
+	fputs("</text>\n", out);
+	for (int d = 0; d < 2; d++) {
+		int x = d ? X_RIGHT : X_LEFT;
+		fprintf(out,
+			"<rect class=\"end\" x=\"%d\" y=\"%d\" width=\"%d\" "
+			"height=\"26\" rx=\"4\" fill=\"#eef2f8\" "
+			"stroke=\"#334\"/>\n",
+			x - BOX_W / 2, y + TITLE, BOX_W);
+		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
+			x, y + TITLE + 17);
+		put_text(out, ch->end[d]);
+		fputs("</text>\n", out);
+		fprintf(out,
+			"<line class=\"lifeline\" x1=\"%d\" y1=\"%d\" "
+			"x2=\"%d\" y2=\"%d\" stroke=\"#889\" "
+			"stroke-dasharray=\"4 4\"/>\n",
+			x, y + TITLE + 26, x, bottom);
+	}
+}
+
+static void write_packet(FILE *out, const struct roce_ladder_row *r, int y)
+{
+	int from = r->col ? X_RIGHT : X_LEFT, to = r->col ? X_LEFT : X_RIGHT;
+	const char *colour = r->style == ROCE_LADDER_ERROR ? "#c00000" : "#000";
+	char t[32];
+
+	fprintf(out,
+		"<line class=\"packet\" x1=\"%d\" y1=\"%d\" x2=\"%d\" "
+		"y2=\"%d\" stroke=\"%s\" stroke-width=\"1.5\" "
+		"marker-end=\"url(#head)\"/>\n",
+		from, y, to, y, colour);
+	fprintf(out,
+		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
+		"fill=\"%s\">",
+		(X_LEFT + X_RIGHT) / 2, y - 4, colour);
+	put_text(out, r->label);
+	fprintf(out,
+		"</text>\n<text x=\"%d\" y=\"%d\" fill=\"#556\">#%" PRIu64
+		" %s</text>\n",
+		X_RIGHT + 16, y + 4, r->frame_no,
+		ladder_seconds(r->rel_ns, t, sizeof(t)));
+}
+
+/* A note: a small box on its lifeline, the label beside it inside the
+ * lane. */
+static void write_note(FILE *out, const struct roce_ladder_row *r, int y)
+{
+	int x = r->col ? X_RIGHT : X_LEFT;
+	const char *fill = r->style == ROCE_LADDER_ERROR ? "#c00000"
+			   : r->kind == ROCE_LADDER_WQE	 ? "#1f5fbf"
+							 : "#1b8a3a";
+
+	fprintf(out,
+		"<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"10\" "
+		"height=\"10\" fill=\"%s\"/>\n",
+		r->kind == ROCE_LADDER_WQE ? "wqe" : "cqe", x - 5, y - 5, fill);
+	fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"%s\" fill=\"%s\">",
+		r->col ? x - 10 : x + 10, y + 4, r->col ? "end" : "start",
+		fill);
+	put_text(out, r->label);
+	fputs("</text>\n", out);
+}
+
+static void write_chart(FILE *out, const struct roce_ladder_chart *ch, int y)
+{
+	int top = y + TITLE + HEAD + ROW / 2;
+
+	write_head(out, ch, y, y + chart_height(ch));
+	for (size_t i = 0; i < ch->n; i++) {
+		const struct roce_ladder_row *r = &ch->rows[i];
+		int ry = top + (int)i * ROW;
+		if (r->kind == ROCE_LADDER_PACKET)
+			write_packet(out, r, ry);
+		else
+			write_note(out, r, ry);
+	}
+	fputs("</g>\n", out);
+}
+
+int roce_ladder_write_svg(FILE *out, const struct roce_ladder *l)
+{
+	int height = GAP;
+
+	for (size_t k = 0; k < l->n; k++)
+		height += chart_height(&l->charts[k]) + GAP;
+	write_defs(out, height);
+	height = GAP / 2;
+	for (size_t k = 0; k < l->n; k++) {
+		write_chart(out, &l->charts[k], height);
+		height += chart_height(&l->charts[k]) + GAP;
+	}
+	fputs("</svg>\n", out);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* The ladder as plain text: two lifelines, an arrow line per packet, notes against a lifeline. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "ladder_time.h"
+#include "rocemu/ladder.h"
+
+/*
+ * A line is "  |" + the lane + "|" + the frame number and time; the lane
+ * is as wide as the chart's longest label needs, between LANE_MIN and
+ * LANE_MAX, so that a line stays within 100 columns.
+ */
+enum { MARGIN = 2, LANE_MIN = 40, LANE_MAX = 68, DECOR = 7, SLACK = 6 };
+
+static size_t lane_width(const struct roce_ladder_chart *ch)
+{
+	size_t w = LANE_MIN;
+
+	for (size_t i = 0; i < ch->n; i++) {
+		size_t need = strlen(ch->rows[i].label) + DECOR + SLACK;
+		if (need > w)
+			w = need;
+	}
+	return w > LANE_MAX ? LANE_MAX : w;
+}
+
+/* The label, cut to fit a lane of width w with its decoration. */
+static int fit(const char *label, size_t w)
+{
+	size_t n = strlen(label);
+
+	return (int)(n + DECOR > w ? w - DECOR : n);
+}
+
+static void fill(char *p, char c, size_t n)
+{
+	memset(p, c, n);
+}
+
+/* The lane of a packet row: "--- label ---->" or "<---- label ---". */
+static void arrow_lane(const struct roce_ladder_row *r, size_t w, char *lane)
+{
+	int n = fit(r->label, w);
+	size_t dashes = w - (size_t)n - 6; /* besides "--- " and " " and ">" */
+
+	fill(lane, '-', w);
+	if (r->col == 0) {
+		memcpy(lane + 4, r->label, (size_t)n);
+		lane[3] = lane[4 + n] = ' ';
+		lane[w - 1] = '>';
+	} else {
+		memcpy(lane + 2 + dashes, r->label, (size_t)n);
+		lane[1 + dashes] = lane[2 + dashes + n] = ' ';
+		lane[0] = '<';
+	}
+}
+
+/* The lane of a note: "* label" against the left lifeline, "label *"
+ * against the right one. */
+static void note_lane(const struct roce_ladder_row *r, size_t w, char *lane)
+{
+	int n = fit(r->label, w);
+
+	fill(lane, ' ', w);
+	if (r->col == 0) {
+		lane[0] = '*';
+		memcpy(lane + 2, r->label, (size_t)n);
+	} else {
+		lane[w - 1] = '*';
+		memcpy(lane + w - 2 - n, r->label, (size_t)n);
+	}
+}
+
+static void write_row(FILE *out, const struct roce_ladder_row *r, size_t w)
+{
+	char lane[LANE_MAX + 1], t[32];
+
+	if (r->kind == ROCE_LADDER_PACKET)
+		arrow_lane(r, w, lane);
+	else
+		note_lane(r, w, lane);
+	lane[w] = '\0';
+	ladder_seconds(r->rel_ns, t, sizeof(t));
+	if (r->kind == ROCE_LADDER_PACKET)
+		fprintf(out, "%*s|%s|  #%" PRIu64 " %s\n", MARGIN, "", lane,
+			r->frame_no, t);
+	else
+		fprintf(out, "%*s|%s|  %s\n", MARGIN, "", lane, t);
+}
+
+/* The two ends' names, each centred over its lifeline where room allows. */
+static void write_head(FILE *out, const struct roce_ladder_chart *ch, size_t w)
+{
+	size_t l0 = strlen(ch->end[0]), l1 = strlen(ch->end[1]);
+	size_t right = MARGIN + 1 + w; /* column of the right lifeline */
+	size_t at = right > l1 / 2 ? right - l1 / 2 : 0;
+
+	if (at < l0 + 2)
+		at = l0 + 2;
+	fprintf(out, "%s%*s%s\n", ch->end[0], (int)(at - l0), "", ch->end[1]);
+	fprintf(out, "%*s|%*s|\n", MARGIN, "", (int)w, "");
+}
+
+int roce_ladder_write_text(FILE *out, const struct roce_ladder *l)
+{
+	for (size_t k = 0; k < l->n; k++) {
+		const struct roce_ladder_chart *ch = &l->charts[k];
+		size_t w = lane_width(ch);
+
+		fprintf(out, "%s%s\n\n", k ? "\n" : "", ch->title);
+		write_head(out, ch, w);
+		for (size_t i = 0; i < ch->n; i++)
+			write_row(out, &ch->rows[i], w);
+	}
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* Trace events as text lines: written by a running device, read back by rocemu ladder. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rocemu/dissect.h"
+#include "rocemu/frame.h"
+#include "rocemu/trace.h"
+
+static const char *const kind_names[] = {
+    [ROCEMU_EV_WQE] = "wqe",
+    [ROCEMU_EV_CQE] = "cqe",
+    [ROCEMU_EV_RECV_WQE] = "rwqe",
+};
+
+static const char *kind_name(enum rocemu_event_kind k)
+{
+	return (unsigned)k < 3 ? kind_names[k] : "?";
+}
+
+int rocemu_event_format(char *buf, size_t len, const struct rocemu_event *ev)
+{
+	char gid[64];
+	struct roce_sb sb;
+
+	roce_sb_init(&sb, gid, sizeof(gid));
+	roce_fmt_gid(&sb, ev->gid);
+	gid[sb.len < sizeof(gid) ? sb.len : sizeof(gid) - 1] = '\0';
+	return snprintf(
+	    buf, len,
+	    "%s frames=%" PRIu64 " t=%" PRIu64 " dev=%s gid=%s "
+	    "qp=0x%06x slot=%u op=%s%s%s wr_id=%" PRIu64 " len=%u\n",
+	    kind_name(ev->kind), ev->frames, ev->time_ns,
+	    ev->dev[0] ? ev->dev : "-", gid, ev->qpn, ev->slot,
+	    ev->op[0] ? ev->op : "-",
+	    ev->kind == ROCEMU_EV_CQE ? " status=" : "",
+	    ev->kind == ROCEMU_EV_CQE ? ev->status : "", ev->wr_id, ev->len);
+}
+
+int rocemu_trace_begin(FILE *f)
+{
+	return fprintf(f, "%s\n", ROCEMU_TRACE_MAGIC) < 0 ? -EIO : 0;
+}
+
+void rocemu_trace_to_file(void *arg, const struct rocemu_event *ev)
+{
+	char line[512];
+	int n = rocemu_event_format(line, sizeof(line), ev);
+
+	if (n > 0 && (size_t)n < sizeof(line))
+		fputs(line, arg);
+}
+
+/* "10.0.0.1" as an IPv4-mapped GID, or an IPv6 address. */
+static int parse_gid(const char *s, uint8_t gid[16])
+{
+	uint8_t v4[4];
+
+	if (inet_pton(AF_INET, s, v4) == 1) {
+		roce_gid_from_ipv4(gid, v4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, s, gid) == 1 ? 0 : -EINVAL;
+}
+
+static int copy_name(char dst[ROCEMU_EV_NAME], const char *v)
+{
+	if (strlen(v) >= ROCEMU_EV_NAME)
+		return -EINVAL;
+	strcpy(dst, v);
+	return 0;
+}
+
+static int parse_u64(const char *v, int base, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(v, &end, base);
+	return (errno || end == v || *end || *v == '-') ? -EINVAL : 0;
+}
+
+/* One key=value of an event line; mask collects the keys seen. */
+static int parse_field(struct rocemu_event *ev, const char *key, const char *v,
+		       unsigned *mask)
+{
+	static const char *const keys[] = {"frames", "t",    "dev", "gid",
+					   "qp",     "slot", "op",  "status",
+					   "wr_id",  "len"};
+	uint64_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			break;
+	if (i == sizeof(keys) / sizeof(keys[0]) || (*mask & 1u << i))
+		return -EINVAL;
+	*mask |= 1u << i;
+	switch (i) {
+	case 2: return copy_name(ev->dev, v);
+	case 3: return parse_gid(v, ev->gid);
+	case 6: return copy_name(ev->op, v);
+	case 7: return copy_name(ev->status, v);
+	}
+	if (parse_u64(v, i == 4 ? 16 : 10, &n))
+		return -EINVAL;
+	switch (i) {
+	case 0: ev->frames = n; break;
+	case 1: ev->time_ns = n; break;
+	case 4: ev->qpn = (uint32_t)n; return n > 0xffffff ? -EINVAL : 0;
+	case 5: ev->slot = (uint32_t)n; return n > UINT32_MAX ? -EINVAL : 0;
+	case 8: ev->wr_id = n; break;
+	default: ev->len = (uint32_t)n; return n > UINT32_MAX ? -EINVAL : 0;
+	}
+	return 0;
+}
+
+int rocemu_event_parse(const char *line, struct rocemu_event *ev)
+{
+	char copy[512], *save = NULL, *tok;
+	unsigned mask = 0;
+	size_t l = strlen(line);
+
+	if (l >= sizeof(copy))
+		return -EINVAL;
+	memcpy(copy, line, l + 1);
+	memset(ev, 0, sizeof(*ev));
+	tok = strtok_r(copy, " \t\r\n", &save);
+	if (!tok)
+		return -EINVAL;
+	unsigned k = 0;
+	while (k < 3 && strcmp(tok, kind_names[k]))
+		k++;
+	if (k == 3)
+		return -EINVAL;
+	ev->kind = (enum rocemu_event_kind)k;
+	while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			return -EINVAL;
+		*eq = '\0';
+		if (parse_field(ev, tok, eq + 1, &mask))
+			return -EINVAL;
+	}
+	/* every key but status, and status exactly for a CQE */
+	unsigned want = 0x37f | (ev->kind == ROCEMU_EV_CQE ? 0x80 : 0);
+	return mask == want ? 0 : -EINVAL;
+}
+
+/* Appends ev to the growing array; -ENOMEM. */
+static int push(struct rocemu_event **evs, size_t *n, size_t *cap,
+		const struct rocemu_event *ev)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct rocemu_event *p = realloc(*evs, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		*evs = p;
+		*cap = c;
+	}
+	(*evs)[(*n)++] = *ev;
+	return 0;
+}
+
+static int read_events(FILE *f, struct rocemu_event **evs, size_t *n, char *err,
+		       size_t errlen)
+{
+	char line[512];
+	size_t cap = 0, no = 1;
+	struct rocemu_event ev;
+
+	if (!fgets(line, sizeof(line), f) ||
+	    strncmp(line, ROCEMU_TRACE_MAGIC, strlen(ROCEMU_TRACE_MAGIC))) {
+		snprintf(err, errlen,
+			 "not a rocemu trace (the first line is "
+			 "not \"%s\")",
+			 ROCEMU_TRACE_MAGIC);
+		return -EINVAL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		no++;
+		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
+			continue;
+		if (rocemu_event_parse(line, &ev)) {
+			snprintf(err, errlen, "line %zu is not a trace event",
+				 no);
+			return -EINVAL;
+		}
+		if (push(evs, n, &cap, &ev)) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int rocemu_trace_load(const char *path, struct rocemu_event **evs, size_t *n,
+		      char *err, size_t errlen)
+{
+	struct rocemu_event *got = NULL;
+	size_t count = 0;
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "%s", strerror(-rc));
+		return rc;
+	}
+	rc = read_events(f, &got, &count, err, errlen);
+	if (!rc && ferror(f)) {
+		rc = -EIO;
+		snprintf(err, errlen, "read error");
+	}
+	fclose(f);
+	if (rc) {
+		free(got);
+		return rc;
+	}
+	*evs = got;
+	*n = count;
+	return 0;
+}

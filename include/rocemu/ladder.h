@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* Ladder diagrams (message sequence charts) of a capture's flows: the layout, and its text and SVG renderings. */
+#ifndef ROCEMU_LADDER_H
+#define ROCEMU_LADDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rocemu/flow.h"
+#include "rocemu/trace.h"
+
+/*
+ * A chart per flow: two columns, the flow's two ends (end[0], the end
+ * that sent the flow's first packet, on the left), and rows going down
+ * in time. A packet row is an arrow from the sender's column to the
+ * receiver's; a note row sits on one column's lifeline (a WQE taken into
+ * an SQ or RQ slot, a CQE written into a CQ slot). The layout holds text only;
+ * the renderers decide what it looks like.
+ */
+enum roce_ladder_row_kind {
+	ROCE_LADDER_PACKET,
+	ROCE_LADDER_WQE,
+	ROCE_LADDER_CQE,
+};
+
+/* How a row is drawn: normally, or marked as an error (a NAK, an RNR
+ * NAK, a packet that did not parse, a CQE with an error status). */
+enum roce_ladder_style {
+	ROCE_LADDER_NORMAL,
+	ROCE_LADDER_ERROR,
+};
+
+enum { ROCE_LADDER_LABEL = 96, ROCE_LADDER_END = 64 };
+
+struct roce_ladder_row {
+	enum roce_ladder_row_kind kind;
+	enum roce_ladder_style style;
+	unsigned col;	   /* packet: the sender's column; note: its own */
+	uint64_t frame_no; /* packet: its frame number; note: 0 */
+	int64_t rel_ns;	   /* since the capture's first frame */
+	char label[ROCE_LADDER_LABEL];
+};
+
+struct roce_ladder_chart {
+	unsigned flow;		       /* roce_flows id */
+	char title[ROCE_LADDER_LABEL]; /* "flow 0: RC, 5 packets" */
+	char end[2][ROCE_LADDER_END];  /* "10.0.0.1 qp 0x11" */
+	size_t n;
+	struct roce_ladder_row *rows;
+	size_t packets; /* packet rows among them */
+};
+
+struct roce_ladder {
+	size_t n;
+	struct roce_ladder_chart *charts; /* by flow id */
+	size_t events_unplaced; /* events whose QP is in no charted flow */
+};
+
+/* Every flow (roce_ladder_build's only_flow). */
+#define ROCE_LADDER_ALL_FLOWS (-1)
+
+/*
+ * Lays out the charts of capture c: every flow, or only flow only_flow
+ * (>= 0). The n events evs (rocemu/trace.h; NULL, 0 for none) join the
+ * chart whose flow has an end with the event's address and QP, each
+ * placed after the packets the capture held when it happened (its
+ * frames count) and before the rest. Returns 0 with the charts in *l
+ * (free with roce_ladder_free); -ENOENT when only_flow is not a flow of
+ * c; -ENOMEM. On failure *l is empty. c and evs are unchanged.
+ */
+int roce_ladder_build(const struct roce_capture *c,
+		      const struct rocemu_event *evs, size_t n, int only_flow,
+		      struct roce_ladder *l);
+
+/* Frees what roce_ladder_build allocated and empties l. */
+void roce_ladder_free(struct roce_ladder *l);
+
+/*
+ * The packet's label: opcode name, PSN, payload length, "A" for AckReq,
+ * and for an ACK its AETH ("ACK msn 2", "NAK REM_ACCESS_ERR msn 0",
+ * "RNR_NAK 655360us msn 0"). Writes at most len bytes, NUL included;
+ * returns the style the row gets. p is unchanged.
+ */
+enum roce_ladder_style roce_ladder_packet_label(const struct roce_cap_pkt *p,
+						char *buf, size_t len);
+
+/*
+ * Writes l as plain text, no line wider than 100 columns: per chart a
+ * title, the two ends as column heads, then a line per row ("|--- label
+ * --->|" left to right, "|<--- label ---|" right to left, notes against
+ * their lifeline) with the frame number and time at the right. Returns
+ * 0, or -EIO when writing failed. l is unchanged.
+ */
+int roce_ladder_write_text(FILE *out, const struct roce_ladder *l);
+
+/*
+ * Writes l as one SVG document, the charts stacked top to bottom, each
+ * with its title, a head box and a dashed lifeline per end, a <line> per
+ * packet ending in the arrowhead marker (filled ROCE_LADDER_SVG_HEAD and
+ * in no other shape), and the notes as small boxes on their lifeline.
+ * Returns 0, or -EIO when writing failed. l is unchanged.
+ */
+int roce_ladder_write_svg(FILE *out, const struct roce_ladder *l);
+
+/* The arrowheads' fill colour, used by nothing else in the picture: a
+ * test counts the arrows of a rendering by it. */
+#define ROCE_LADDER_SVG_HEAD "#cc0077"
+
+#endif

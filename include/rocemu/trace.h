@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* Structured trace events of a running device (WQE posted, CQE written) and their one-line text form. */
+#ifndef ROCEMU_TRACE_H
+#define ROCEMU_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * What a device did at its verbs edge, as opposed to what it put on the
+ * wire (the capture holds that): a work request taken into a send or
+ * receive queue slot, a completion written into a completion queue slot. Each
+ * event says how many frames the world's capture held when it happened, so a
+ * reader places it between the capture's packets exactly, whatever the
+ * clocks say.
+ */
+enum rocemu_event_kind {
+	ROCEMU_EV_WQE,	    /* a send WQE in slot of the QP's SQ */
+	ROCEMU_EV_CQE,	    /* a CQE in slot of a CQ, for the QP qpn */
+	ROCEMU_EV_RECV_WQE, /* a receive WQE in slot of the QP's RQ */
+};
+
+enum { ROCEMU_EV_NAME = 32 };
+
+struct rocemu_event {
+	enum rocemu_event_kind kind;
+	uint64_t frames;  /* frames recorded before it (0: none yet) */
+	uint64_t time_ns; /* the world's clock, as the capture's stamps */
+	char dev[ROCEMU_EV_NAME];    /* the device's name */
+	uint8_t gid[16];	     /* the device's address (GID 1) */
+	uint32_t qpn;		     /* the WQE's QP; the QP the CQE names */
+	uint32_t slot;		     /* SQ, RQ or CQ slot */
+	char op[ROCEMU_EV_NAME];     /* WR opcode, "RECV", or WC opcode */
+	char status[ROCEMU_EV_NAME]; /* CQE: WC status ("SUCCESS"); WQE: "" */
+	uint64_t wr_id;
+	uint32_t len; /* WQE: bytes to send; CQE: byte_len */
+};
+
+/* The first line of a trace file; a reader refuses a file without it. */
+#define ROCEMU_TRACE_MAGIC "# rocemu trace 1"
+
+/*
+ * One event as one line of text, newline included, e.g.
+ * "wqe frames=0 t=0 dev=devA gid=10.0.0.1 qp=0x000011 slot=0 op=SEND
+ * wr_id=0 len=28". Writes at most len bytes, NUL included; returns the
+ * length of the whole line (as snprintf: len or more means it was cut).
+ * ev is unchanged.
+ */
+int rocemu_event_format(char *buf, size_t len, const struct rocemu_event *ev);
+
+/* Writes the magic line that starts a trace file; 0, or -EIO. */
+int rocemu_trace_begin(FILE *f);
+
+/*
+ * A rocemu_event_fn (rocemu_world_events) that appends each event to the
+ * FILE * given as arg, as rocemu_event_format writes it. Write errors
+ * show in ferror(arg). ev is unchanged.
+ */
+void rocemu_trace_to_file(void *arg, const struct rocemu_event *ev);
+
+/*
+ * Reads a line rocemu_event_format wrote (the newline optional) into ev.
+ * Returns 0; -EINVAL when the line is not an event (ev is then partly
+ * written; the caller's other state is unchanged).
+ */
+int rocemu_event_parse(const char *line, struct rocemu_event *ev);
+
+/*
+ * Reads a whole trace file: the magic line, then one event per line
+ * (blank lines and lines starting with '#' are skipped). On success
+ * *evs (malloc'd; free it) holds *n events in file order and 0 is
+ * returned. On failure returns -errno (-EINVAL for a line that is not an
+ * event, with its number in err) with a message of at most errlen bytes
+ * in err; *evs and *n are then left unchanged.
+ */
+int rocemu_trace_load(const char *path, struct rocemu_event **evs, size_t *n,
+		      char *err, size_t errlen);
+
+#endif

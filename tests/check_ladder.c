@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/* Ladders: trace events as text and back, the layout of a capture with events placed between its packets, the text width. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_suites.h"
+#include "rocemu/ladder.h"
+
+static struct rocemu_event event(enum rocemu_event_kind kind,
+				 const uint8_t gid[16], uint32_t qpn,
+				 uint64_t frames, const char *status)
+{
+	struct rocemu_event ev = {.kind = kind,
+				  .frames = frames,
+				  .time_ns = 1000 * frames,
+				  .qpn = qpn,
+				  .slot = 3,
+				  .wr_id = 77,
+				  .len = 64};
+
+	memcpy(ev.gid, gid, 16);
+	strcpy(ev.dev, "devX");
+	strcpy(ev.op, "RDMA_WRITE");
+	if (kind == ROCEMU_EV_CQE)
+		strcpy(ev.status, status);
+	return ev;
+}
+
+static void assert_events_eq(const struct rocemu_event *a,
+			     const struct rocemu_event *b)
+{
+	ck_assert_int_eq(a->kind, b->kind);
+	ck_assert_uint_eq(a->frames, b->frames);
+	ck_assert_uint_eq(a->time_ns, b->time_ns);
+	ck_assert_str_eq(a->dev, b->dev);
+	ck_assert_mem_eq(a->gid, b->gid, 16);
+	ck_assert_uint_eq(a->qpn, b->qpn);
+	ck_assert_uint_eq(a->slot, b->slot);
+	ck_assert_str_eq(a->op, b->op);
+	ck_assert_str_eq(a->status, b->status);
+	ck_assert_uint_eq(a->wr_id, b->wr_id);
+	ck_assert_uint_eq(a->len, b->len);
+}
+
+/* Every kind, IPv4-mapped and IPv6 addresses, the largest values. */
+START_TEST(test_event_round_trips)
+{
+	static const uint8_t v4[16] = {
+	    [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 9};
+	static const uint8_t v6[16] = {0xfd, [15] = 2};
+	static const enum rocemu_event_kind kinds[] = {
+	    ROCEMU_EV_WQE, ROCEMU_EV_CQE, ROCEMU_EV_RECV_WQE};
+	struct rocemu_event ev = event(kinds[_i % 3], _i / 3 ? v6 : v4,
+				       0xffffff, UINT64_MAX, "REM_ACCESS_ERR"),
+			    back;
+	char line[512];
+
+	ev.wr_id = UINT64_MAX;
+	ev.len = UINT32_MAX;
+	ev.slot = UINT32_MAX;
+	int n = rocemu_event_format(line, sizeof(line), &ev);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_lt(n, (int)sizeof(line));
+	ck_assert_int_eq(line[n - 1], '\n');
+	ck_assert_int_eq(rocemu_event_parse(line, &back), 0);
+	assert_events_eq(&ev, &back);
+}
+END_TEST
+
+static const char *const bad_lines[] = {
+    "",
+    "sqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1 "
+    "len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1 "
+    "x=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND status=SUCCESS "
+    "wr_id=0 len=1",
+    "cqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x1000000 slot=0 op=SEND wr_id=0 "
+    "len=1",
+    "wqe frames=-1 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.256 qp=0x11 slot=0 op=SEND wr_id=0 "
+    "len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 "
+    "len=4294967296",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 "
+    "op=SEND_LONGER_THAN_THIRTY_ONE_CHARS wr_id=0 len=1",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len 1",
+    "rwqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=RECV "
+    "status=SUCCESS wr_id=0 len=1",
+};
+
+START_TEST(test_event_parse_rejects)
+{
+	struct rocemu_event ev;
+
+	ck_assert_msg(rocemu_event_parse(bad_lines[_i], &ev) == -EINVAL,
+		      "accepted: %s", bad_lines[_i]);
+}
+END_TEST
+
+/* err_write_bad_rkey.pcap: a WRITE from the requester and the NAK back.
+ * The ends are taken from the capture's own packets. */
+struct two_ends {
+	uint8_t req_gid[16], resp_gid[16];
+	uint32_t req_qpn, resp_qpn;
+};
+
+static void load_bad_rkey(struct roce_capture *c, struct two_ends *e)
+{
+	char path[512], err[ROCE_PCAP_ERRLEN];
+
+	snprintf(path, sizeof(path), "%s/rxe/err_write_bad_rkey.pcap",
+		 t_pcap_dir());
+	ck_assert_msg(roce_capture_load(path, c, err) == 0, "%s: %s", path,
+		      err);
+	ck_assert_uint_eq(c->n, 2);
+	memcpy(e->req_gid, c->pkts[0].f.src_gid, 16);
+	memcpy(e->resp_gid, c->pkts[0].f.dst_gid, 16);
+	e->resp_qpn = c->pkts[0].f.ib.bth.dqpn;
+	e->req_qpn = c->pkts[1].f.ib.bth.dqpn;
+}
+
+START_TEST(test_layout_places_events)
+{
+	struct roce_capture c;
+	struct two_ends e;
+	struct roce_ladder l;
+
+	load_bad_rkey(&c, &e);
+	struct rocemu_event evs[] = {
+	    event(ROCEMU_EV_WQE, e.req_gid, e.req_qpn, 0, ""),
+	    event(ROCEMU_EV_WQE, e.resp_gid, e.resp_qpn, 1, ""),
+	    event(ROCEMU_EV_CQE, e.req_gid, e.req_qpn, 2, "REM_ACCESS_ERR"),
+	    event(ROCEMU_EV_CQE, e.req_gid, e.req_qpn + 1, 2, "SUCCESS"),
+	};
+	ck_assert_int_eq(
+	    roce_ladder_build(&c, evs, 4, ROCE_LADDER_ALL_FLOWS, &l), 0);
+	ck_assert_uint_eq(l.n, 1);
+	ck_assert_uint_eq(l.events_unplaced, 1);
+	const struct roce_ladder_chart *ch = &l.charts[0];
+	ck_assert_uint_eq(ch->n, 5);
+	ck_assert_uint_eq(ch->packets, 2);
+	/* kind, column, frame, style, in time order */
+	static const struct {
+		int kind;
+		unsigned col;
+		uint64_t no;
+		int style;
+	} want[] = {
+	    {ROCE_LADDER_WQE, 0, 0, ROCE_LADDER_NORMAL},
+	    {ROCE_LADDER_PACKET, 0, 1, ROCE_LADDER_NORMAL},
+	    {ROCE_LADDER_WQE, 1, 0, ROCE_LADDER_NORMAL},
+	    {ROCE_LADDER_PACKET, 1, 2, ROCE_LADDER_ERROR},
+	    {ROCE_LADDER_CQE, 0, 0, ROCE_LADDER_ERROR},
+	};
+	for (unsigned i = 0; i < 5; i++) {
+		ck_assert_int_eq(ch->rows[i].kind, want[i].kind);
+		ck_assert_uint_eq(ch->rows[i].col, want[i].col);
+		ck_assert_uint_eq(ch->rows[i].frame_no, want[i].no);
+		ck_assert_int_eq(ch->rows[i].style, want[i].style);
+	}
+	/* IBTA 9.7.5.2: the NAK's syndrome names its code; the label shows it
+	 * and the MSN the capture carries. */
+	const struct roce_aeth *a = &c.pkts[1].f.ib.aeth;
+	ck_assert_uint_eq(roce_aeth_type(a->syndrome), ROCE_AETH_NAK);
+	char want_aeth[64];
+	snprintf(want_aeth, sizeof(want_aeth), " NAK %s msn %u",
+		 roce_nak_code_name(roce_aeth_value(a->syndrome)), a->msn);
+	ck_assert_ptr_nonnull(strstr(ch->rows[3].label, want_aeth));
+	ck_assert_ptr_nonnull(strstr(ch->rows[0].label, "SQ[3]"));
+	ck_assert_ptr_nonnull(strstr(ch->rows[4].label, "CQ[3]"));
+	roce_ladder_free(&l);
+
+	ck_assert_int_eq(roce_ladder_build(&c, evs, 4, 1, &l), -ENOENT);
+	ck_assert_uint_eq(l.n, 0);
+	ck_assert_ptr_null(l.charts);
+	roce_capture_free(&c);
+}
+END_TEST
+
+/* srq.pcap: two connections between the same two addresses. An event
+ * joins the chart of its own QP, whichever order the events come in. */
+START_TEST(test_layout_events_find_their_flow)
+{
+	char path[512], err[ROCE_PCAP_ERRLEN];
+	struct roce_capture c;
+	struct roce_ladder l;
+	struct rocemu_event evs[4];
+
+	snprintf(path, sizeof(path), "%s/rxe/srq.pcap", t_pcap_dir());
+	ck_assert_msg(roce_capture_load(path, &c, err) == 0, "%s", err);
+	ck_assert_uint_eq(roce_flows_count(c.flows), 2);
+	/* flow 1's two ends first, then flow 0's; slot i tells them apart */
+	for (unsigned i = 0; i < 4; i++) {
+		const struct roce_flow *f = roce_flows_get(c.flows, 1 - i / 2);
+		const struct roce_flow_end *e = &f->end[i % 2];
+		evs[i] = event(ROCEMU_EV_WQE, e->gid, e->qpn, 0, "");
+		evs[i].slot = i;
+	}
+	ck_assert_int_eq(
+	    roce_ladder_build(&c, evs, 4, ROCE_LADDER_ALL_FLOWS, &l), 0);
+	ck_assert_uint_eq(l.events_unplaced, 0);
+	for (unsigned k = 0; k < 2; k++) {
+		const struct roce_ladder_chart *ch = &l.charts[k];
+		unsigned notes = 0;
+		for (size_t r = 0; r < ch->n; r++) {
+			if (ch->rows[r].kind != ROCE_LADDER_WQE)
+				continue;
+			char want[16];
+			unsigned i = (1 - k) * 2 + ch->rows[r].col;
+			snprintf(want, sizeof(want), "SQ[%u]", i);
+			ck_assert_msg(strstr(ch->rows[r].label, want),
+				      "chart %u: %s", k, ch->rows[r].label);
+			notes++;
+		}
+		ck_assert_uint_eq(notes, 2);
+	}
+	roce_ladder_free(&l);
+	roce_capture_free(&c);
+}
+END_TEST
+
+/* Labels as long as they get still give lines of 100 columns at most. */
+START_TEST(test_text_fits_100_columns)
+{
+	struct roce_capture c;
+	struct two_ends e;
+	struct roce_ladder l;
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+
+	load_bad_rkey(&c, &e);
+	struct rocemu_event ev =
+	    event(ROCEMU_EV_CQE, e.resp_gid, e.resp_qpn, UINT64_MAX,
+		  "WR_FLUSH_ERR_BUT_MUCH_LONGER");
+	memset(ev.op, 'X', ROCEMU_EV_NAME - 1);
+	ev.wr_id = UINT64_MAX;
+	ev.len = UINT32_MAX;
+	ev.slot = UINT32_MAX;
+	ck_assert_int_eq(roce_ladder_build(&c, &ev, 1, 0, &l), 0);
+	ck_assert_uint_eq(l.charts[0].n, 3);
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_int_eq(roce_ladder_write_text(f, &l), 0);
+	fclose(f);
+	unsigned lines = 0;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), lines++)
+		ck_assert_msg(strlen(line) <= 100, "%zu columns: %s",
+			      strlen(line), line);
+	/* the title, the heads and their lifelines, three rows */
+	ck_assert_uint_eq(lines, 1 + 2 + 3);
+	free(text);
+	roce_ladder_free(&l);
+	roce_capture_free(&c);
+}
+END_TEST
+
+Suite *ladder_suite(void)
+{
+	Suite *s = suite_create("ladder");
+	TCase *tc = tcase_create("ladder");
+
+	tcase_add_loop_test(tc, test_event_round_trips, 0, 6);
+	tcase_add_loop_test(tc, test_event_parse_rejects, 0,
+			    sizeof(bad_lines) / sizeof(bad_lines[0]));
+	tcase_add_test(tc, test_layout_places_events);
+	tcase_add_test(tc, test_layout_events_find_their_flow);
+	tcase_add_test(tc, test_text_fits_100_columns);
+	suite_add_tcase(s, tc);
+	return s;
+}
