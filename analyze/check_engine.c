@@ -97,15 +97,21 @@ static void judge_request(struct roce_check *c, const struct chk_pkt *p)
 	if (!fresh)
 		p->fl->retransmitted++;
 	chk_opseq(c, p, fresh);
-	chk_len_req(c, p);
-	chk_atomic_req(c, p);
+	if (p->ib->exts == p->ib->op->exts) {
+		chk_len_req(c, p);
+		chk_atomic_req(c, p);
+	} else {
+		/* The capture cut into its extension headers: its place in
+		 * the message counts, its lengths and addresses are lost. */
+		p->req->msg_counted = false;
+	}
 	chk_ackreq(c, p, fresh);
 }
 
 static void judge_response(struct roce_check *c, const struct chk_pkt *p)
 {
-	if (p->fl->kind != ROCE_FLOW_RC)
-		return;
+	if (p->fl->kind != ROCE_FLOW_RC || p->ib->exts != p->ib->op->exts)
+		return;	/* UC has no answers; a cut header says nothing */
 	if (p->flags & ROCE_OPF_READ) {
 		chk_mtu(c, p);
 		chk_read_resp(c, p);

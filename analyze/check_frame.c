@@ -7,6 +7,14 @@
 void chk_frame(struct roce_check *c, uint64_t no, const struct roce_frame *f,
 	       int rc, const char *why, unsigned flow, unsigned dir)
 {
+	if (rc == -EBADMSG && f->ib.has_bth && !f->ib.op &&
+	    (f->ib.bth.opcode & 0xe0) == (ROCE_OP_UD_SEND_ONLY & 0xe0)) {
+		chk_report(c, no, flow, dir, ROCE_CHECK_ERROR, "9.8.4",
+			   "opcode 0x%02x in UD's range: UD has only SEND_ONLY "
+			   "and SEND_ONLY_IMM (9.8.4); a receiver drops it",
+			   f->ib.bth.opcode);
+		return;
+	}
 	if (rc == -EBADMSG) {
 		/* The codec names what broke: pad, lengths, an undefined
 		 * opcode, a header cut off (IBTA ch. 9, transport headers). */

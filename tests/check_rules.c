@@ -35,6 +35,7 @@ static void collect(const struct roce_violation *v, void *arg)
 struct cap {
 	unsigned n;
 	size_t len[MAX_FRAMES];
+	size_t cut[MAX_FRAMES];	/* bytes captured, when not all */
 	uint8_t buf[MAX_FRAMES][ROCE_FRAME_MAX];
 };
 
@@ -50,8 +51,9 @@ static void judge(const struct cap *cap, uint32_t mtu, struct found *r)
 		const char *why = NULL;
 		unsigned dir = 0, flow = ROCE_CHECK_NO_FLOW;
 		enum roce_flow_kind kind = ROCE_FLOW_OTHER;
-		int rc = roce_frame_parse(ROCE_LINK_ETH, cap->buf[i],
-					  cap->len[i], cap->len[i], &f, &why);
+		size_t caplen = cap->cut[i] ? cap->cut[i] : cap->len[i];
+		int rc = roce_frame_parse(ROCE_LINK_ETH, cap->buf[i], caplen,
+					  cap->len[i], &f, &why);
 		ck_assert_int_ne(rc, -ENOMSG);
 		int id = roce_flows_classify(t, &f, i + 1, &dir);
 		if (id >= 0) {
@@ -109,6 +111,7 @@ static void add(struct cap *cap, struct pk p)
 	f.ib.deth = (struct roce_deth){ 0x1234, 0, 0x11 };
 	int n = roce_frame_build(&f, cap->buf[cap->n], ROCE_FRAME_MAX);
 	ck_assert_int_gt(n, 0);
+	cap->cut[cap->n] = 0;
 	cap->len[cap->n++] = (size_t)n;
 }
 
@@ -369,6 +372,51 @@ START_TEST(test_bad_icrc)
 }
 END_TEST
 
+/* Frames a short snapshot length cut: their ICRC is not judged, and one
+ * cut inside its RETH still counts for its PSN. Judged whole, the same
+ * bytes are an ICRC error: the test can fail. */
+START_TEST(test_truncated_frames_not_judged)
+{
+	static struct cap c;
+	struct found r;
+	size_t hdrs = ROCE_ETH_HLEN + ROCE_IPV4_HLEN + ROCE_UDP_HLEN;
+
+	c.n = 0;
+	good_exchange(&c);
+	c.buf[4][c.len[4] - 1] ^= 0x01;	/* the WRITE's ICRC */
+	c.buf[0][c.len[0] - 1] ^= 0x01;	/* the SEND FIRST's */
+	c.cut[4] = hdrs + ROCE_BTH_LEN + 8;	/* half its RETH */
+	c.cut[0] = c.len[0] - 100;
+	judge(&c, 0, &r);
+	nothing(&r);
+	c.cut[4] = c.cut[0] = 0;
+	judge(&c, 0, &r);
+	ck_assert_uint_eq(r.errors, 2);
+	ck_assert_str_eq(r.v[0].rule, "A17.3.3");
+}
+END_TEST
+
+/* UD has two opcodes; its range's others are no operation. */
+START_TEST(test_ud_only_send_only)
+{
+	static struct cap c;
+	struct found r;
+	size_t bth = ROCE_ETH_HLEN + ROCE_IPV4_HLEN + ROCE_UDP_HLEN;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_UD_SEND_ONLY, .psn = 1,
+			     .plen = 16 });
+	add(&c, (struct pk){ .op = ROCE_OP_UD_SEND_ONLY, .psn = 2,
+			     .plen = 16 });
+	judge(&c, 0, &r);
+	nothing(&r);
+	ck_assert_uint_eq(c.buf[1][bth], ROCE_OP_UD_SEND_ONLY);
+	c.buf[1][bth] = ROCE_OP_UD_SEND_ONLY - 4;	/* a "SEND_FIRST" */
+	judge(&c, 0, &r);
+	one_error(&r, "9.8.4", 2);
+}
+END_TEST
+
 START_TEST(test_misaligned_atomic)
 {
 	static struct cap c;
@@ -541,6 +589,7 @@ static void load(const char *name, struct cap *cap)
 		ck_assert_uint_lt(cap->n, MAX_FRAMES);
 		ck_assert_uint_eq(rec.caplen, rec.wire_len);
 		memcpy(cap->buf[cap->n], rec.data, rec.caplen);
+		cap->cut[cap->n] = 0;
 		cap->len[cap->n++] = rec.caplen;
 	}
 	roce_pcap_close(rd);
@@ -551,6 +600,7 @@ static void drop_frame(struct cap *cap, unsigned i)
 	for (unsigned j = i; j + 1 < cap->n; j++) {
 		memcpy(cap->buf[j], cap->buf[j + 1], cap->len[j + 1]);
 		cap->len[j] = cap->len[j + 1];
+		cap->cut[j] = cap->cut[j + 1];
 	}
 	cap->n--;
 }
@@ -667,6 +717,8 @@ Suite *rules_suite(void)
 	tcase_add_test(tc, test_fitting_naks_pass);
 	tcase_add_test(tc, test_nak_seq_beyond_what_was_sent);
 	tcase_add_test(tc, test_bad_icrc);
+	tcase_add_test(tc, test_truncated_frames_not_judged);
+	tcase_add_test(tc, test_ud_only_send_only);
 	tcase_add_test(tc, test_misaligned_atomic);
 	tcase_add_test(tc, test_atomic_ack_for_a_send);
 	tcase_add_test(tc, test_ack_for_psn_never_sent);
