@@ -73,34 +73,54 @@ static int64_t msgs_upto(struct chk_dir *d, const struct chk_pkt *p,
 	return d->ring_n <= CHK_RING && !(p->flags & ROCE_OPF_READ) ? 0 : -1;
 }
 
-/* The MSN counts completed messages; coalesced ACKs skip some (C9-148
- * for READs: a READ counts when it executes). */
+/*
+ * The MSN counts the messages the responder completed (C9-148: a READ
+ * when it executes). So, with off the difference between its count and
+ * ours, an answer's MSN is at least off plus the messages it covers and
+ * at most off plus the messages the requester had ended by then. Every
+ * answer narrows the range off can lie in; an empty range is the error.
+ * Coalesced ACKs, and ACKs whose MSN already counts a later atomic or
+ * READ the responder executed, all fit.
+ */
 static void msn_fits(struct roce_check *c, const struct chk_pkt *p,
 		     uint32_t covered)
 {
 	struct chk_dir *d = p->req;
 	int64_t n = msgs_upto(d, p, covered);
+	uint32_t raw = p->ib->aeth.msn;
 
 	if (n < 0 || d->had_loss || d->ngaps || !d->started ||
 	    roce_psn_cmp(covered, d->first_psn) < 0)
 		return;
-	uint32_t msn = p->ib->aeth.msn;
 	if (!d->msn_known) {
 		d->msn_known = true;
-		d->msn_base = msn;
-		d->msgs_base = (uint64_t)n;
+		d->msn = 0;
+		d->off_lo = INT64_MIN;
+		d->off_hi = INT64_MAX;
+	} else {
+		d->msn += roce_psn_cmp(raw, d->msn_raw) >> 8;
+	}
+	d->msn_raw = raw;
+	int64_t lo = d->msn - (int64_t)d->msgs_done, hi = d->msn - n;
+	if (hi < d->off_lo)
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "9.7.5.2", "MSN 0x%06x is %lld short of the messages "
+			   "this answer covers (PSNs to 0x%06x): the MSN counts "
+			   "the messages the responder completed (9.7.5.2, "
+			   "C9-148)", raw, (long long)(d->off_lo - hi), covered);
+	else if (lo > d->off_hi)
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "9.7.5.2", "MSN 0x%06x counts %lld messages more than "
+			   "the requester has sent: the MSN counts the messages "
+			   "the responder completed (9.7.5.2, C9-148)", raw,
+			   (long long)(lo - d->off_hi));
+	else {
+		d->off_lo = lo > d->off_lo ? lo : d->off_lo;
+		d->off_hi = hi < d->off_hi ? hi : d->off_hi;
 		return;
 	}
-	uint32_t want = roce_psn_add(d->msn_base,
-				     (uint32_t)((uint64_t)n - d->msgs_base));
-	if (msn != want)
-		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2", "MSN 0x%06x, but %llu messages completed "
-			   "since MSN 0x%06x, which makes 0x%06x: the MSN counts "
-			   "the messages the responder completed (9.7.5.2, "
-			   "C9-148)", msn,
-			   (unsigned long long)((uint64_t)n - d->msgs_base),
-			   d->msn_base, want);
+	d->off_lo = lo;	/* start afresh from this answer */
+	d->off_hi = hi;
 }
 
 void chk_aeth(struct roce_check *c, const struct chk_pkt *p)

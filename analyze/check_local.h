@@ -75,9 +75,12 @@ struct chk_dir {
 	/* answers from the other end */
 	bool answered;
 	uint32_t acked_psn;	/* highest PSN an answer covered */
+	/* MSNs unwrapped, and the range the responder's MSN minus our
+	 * message count must lie in: every answer narrows it. */
 	bool msn_known;
-	uint32_t msn_base;	/* the first MSN judged ... */
-	uint64_t msgs_base;	/* ... and the messages it counted */
+	uint32_t msn_raw;
+	int64_t msn;
+	int64_t off_lo, off_hi;
 	uint64_t beyond_no;	/* an answer for a PSN not yet sent, 0 */
 	uint32_t beyond_psn;
 	bool in_read;		/* a READ response in progress */

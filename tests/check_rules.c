@@ -479,6 +479,34 @@ START_TEST(test_msn_must_count_messages)
 }
 END_TEST
 
+/* An ACK whose MSN already counts an atomic executed after the PSN it
+ * acknowledges (rocemu answers so): the MSN fits, nothing to report. */
+START_TEST(test_msn_may_count_a_later_atomic)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_WRITE_ONLY, .psn = 0,
+			     .plen = 8, .reth_len = 8, .ackreq = true });
+	add(&c, SEND_ONLY(1));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_FETCH_ADD, .psn = 2,
+			     .va = 0x2000, .ackreq = true });
+	add(&c, ACK(1, 3));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ATOMIC_ACK, .psn = 2, .msn = 3,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	judge(&c, 0, &r);
+	nothing(&r);
+	/* ... but not a fourth message, which was never sent: after an
+	 * ACK of the WRITE alone with MSN 1, an MSN of 4 */
+	c.n = 3;
+	add(&c, ACK(0, 1));
+	add(&c, ACK(1, 4));
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2", 5);
+}
+END_TEST
+
 START_TEST(test_write_reth_length)
 {
 	static struct cap c;
@@ -723,6 +751,7 @@ Suite *rules_suite(void)
 	tcase_add_test(tc, test_atomic_ack_for_a_send);
 	tcase_add_test(tc, test_ack_for_psn_never_sent);
 	tcase_add_test(tc, test_msn_must_count_messages);
+	tcase_add_test(tc, test_msn_may_count_a_later_atomic);
 	tcase_add_test(tc, test_write_reth_length);
 	tcase_add_test(tc, test_wrong_mtu_given);
 	tcase_add_test(tc, test_last_request_without_ackreq);
