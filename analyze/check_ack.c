@@ -70,7 +70,7 @@ static int64_t msgs_upto(struct chk_dir *d, const struct chk_pkt *p,
 				    : chk_msg_ended_by(d, covered);
 	if (m)
 		return (int64_t)m->seq + 1;
-	return d->ring_n <= CHK_RING && !(p->flags & ROCE_OPF_READ) ? 0 : -1;
+	return d->msgs_done <= d->cap && !(p->flags & ROCE_OPF_READ) ? 0 : -1;
 }
 
 /*
@@ -90,8 +90,9 @@ static void msn_fits(struct roce_check *c, const struct chk_pkt *p,
 	uint32_t raw = p->ib->aeth.msn;
 
 	if (n < 0 || d->had_loss || d->ngaps || !d->started ||
-	    roce_psn_cmp(covered, d->first_psn) < 0)
-		return;
+	    d->beyond_no || roce_psn_cmp(covered, d->first_psn) < 0 ||
+	    roce_psn_cmp(covered, d->high_psn) >= 0)
+		return;	/* a request the capture may have lost counts */
 	if (!d->msn_known) {
 		d->msn_known = true;
 		d->msn = 0;

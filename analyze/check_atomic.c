@@ -18,7 +18,8 @@ void chk_atomic_ack(struct roce_check *c, const struct chk_pkt *p)
 	struct chk_dir *d = p->req;
 
 	if (!d->started || roce_psn_cmp(p->psn, d->first_psn) < 0 ||
-	    roce_psn_cmp(p->psn, d->high_psn) >= 0 || d->ngaps)
+	    roce_psn_cmp(p->psn, d->high_psn) >= 0 || d->ngaps ||
+	    chk_psn_lost(d, p->psn) || chk_msg_forgotten(d, p->psn))
 		return;	/* before the capture, never sent, or lost */
 	struct chk_msg *m = chk_msg_find(d, p->psn);
 	if (m && m->kind == CHK_ATOMIC)

@@ -30,8 +30,30 @@ void roce_check_free(struct roce_check *c)
 {
 	if (!c)
 		return;
+	for (unsigned i = 0; i < c->nflows; i++)
+		for (unsigned d = 0; d < 2; d++)
+			chk_msgs_free(&c->flows[i].dir[d]);
 	free(c->flows);
 	free(c);
+}
+
+static void report(struct roce_check *c, struct roce_violation *v,
+		   const char *fmt, va_list ap)
+{
+	vsnprintf(v->text, sizeof(v->text), fmt, ap);
+	bool loss = v->cls == ROCE_CHECK_LOSS;
+	if (loss)
+		c->losses += v->packets;
+	else
+		c->errors++;
+	if (v->flow < c->nflows) {
+		if (loss)
+			c->flows[v->flow].losses += v->packets;
+		else
+			c->flows[v->flow].errors++;
+	}
+	if (c->cb)
+		c->cb(v, c->arg);
 }
 
 void chk_report(struct roce_check *c, uint64_t no, unsigned flow,
@@ -39,24 +61,26 @@ void chk_report(struct roce_check *c, uint64_t no, unsigned flow,
 		const char *fmt, ...)
 {
 	struct roce_violation v = { .no = no, .flow = flow, .dir = dir,
-				    .cls = cls, .rule = rule };
+				    .cls = cls, .rule = rule, .packets = 1 };
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(v.text, sizeof(v.text), fmt, ap);
+	report(c, &v, fmt, ap);
 	va_end(ap);
-	if (cls == ROCE_CHECK_LOSS)
-		c->losses++;
-	else
-		c->errors++;
-	if (flow < c->nflows) {
-		if (cls == ROCE_CHECK_LOSS)
-			c->flows[flow].losses++;
-		else
-			c->flows[flow].errors++;
-	}
-	if (c->cb)
-		c->cb(&v, c->arg);
+}
+
+void chk_report_loss(struct roce_check *c, uint64_t no, unsigned flow,
+		     unsigned dir, uint32_t lo, uint32_t hi, const char *rule,
+		     const char *fmt, ...)
+{
+	struct roce_violation v = { .no = no, .flow = flow, .dir = dir,
+				    .cls = ROCE_CHECK_LOSS, .rule = rule,
+				    .packets = roce_psn_diff(hi, lo) + 1 };
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(c, &v, fmt, ap);
+	va_end(ap);
 }
 
 enum chk_kind chk_kind_of(unsigned flags)

@@ -13,14 +13,24 @@ uint32_t chk_read_psns(uint32_t len, uint32_t mtu)
 static void set_mtu(struct chk_flow *fl, uint32_t mtu)
 {
 	fl->mtu = mtu;
-	for (unsigned d = 0; d < 2; d++)
-		for (unsigned i = 0; i < CHK_RING; i++) {
-			struct chk_msg *m = &fl->dir[d].ring[i];
+	for (unsigned d = 0; d < 2; d++) {
+		struct chk_dir *dd = &fl->dir[d];
+		if (dd->read_open) {
+			/* the newest request, a READ: now its span is known */
+			dd->read_open = false;
+			uint32_t end = roce_psn_add(dd->read_req_psn,
+				chk_read_psns(dd->read_req_len, mtu));
+			if (roce_psn_cmp(end, dd->high_psn) > 0)
+				dd->next_psn = dd->high_psn = end;
+		}
+		for (unsigned i = 0; i < dd->cap; i++) {
+			struct chk_msg *m = &dd->ring[i];
 			if (m->kind == CHK_READ)
 				m->last_psn = roce_psn_add(
 					m->first_psn,
 					chk_read_psns(m->len, mtu) - 1);
 		}
+	}
 }
 
 void chk_mtu(struct roce_check *c, const struct chk_pkt *p)
@@ -77,10 +87,10 @@ static struct chk_msg *read_of(struct chk_dir *d, uint32_t psn)
 static void read_done(struct roce_check *c, const struct chk_pkt *p)
 {
 	struct chk_dir *d = p->req;
-	struct chk_msg *m = &d->ring[d->read_idx % CHK_RING];
+	struct chk_msg *m = chk_msg_get(d, d->read_seq);
 
 	d->in_read = false;
-	if (!d->read_whole || m->kind != CHK_READ)
+	if (!d->read_whole || !m || m->kind != CHK_READ)
 		return;
 	if (d->read_bytes != m->len)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
@@ -107,10 +117,13 @@ static void read_done(struct roce_check *c, const struct chk_pkt *p)
 static bool continues_read(struct roce_check *c, const struct chk_pkt *p)
 {
 	struct chk_dir *d = p->req;
-	struct chk_msg *m = &d->ring[d->read_idx % CHK_RING];
+	struct chk_msg *m = chk_msg_get(d, d->read_seq);
 
-	if (m->kind != CHK_READ || roce_psn_cmp(p->psn, d->read_next_psn) < 0)
+	if (!m || m->kind != CHK_READ ||
+	    roce_psn_cmp(p->psn, d->read_next_psn) < 0)
 		return false;
+	if (roce_psn_cmp(p->psn, m->last_psn) > 0 && read_of(d, p->psn))
+		return false;	/* the next READ's, its start not captured */
 	if (roce_psn_cmp(p->psn, m->last_psn) > 0)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
 			   "9.4.3", "%s at PSN 0x%06x lies past the PSNs "
@@ -137,7 +150,9 @@ void chk_read_resp(struct roce_check *c, const struct chk_pkt *p)
 	} else if (starts || !d->in_read || skipped) {
 		struct chk_msg *m = read_of(d, p->psn);
 		if (!m) {
-			if (roce_psn_cmp(p->psn, d->high_psn) < 0 && !d->ngaps)
+			if (roce_psn_cmp(p->psn, d->high_psn) < 0 &&
+			    !d->ngaps && !chk_psn_lost(d, p->psn) &&
+			    !chk_msg_forgotten(d, p->psn))
 				chk_report(c, p->no, p->flow, p->dir,
 					   ROCE_CHECK_ERROR, "9.7.5.2",
 					   "%s for PSN 0x%06x answers no RDMA "
@@ -148,7 +163,7 @@ void chk_read_resp(struct roce_check *c, const struct chk_pkt *p)
 			return;
 		}
 		d->in_read = true;
-		d->read_idx = (uint32_t)(m - d->ring);
+		d->read_seq = m->seq;
 		d->read_whole = starts && p->psn == m->first_psn;
 		d->read_bytes = 0;
 	}

@@ -29,9 +29,10 @@ struct chk_msg {
 	bool needs_recv;	/* SEND or WRITE with immediate */
 };
 
-/* Ring of the newest messages per direction: answers beyond it are
- * judged less (no MSN, no NAK fit), which keeps a flow near 1.5 KB. */
-enum { CHK_RING = 16, CHK_GAPS = 8 };
+/* The ring of a direction's newest messages starts small and doubles
+ * while its oldest message is still unanswered, up to CHK_RING_MAX: a
+ * flow of a few packets costs little, a deep pipeline is followed. */
+enum { CHK_RING_MIN = 4, CHK_RING_MAX = 256, CHK_GAPS = 8 };
 
 /* A PSN gap in the requests that nothing has explained yet. */
 struct chk_gap {
@@ -56,6 +57,7 @@ struct chk_dir {
 	bool read_open;		/* the newest request is a READ whose PSN
 				 * span the MTU, still unknown, decides */
 	uint32_t read_req_psn, read_req_len;
+	uint32_t mtu_guess;	/* the one MTU the READs' spans fitted */
 	uint8_t pos;		/* enum chk_pos */
 	uint8_t msg_kind;	/* of the message in progress */
 	bool msg_counted;	/* its FIRST was seen: bytes are whole */
@@ -67,10 +69,12 @@ struct chk_dir {
 	uint64_t noack_no;	/* latest message end without AckReq, 0 */
 	uint32_t noack_psn;
 	uint64_t msgs_done;	/* messages whose end was seen, new ones */
-	struct chk_msg ring[CHK_RING];
-	uint32_t ring_n;	/* messages ever added; ring holds the last */
+	struct chk_msg *ring;	/* message seq at ring[seq & (cap - 1)] */
+	uint32_t cap;		/* 0 or a power of two */
 	struct chk_gap gaps[CHK_GAPS];
 	unsigned ngaps;
+	struct chk_gap lost[4];	/* the latest gaps settled as loss */
+	unsigned nlost;
 	bool had_loss;
 	/* answers from the other end */
 	bool answered;
@@ -85,7 +89,7 @@ struct chk_dir {
 	uint32_t beyond_psn;
 	bool in_read;		/* a READ response in progress */
 	bool read_whole;	/* its FIRST was seen */
-	uint32_t read_idx;	/* ring index of the READ */
+	uint64_t read_seq;	/* the READ's message number */
 	uint32_t read_next_psn;
 	uint64_t read_bytes;
 	/* figures */
@@ -128,6 +132,11 @@ void chk_report(struct roce_check *c, uint64_t no, unsigned flow,
 		unsigned dir, enum roce_check_class cls, const char *rule,
 		const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
+/* The same for capture loss of PSNs lo..hi (all counted). */
+void chk_report_loss(struct roce_check *c, uint64_t no, unsigned flow,
+		     unsigned dir, uint32_t lo, uint32_t hi, const char *rule,
+		     const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+
 /* The message kind of an opcode table row (its RC operation). */
 enum chk_kind chk_kind_of(unsigned flags);
 
@@ -141,7 +150,18 @@ struct chk_msg *chk_msg_ended_by(struct chk_dir *d, uint32_t psn);
  * taken as 4096). */
 uint32_t chk_read_psns(uint32_t len, uint32_t mtu);
 
-/* Appends a message to d's ring, the oldest overwritten when full. */
+/* Message seq if the ring still holds it, else NULL. */
+struct chk_msg *chk_msg_get(struct chk_dir *d, uint64_t seq);
+
+/* True when the ring no longer holds the messages as old as psn. */
+bool chk_msg_forgotten(struct chk_dir *d, uint32_t psn);
+
+/* Frees d's ring. */
+void chk_msgs_free(struct chk_dir *d);
+
+/* Appends a message to d's ring, growing it while its oldest message is
+ * unanswered, else overwriting that one. NULL when out of memory (the
+ * message is then counted but not kept). */
 struct chk_msg *chk_msg_add(struct chk_dir *d, uint64_t no, uint32_t psn,
 			    enum chk_kind kind);
 
@@ -154,6 +174,10 @@ bool chk_req_psn(struct roce_check *c, const struct chk_pkt *p);
  * answers beyond what was sent (check_psn.c). */
 void chk_answer_psn(struct roce_check *c, const struct chk_pkt *p,
 		    uint32_t psn);
+
+/* True when psn lies in a gap settled as capture loss: an answer there
+ * answers a request the capture does not hold (check_psn.c). */
+bool chk_psn_lost(const struct chk_dir *d, uint32_t psn);
 
 /* Reports what is still open in d at the end (check_psn.c). */
 void chk_psn_finish(struct roce_check *c, unsigned flow, unsigned dir);

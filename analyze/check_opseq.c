@@ -28,6 +28,8 @@ static void end(struct chk_dir *d, const struct chk_pkt *p, bool fresh)
 	uint32_t first = d->msg_counted ? d->msg_first_psn : p->psn;
 	struct chk_msg *m = chk_msg_add(d, d->msg_counted ? d->msg_no : p->no,
 					first, (enum chk_kind)d->msg_kind);
+	if (!m)
+		return;
 	m->last_psn = p->psn;
 	m->needs_recv = d->msg_kind == CHK_SEND ||
 			(d->msg_kind == CHK_WRITE &&

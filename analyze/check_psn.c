@@ -2,6 +2,22 @@
 /* PSN rules: requests in order, go-back retransmission recognised, gaps settled as loss or error, answers only for PSNs sent. */
 #include "check_local.h"
 
+/* Remembers a gap settled as loss, for answers that come later. */
+static void note_lost(struct chk_dir *d, uint32_t lo, uint32_t hi)
+{
+	d->had_loss = true;
+	d->lost[d->nlost++ % 4] = (struct chk_gap){ 0, lo, hi };
+}
+
+bool chk_psn_lost(const struct chk_dir *d, uint32_t psn)
+{
+	for (unsigned i = 0; i < 4 && i < d->nlost; i++)
+		if (roce_psn_cmp(psn, d->lost[i].lo) >= 0 &&
+		    roce_psn_cmp(psn, d->lost[i].hi) <= 0)
+			return true;
+	return false;
+}
+
 static void add_gap(struct roce_check *c, const struct chk_pkt *p,
 		    uint32_t lo, uint32_t hi)
 {
@@ -12,7 +28,7 @@ static void add_gap(struct roce_check *c, const struct chk_pkt *p,
 		 * loss, and the receiver drops the rest of the message
 		 * either way (9.8.3). */
 		d->had_loss = true;
-		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_LOSS, "9.8.3",
+		chk_report_loss(c, p->no, p->flow, p->dir, lo, hi, "9.8.3",
 			   "PSN 0x%06x follows 0x%06x: PSNs 0x%06x..0x%06x "
 			   "are not in the capture (UC: lost before the "
 			   "capture or on the wire; the receiver drops the "
@@ -21,23 +37,18 @@ static void add_gap(struct roce_check *c, const struct chk_pkt *p,
 		return;
 	}
 	if (d->answered && roce_psn_cmp(d->acked_psn, lo) >= 0) {
-		d->had_loss = true;
-		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_LOSS, "9.7.1",
+		note_lost(d, lo, hi);
+		chk_report_loss(c, p->no, p->flow, p->dir, lo, hi, "9.7.1",
 			   "PSNs 0x%06x..0x%06x are not in the capture, but "
 			   "the responder already acknowledged them: lost by "
 			   "the capture", lo, hi);
 		return;
 	}
 	if (d->ngaps == CHK_GAPS) {
-		/* Too many open at once: the oldest is judged now. */
-		struct chk_gap *g = &d->gaps[0];
-		chk_report(c, g->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.7.1",
-			   "PSN 0x%06x skips 0x%06x..0x%06x: the requester "
-			   "must send PSNs in order (9.7.1)",
-			   roce_psn_add(g->hi, 1), g->lo, g->hi);
-		d->ngaps--;
-		for (unsigned i = 0; i < d->ngaps; i++)
-			d->gaps[i] = d->gaps[i + 1];
+		/* As many open as it keeps: the newest grows to cover this
+		 * one too (and the PSNs seen between, a coarser report). */
+		d->gaps[CHK_GAPS - 1].hi = hi;
+		return;
 	}
 	d->gaps[d->ngaps++] = (struct chk_gap){ p->no, lo, hi };
 }
@@ -56,7 +67,7 @@ static void fill_gap(const struct chk_pkt *p)
 		if (roce_psn_cmp(p->psn, g->lo) < 0 ||
 		    roce_psn_cmp(p->psn, g->hi) > 0)
 			continue;
-		d->had_loss = true;
+		note_lost(d, g->lo, g->hi);
 		d->ngaps--;
 		for (unsigned j = i; j < d->ngaps; j++)
 			d->gaps[j] = d->gaps[j + 1];
@@ -69,15 +80,22 @@ static void fill_gap(const struct chk_pkt *p)
  * at any PSN some path MTU makes the READ consume (9.4.3): the READ's
  * responses use those PSNs.
  */
-static bool after_open_read(const struct chk_dir *d, uint32_t psn)
+static bool after_open_read(struct chk_dir *d, uint32_t psn)
 {
+	uint32_t fit = 0, nfit = 0;
+
 	if (!d->read_open)
 		return false;
 	for (uint32_t mtu = 256; mtu <= 4096; mtu *= 2)
 		if (psn == roce_psn_add(d->read_req_psn,
-					chk_read_psns(d->read_req_len, mtu)))
-			return true;
-	return false;
+					chk_read_psns(d->read_req_len, mtu)) &&
+		    (!d->mtu_guess || d->mtu_guess == mtu)) {
+			fit = mtu;
+			nfit++;
+		}
+	if (nfit == 1)
+		d->mtu_guess = fit;	/* later READs must agree */
+	return nfit > 0;
 }
 
 /* The furthest PSN an open READ's responses may use. */
@@ -112,6 +130,9 @@ static void advance(struct roce_check *c, const struct chk_pkt *p)
 	struct chk_dir *d = p->req;
 
 	if (p->psn != d->high_psn && !after_open_read(d, p->psn)) {
+		if (d->read_open && d->mtu_guess)
+			d->high_psn = roce_psn_add(d->read_req_psn,
+				chk_read_psns(d->read_req_len, d->mtu_guess));
 		if (d->beyond_no && roce_psn_cmp(d->beyond_psn, p->psn) < 0) {
 			/* An earlier answer covered PSNs of this gap: they
 			 * were sent and the capture missed them. */
@@ -189,9 +210,9 @@ void chk_answer_psn(struct roce_check *c, const struct chk_pkt *p,
 	d->answered = true;
 	while (d->ngaps && roce_psn_cmp(psn, d->gaps[0].lo) >= 0) {
 		struct chk_gap *g = &d->gaps[0];
-		d->had_loss = true;
-		chk_report(c, g->no, p->flow, 1 - p->dir, ROCE_CHECK_LOSS,
-			   "9.7.1", "PSNs 0x%06x..0x%06x are not in the "
+		note_lost(d, g->lo, g->hi);
+		chk_report_loss(c, g->no, p->flow, 1 - p->dir, g->lo, g->hi,
+				"9.7.1", "PSNs 0x%06x..0x%06x are not in the "
 			   "capture, but frame %llu acknowledges them: lost by "
 			   "the capture", g->lo, g->hi,
 			   (unsigned long long)p->no);

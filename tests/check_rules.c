@@ -23,8 +23,9 @@ static void collect(const struct roce_violation *v, void *arg)
 {
 	struct found *r = arg;
 
+	ck_assert_uint_ge(v->packets, 1);
 	if (v->cls == ROCE_CHECK_LOSS)
-		r->losses++;
+		r->losses += v->packets;
 	else
 		r->errors++;
 	if (r->n < MAX_FOUND)

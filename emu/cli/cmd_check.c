@@ -225,8 +225,8 @@ static void print_finding(const struct check_run *run,
 		       v->rule, v->text);
 		return;
 	}
-	printf("{\"frame\":%llu,\"class\":\"%s\",", (unsigned long long)v->no,
-	       cls);
+	printf("{\"frame\":%llu,\"class\":\"%s\",\"packets\":%u,",
+	       (unsigned long long)v->no, cls, v->packets);
 	if (v->flow != ROCE_CHECK_NO_FLOW)
 		printf("\"flow\":%u,\"dir\":%u,\"path\":", v->flow, v->dir),
 			json_str(ft), putchar(',');

@@ -28,6 +28,7 @@ struct roce_violation {
 	unsigned dir;		/* sent by the flow's end[dir] */
 	enum roce_check_class cls;
 	const char *rule;	/* "C9-110", "9.7.1", "A17.3.3" ... */
+	uint32_t packets;	/* a loss: the packets missing; else 1 */
 	char text[ROCE_CHECK_TEXT];	/* one sentence, the rule named */
 };
 
@@ -38,7 +39,7 @@ typedef void (*roce_check_cb)(const struct roce_violation *v, void *arg);
 struct roce_check_flow_stats {
 	uint64_t packets;
 	uint64_t errors;
-	uint64_t losses;
+	uint64_t losses;	/* packets lost by the capture */
 	uint64_t retransmitted;	/* request packets sent again (legal) */
 	uint32_t mtu;		/* path MTU given or inferred, 0 unknown */
 };
@@ -78,7 +79,7 @@ void roce_check_finish(struct roce_check *c);
 bool roce_check_flow_stats(const struct roce_check *c, unsigned flow,
 			   struct roce_check_flow_stats *s);
 
-/* Findings so far: errors and losses over every flow. */
+/* Findings so far: errors, and packets lost, over every flow. */
 uint64_t roce_check_errors(const struct roce_check *c);
 uint64_t roce_check_losses(const struct roce_check *c);
 
