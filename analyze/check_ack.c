@@ -5,11 +5,15 @@
 #include "check_local.h"
 
 /* The kind of message psn belongs to, from the ring or the message in
- * progress; CHK_OTHER + 1 when unknown. *recv: it consumes a receive. */
+ * progress; CHK_OTHER + 1 when unknown, or for a SEND with Invalidate,
+ * which consumes a receive and names an R_Key too, so that any NAK fits
+ * it. *recv: it consumes a receive. */
 static unsigned kind_at(struct chk_dir *d, uint32_t psn, bool *recv)
 {
 	struct chk_msg *m = chk_msg_find(d, psn);
 
+	if (m && m->inval)
+		return CHK_OTHER + 1;	/* its R_Key may be refused */
 	if (m) {
 		*recv = m->needs_recv;
 		return m->kind;

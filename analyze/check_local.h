@@ -27,6 +27,7 @@ struct chk_msg {
 	uint32_t len;		/* READ: the RETH length */
 	uint8_t kind;		/* enum chk_kind */
 	bool needs_recv;	/* SEND or WRITE with immediate */
+	bool inval;		/* SEND with Invalidate (IETH) */
 };
 
 /* The ring of a direction's newest messages starts small and doubles

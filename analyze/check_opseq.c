@@ -34,6 +34,7 @@ static void end(struct chk_dir *d, const struct chk_pkt *p, bool fresh)
 	m->needs_recv = d->msg_kind == CHK_SEND ||
 			(d->msg_kind == CHK_WRITE &&
 			 (p->ib->exts & ROCE_EXT_IMMDT));
+	m->inval = p->ib->exts & ROCE_EXT_IETH;
 	if (d->msg_kind == CHK_READ) {
 		m->len = p->ib->reth.len;
 		m->last_psn = roce_psn_add(
