@@ -166,12 +166,22 @@ int roce_check_packet(struct roce_check *c, uint64_t no,
 	chk_frame(c, no, f, rc, why, flow, dir);
 	if (fl)
 		fl->dir[dir & 1].packets++;
-	if (!fl || rc || !f->ib.op || kind == ROCE_FLOW_OTHER || dir > 1)
+	if (!fl || !f->ib.op || kind == ROCE_FLOW_OTHER || dir > 1)
 		return 0;
 	struct chk_pkt p = {
 		.no = no, .f = f, .ib = &f->ib, .flags = f->ib.op->flags,
 		.psn = f->ib.bth.psn, .flow = flow, .dir = dir, .fl = fl,
 	};
+	if (rc) {
+		/* Malformed, reported: a request still takes its PSN, so
+		 * that it is not counted again as a gap. */
+		if ((p.flags & ROCE_OPF_REQ) && kind != ROCE_FLOW_UD) {
+			p.req = &fl->dir[dir];
+			chk_req_psn(c, &p);
+			p.req->pos = POS_UNKNOWN;
+		}
+		return 0;
+	}
 	if (p.flags & ROCE_OPF_REQ) {
 		p.req = &fl->dir[dir];
 		judge_request(c, &p);

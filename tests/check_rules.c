@@ -423,6 +423,27 @@ START_TEST(test_ud_only_send_only)
 }
 END_TEST
 
+/* A malformed request is reported once, as malformed: its PSN still
+ * counts, so no gap follows it. */
+START_TEST(test_malformed_reported_once)
+{
+	static struct cap c;
+	struct found r;
+	size_t bth = ROCE_ETH_HLEN + ROCE_IPV4_HLEN + ROCE_UDP_HLEN;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, SEND_ONLY(102));
+	add(&c, ACK(102, 3));
+	judge(&c, 0, &r);
+	nothing(&r);
+	c.buf[1][bth + 1] |= 0x01;	/* BTH TVer 1 */
+	judge(&c, 0, &r);
+	one_error(&r, "9.2", 2);
+}
+END_TEST
+
 START_TEST(test_misaligned_atomic)
 {
 	static struct cap c;
@@ -753,6 +774,7 @@ Suite *rules_suite(void)
 	tcase_add_test(tc, test_bad_icrc);
 	tcase_add_test(tc, test_truncated_frames_not_judged);
 	tcase_add_test(tc, test_ud_only_send_only);
+	tcase_add_test(tc, test_malformed_reported_once);
 	tcase_add_test(tc, test_misaligned_atomic);
 	tcase_add_test(tc, test_atomic_ack_for_a_send);
 	tcase_add_test(tc, test_ack_for_psn_never_sent);
