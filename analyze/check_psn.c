@@ -29,19 +29,19 @@ static void add_gap(struct roce_check *c, const struct chk_pkt *p,
 		 * either way (9.8.3). */
 		d->had_loss = true;
 		chk_report_loss(c, p->no, p->flow, p->dir, lo, hi, "9.8.3",
-			   "PSN 0x%06x follows 0x%06x: PSNs 0x%06x..0x%06x "
-			   "are not in the capture (UC: lost before the "
-			   "capture or on the wire; the receiver drops the "
-			   "rest of that message)", p->psn,
-			   roce_psn_add(lo, ROCE_PSN_MASK), lo, hi);
+				"PSN 0x%06x follows 0x%06x: PSNs 0x%06x..0x%06x "
+				"are not in the capture (UC: lost before the "
+				"capture or on the wire; the receiver drops "
+				"the rest of that message)", p->psn,
+				roce_psn_add(lo, ROCE_PSN_MASK), lo, hi);
 		return;
 	}
 	if (d->answered && roce_psn_cmp(d->acked_psn, lo) >= 0) {
 		note_lost(d, lo, hi);
 		chk_report_loss(c, p->no, p->flow, p->dir, lo, hi, "9.7.1",
-			   "PSNs 0x%06x..0x%06x are not in the capture, but "
-			   "the responder already acknowledged them: lost by "
-			   "the capture", lo, hi);
+				"PSNs 0x%06x..0x%06x are not in the capture, "
+				"but the responder already acknowledged them: "
+				"lost by the capture", lo, hi);
 		return;
 	}
 	if (d->ngaps == CHK_GAPS) {
@@ -98,7 +98,7 @@ static bool after_open_read(struct chk_dir *d, uint32_t psn)
 	return nfit > 0;
 }
 
-/* The furthest PSN an open READ's responses may use. */
+/* True when psn may be one of an open READ's response PSNs. */
 static bool in_open_read(const struct chk_dir *d, uint32_t psn)
 {
 	return d->read_open && roce_psn_cmp(psn, d->read_req_psn) >= 0 &&
@@ -130,9 +130,11 @@ static void advance(struct roce_check *c, const struct chk_pkt *p)
 	struct chk_dir *d = p->req;
 
 	if (p->psn != d->high_psn && !after_open_read(d, p->psn)) {
-		if (d->read_open && d->mtu_guess)
-			d->high_psn = roce_psn_add(d->read_req_psn,
-				chk_read_psns(d->read_req_len, d->mtu_guess));
+		uint32_t end = roce_psn_add(d->read_req_psn,
+			chk_read_psns(d->read_req_len, d->mtu_guess));
+		if (d->read_open && d->mtu_guess &&
+		    roce_psn_cmp(end, p->psn) <= 0)
+			d->high_psn = end;	/* the gap begins after it */
 		if (d->beyond_no && roce_psn_cmp(d->beyond_psn, p->psn) < 0) {
 			/* An earlier answer covered PSNs of this gap: they
 			 * were sent and the capture missed them. */
@@ -213,9 +215,9 @@ void chk_answer_psn(struct roce_check *c, const struct chk_pkt *p,
 		note_lost(d, g->lo, g->hi);
 		chk_report_loss(c, g->no, p->flow, 1 - p->dir, g->lo, g->hi,
 				"9.7.1", "PSNs 0x%06x..0x%06x are not in the "
-			   "capture, but frame %llu acknowledges them: lost by "
-			   "the capture", g->lo, g->hi,
-			   (unsigned long long)p->no);
+				"capture, but frame %llu acknowledges them: "
+				"lost by the capture", g->lo, g->hi,
+				(unsigned long long)p->no);
 		d->ngaps--;
 		for (unsigned j = 0; j < d->ngaps; j++)
 			d->gaps[j] = d->gaps[j + 1];
