@@ -227,9 +227,11 @@ static void print_finding(const struct check_run *run,
 	}
 	printf("{\"frame\":%llu,\"class\":\"%s\",\"packets\":%u,",
 	       (unsigned long long)v->no, cls, v->packets);
-	if (v->flow != ROCE_CHECK_NO_FLOW)
-		printf("\"flow\":%u,\"dir\":%u,\"path\":", v->flow, v->dir),
-			json_str(ft), putchar(',');
+	if (v->flow != ROCE_CHECK_NO_FLOW) {
+		printf("\"flow\":%u,\"dir\":%u,\"path\":", v->flow, v->dir);
+		json_str(ft);
+		putchar(',');
+	}
 	printf("\"rule\":");
 	json_str(v->rule);
 	printf(",\"text\":");
