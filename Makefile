@@ -184,6 +184,7 @@ check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
 	$(Q)ROCEMU_PCAPS=pcaps $(ISOLATED) $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
+	$(Q)tests/check_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/live_cli.sh $(BUILD)
 	$(Q)tests/replay_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_cli.sh $(BUILD)
@@ -266,6 +267,7 @@ bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP) $(VERBS_SO)
 	$(Q)$(BENCH_DEV)
 	$(Q)$(BENCH_NET)
 	$(Q)tests/tools/bench_verbs.sh $(BUILD)
+	$(Q)tests/tools/bench_check.sh $(BUILD)
 	$(Q)tests/ladder_bench.sh $(BUILD)
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------

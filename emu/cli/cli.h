@@ -19,6 +19,8 @@ enum {
 int cmd_dump(int argc, char **argv);
 /* rocemu replay CAPTURE: the captured requests fed to rocemu's responder. */
 int cmd_replay(int argc, char **argv);
+/* rocemu check CAPTURE: judge every packet against the IBTA rules. */
+int cmd_check(int argc, char **argv);
 /* rocemu demo [CAPTURE]: the annotated RC run on the deterministic wire. */
 int cmd_demo(int argc, char **argv);
 /* rocemu ping: round trips to a peer over UDP, client or server. */

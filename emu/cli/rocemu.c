@@ -11,6 +11,7 @@ static const struct {
 	const char *help;
 } cmds[] = {
 	{ "demo", cmd_demo, "two emulated devices, traced, written to a pcap" },
+	{ "check", cmd_check, "judge a capture against the IBTA transport rules" },
 	{ "dump", cmd_dump, "decode a capture and verify every ICRC" },
 	{ "ladder", cmd_ladder, "a message sequence chart per flow (text, SVG)" },
 	{ "replay", cmd_replay, "feed a capture's requests to rocemu, compare its answers" },

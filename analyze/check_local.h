@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/* The rule checker's state per flow and direction, shared by the analyze/check_*.c rule files. */
+#ifndef ROCEMU_ANALYZE_CHECK_LOCAL_H
+#define ROCEMU_ANALYZE_CHECK_LOCAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rocemu/check.h"
+#include "rocemu/psn.h"
+
+/* The operation a request message performs. */
+enum chk_kind {
+	CHK_SEND,
+	CHK_WRITE,
+	CHK_READ,
+	CHK_ATOMIC,
+	CHK_OTHER,	/* FLUSH, ATOMIC_WRITE */
+};
+
+/* One request message the requester sent, newest last. */
+struct chk_msg {
+	uint64_t no;		/* frame of its first packet seen */
+	uint64_t seq;		/* messages the requester ended before it */
+	uint32_t first_psn;
+	uint32_t last_psn;	/* READ: first_psn + packets - 1 */
+	uint32_t len;		/* READ: the RETH length */
+	uint8_t kind;		/* enum chk_kind */
+	bool needs_recv;	/* SEND or WRITE with immediate */
+	bool inval;		/* SEND with Invalidate (IETH) */
+};
+
+/* The ring of a direction's newest messages starts small and doubles
+ * while its oldest message is still unanswered, up to CHK_RING_MAX: a
+ * flow of a few packets costs little, a deep pipeline is followed. */
+enum { CHK_RING_MIN = 4, CHK_RING_MAX = 256, CHK_GAPS = 8 };
+
+/* A PSN gap in the requests that nothing has explained yet. */
+struct chk_gap {
+	uint64_t no;		/* the frame after the gap */
+	uint32_t lo, hi;	/* missing PSNs, lo..hi */
+};
+
+/* Where the requester is inside a message. */
+enum chk_pos {
+	POS_UNKNOWN,	/* capture start, after a go-back or a UC gap */
+	POS_OUT,	/* between messages */
+	POS_IN,		/* after a FIRST or MIDDLE */
+};
+
+/* Requests sent by one end and the other end's answers to them. */
+struct chk_dir {
+	/* requests */
+	bool started;
+	uint32_t first_psn;	/* first request PSN seen */
+	uint32_t next_psn;	/* after the latest request packet */
+	uint32_t high_psn;	/* after the newest PSN ever sent */
+	bool read_open;		/* the newest request is a READ whose PSN
+				 * span the MTU, still unknown, decides */
+	uint32_t read_req_psn, read_req_len;
+	uint32_t mtu_guess;	/* the one MTU the READs' spans fitted */
+	uint8_t pos;		/* enum chk_pos */
+	uint8_t msg_kind;	/* of the message in progress */
+	bool msg_counted;	/* its FIRST was seen: bytes are whole */
+	uint64_t msg_no;	/* frame of its FIRST */
+	uint32_t msg_first_psn;
+	uint64_t msg_bytes;
+	bool msg_has_reth;
+	uint32_t msg_reth_len;
+	uint64_t noack_no;	/* latest message end without AckReq, 0 */
+	uint32_t noack_psn;
+	uint64_t msgs_done;	/* messages whose end was seen, new ones */
+	struct chk_msg *ring;	/* message seq at ring[seq & (cap - 1)] */
+	uint32_t cap;		/* 0 or a power of two */
+	struct chk_gap gaps[CHK_GAPS];
+	unsigned ngaps;
+	struct chk_gap lost[4];	/* the latest gaps settled as loss */
+	unsigned nlost;
+	bool had_loss;
+	/* answers from the other end */
+	bool answered;
+	uint32_t acked_psn;	/* highest PSN an answer covered */
+	/* MSNs unwrapped, and the range the responder's MSN minus our
+	 * message count must lie in: every answer narrows it. */
+	bool msn_known;
+	uint32_t msn_raw;
+	int64_t msn;
+	int64_t off_lo, off_hi;
+	uint64_t beyond_no;	/* an answer for a PSN not yet sent, 0 */
+	uint32_t beyond_psn;
+	bool in_read;		/* a READ response in progress */
+	bool read_whole;	/* its FIRST was seen */
+	uint64_t read_seq;	/* the READ's message number */
+	uint32_t read_next_psn;
+	uint64_t read_bytes;
+	/* figures */
+	uint64_t packets;
+};
+
+struct chk_flow {
+	bool used;
+	uint8_t kind;		/* enum roce_flow_kind */
+	uint32_t mtu;		/* 0 until known */
+	uint64_t errors, losses, retransmitted;
+	struct chk_dir dir[2];
+};
+
+struct roce_check {
+	uint32_t mtu;			/* given, or 0 */
+	roce_check_cb cb;
+	void *arg;
+	struct chk_flow *flows;		/* by flow id */
+	unsigned nflows;
+	uint64_t errors, losses;
+	bool finished;
+};
+
+/* What a rule file is handed: the packet and where it belongs. */
+struct chk_pkt {
+	uint64_t no;
+	const struct roce_frame *f;
+	const struct roce_ib *ib;
+	unsigned flags;		/* ib->op->flags */
+	uint32_t psn;
+	unsigned flow, dir;
+	struct chk_flow *fl;
+	struct chk_dir *req;	/* the requester whose stream this is */
+};
+
+/* Reports a finding about frame no of flow/dir, printf-style text.
+ * Counts it in the flow (when there is one) and the checker. */
+void chk_report(struct roce_check *c, uint64_t no, unsigned flow,
+		unsigned dir, enum roce_check_class cls, const char *rule,
+		const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* The same for capture loss of PSNs lo..hi (all counted). */
+void chk_report_loss(struct roce_check *c, uint64_t no, unsigned flow,
+		     unsigned dir, uint32_t lo, uint32_t hi, const char *rule,
+		     const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+
+/* The message kind of an opcode table row (its RC operation). */
+enum chk_kind chk_kind_of(unsigned flags);
+
+/* The newest ring message holding psn, or NULL. */
+struct chk_msg *chk_msg_find(struct chk_dir *d, uint32_t psn);
+
+/* The newest ring message ending at or before psn, or NULL. */
+struct chk_msg *chk_msg_ended_by(struct chk_dir *d, uint32_t psn);
+
+/* The PSNs a READ of len bytes consumes at path MTU mtu (0: unknown,
+ * taken as 4096). */
+uint32_t chk_read_psns(uint32_t len, uint32_t mtu);
+
+/* Message seq if the ring still holds it, else NULL. */
+struct chk_msg *chk_msg_get(struct chk_dir *d, uint64_t seq);
+
+/* True when the ring no longer holds the messages as old as psn. */
+bool chk_msg_forgotten(struct chk_dir *d, uint32_t psn);
+
+/* Frees d's ring. */
+void chk_msgs_free(struct chk_dir *d);
+
+/* Appends a message to d's ring, growing it while its oldest message is
+ * unanswered, else overwriting that one. NULL when out of memory (the
+ * message is then counted but not kept). */
+struct chk_msg *chk_msg_add(struct chk_dir *d, uint64_t no, uint32_t psn,
+			    enum chk_kind kind);
+
+/* Request PSN rules (check_psn.c): order, go-back, gaps; sets p->req's
+ * position to unknown on a go-back or UC gap. Returns true when the
+ * packet is new (not a retransmission). */
+bool chk_req_psn(struct roce_check *c, const struct chk_pkt *p);
+
+/* An answer covered PSNs up to psn: settles gaps as loss and records
+ * answers beyond what was sent (check_psn.c). */
+void chk_answer_psn(struct roce_check *c, const struct chk_pkt *p,
+		    uint32_t psn);
+
+/* True when psn lies in a gap settled as capture loss: an answer there
+ * answers a request the capture does not hold (check_psn.c). */
+bool chk_psn_lost(const struct chk_dir *d, uint32_t psn);
+
+/* Reports what is still open in d at the end (check_psn.c). */
+void chk_psn_finish(struct roce_check *c, unsigned flow, unsigned dir);
+
+/* Opcode sequence of a request packet (check_opseq.c). */
+void chk_opseq(struct roce_check *c, const struct chk_pkt *p, bool fresh);
+
+/* Payload length and MTU rules of a request or READ response packet
+ * (check_len.c); the message byte count lives in p->req. */
+void chk_len_req(struct roce_check *c, const struct chk_pkt *p);
+
+/* Learns or checks the flow's MTU from a FIRST/MIDDLE payload; a LAST or
+ * ONLY must fit in it (check_len.c). */
+void chk_mtu(struct roce_check *c, const struct chk_pkt *p);
+
+/* READ response rules (check_len.c). */
+void chk_read_resp(struct roce_check *c, const struct chk_pkt *p);
+
+/* AETH rules of an ACK, NAK or atomic ACK, and the AckReq rule on
+ * requests (check_ack.c). */
+void chk_aeth(struct roce_check *c, const struct chk_pkt *p);
+void chk_ackreq(struct roce_check *c, const struct chk_pkt *p, bool fresh);
+
+/* Atomic rules: alignment, and an atomic ACK answering an atomic
+ * (check_atomic.c). */
+void chk_atomic_req(struct roce_check *c, const struct chk_pkt *p);
+void chk_atomic_ack(struct roce_check *c, const struct chk_pkt *p);
+
+/* ICRC and the codec's own rules (check_engine.c is the caller). */
+void chk_frame(struct roce_check *c, uint64_t no, const struct roce_frame *f,
+	       int rc, const char *why, unsigned flow, unsigned dir);
+
+#endif

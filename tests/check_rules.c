@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: MIT */
+/* The rule checker: clean captures pass, and each faulty exchange built here is caught under the right rule. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_suites.h"
+#include "rocemu/check.h"
+#include "rocemu/flow.h"
+#include "rocemu/pcapio.h"
+
+enum { MAX_FRAMES = 64, MAX_FOUND = 64 };
+
+/* What a run found. */
+struct found {
+	unsigned n, errors, losses;
+	struct roce_violation v[MAX_FOUND];
+};
+
+static void collect(const struct roce_violation *v, void *arg)
+{
+	struct found *r = arg;
+
+	ck_assert_uint_ge(v->packets, 1);
+	if (v->cls == ROCE_CHECK_LOSS)
+		r->losses += v->packets;
+	else
+		r->errors++;
+	if (r->n < MAX_FOUND)
+		r->v[r->n++] = *v;
+}
+
+/* Frames as bytes, each parsed, classified and judged as the tool does. */
+struct cap {
+	unsigned n;
+	size_t len[MAX_FRAMES];
+	size_t cut[MAX_FRAMES];	/* bytes captured, when not all */
+	uint8_t buf[MAX_FRAMES][ROCE_FRAME_MAX];
+};
+
+static void judge(const struct cap *cap, uint32_t mtu, struct found *r)
+{
+	struct roce_flows *t = roce_flows_new();
+	struct roce_check *c = roce_check_new(mtu, collect, r);
+
+	ck_assert(t && c);
+	memset(r, 0, sizeof(*r));
+	for (unsigned i = 0; i < cap->n; i++) {
+		struct roce_frame f;
+		const char *why = NULL;
+		unsigned dir = 0, flow = ROCE_CHECK_NO_FLOW;
+		enum roce_flow_kind kind = ROCE_FLOW_OTHER;
+		size_t caplen = cap->cut[i] ? cap->cut[i] : cap->len[i];
+		int rc = roce_frame_parse(ROCE_LINK_ETH, cap->buf[i], caplen,
+					  cap->len[i], &f, &why);
+		ck_assert_int_ne(rc, -ENOMSG);
+		int id = roce_flows_classify(t, &f, i + 1, &dir);
+		if (id >= 0) {
+			flow = (unsigned)id;
+			kind = roce_flows_get(t, flow)->kind;
+		}
+		ck_assert_int_eq(roce_check_packet(c, i + 1, &f, rc, why, flow,
+						   dir, kind), 0);
+	}
+	roce_check_finish(c);
+	ck_assert_uint_eq(roce_check_errors(c), r->errors);
+	ck_assert_uint_eq(roce_check_losses(c), r->losses);
+	roce_check_free(c);
+	roce_flows_free(t);
+}
+
+static const uint8_t ip_a[4] = { 10, 0, 0, 1 }, ip_b[4] = { 10, 0, 0, 2 };
+static uint8_t data[4096];
+
+/* One packet: requests go from A (QP 0x11) to B (QP 0x12), answers back. */
+struct pk {
+	uint8_t op;
+	uint32_t psn;
+	uint32_t plen;		/* payload */
+	bool ackreq;
+	uint32_t reth_len;	/* RETH length, when the opcode has one */
+	uint8_t syndrome;	/* AETH */
+	uint32_t msn;
+	uint64_t va;		/* RETH or AtomicETH address */
+};
+
+static void add(struct cap *cap, struct pk p)
+{
+	struct roce_frame f;
+	const struct roce_opcode_info *oi = roce_opcode(p.op);
+
+	ck_assert_ptr_nonnull(oi);
+	ck_assert_uint_lt(cap->n, MAX_FRAMES);
+	bool req = oi->flags & ROCE_OPF_REQ;
+	roce_frame_init(&f, 4);
+	roce_gid_from_ipv4(f.src_gid, req ? ip_a : ip_b);
+	roce_gid_from_ipv4(f.dst_gid, req ? ip_b : ip_a);
+	f.sport = 0xc000;
+	f.ib.bth.opcode = p.op;
+	f.ib.bth.dqpn = req ? 0x12 : 0x11;
+	f.ib.bth.psn = p.psn;
+	f.ib.bth.ackreq = p.ackreq;
+	f.ib.bth.pad = (uint8_t)roce_pad_len(p.plen);
+	f.ib.payload = data;
+	f.ib.payload_len = p.plen;
+	f.ib.reth = (struct roce_reth){ p.va ? p.va : 0x10000, 0x77,
+					p.reth_len };
+	f.ib.atmeth = (struct roce_atmeth){ p.va, 0x77, 1, 0 };
+	f.ib.aeth = (struct roce_aeth){ p.syndrome, p.msn };
+	f.ib.deth = (struct roce_deth){ 0x1234, 0, 0x11 };
+	int n = roce_frame_build(&f, cap->buf[cap->n], ROCE_FRAME_MAX);
+	ck_assert_int_gt(n, 0);
+	cap->cut[cap->n] = 0;
+	cap->len[cap->n++] = (size_t)n;
+}
+
+#define ACK(psn_, msn_) \
+	((struct pk){ .op = ROCE_OP_RC_ACK, .psn = (psn_), \
+		      .syndrome = ROCE_AETH_ACK_NO_CREDITS, .msn = (msn_) })
+#define SEND_ONLY(psn_) \
+	((struct pk){ .op = ROCE_OP_RC_SEND_ONLY, .psn = (psn_), .plen = 64, \
+		      .ackreq = true })
+
+/* Exactly one finding, an error under rule at frame no. */
+static void one_error(const struct found *r, const char *rule, uint64_t no)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		fprintf(stderr, "  found: frame %llu %s %s\n",
+			(unsigned long long)r->v[i].no, r->v[i].rule,
+			r->v[i].text);
+	ck_assert_uint_eq(r->errors, 1);
+	ck_assert_uint_eq(r->losses, 0);
+	ck_assert_str_eq(r->v[0].rule, rule);
+	ck_assert_uint_eq(r->v[0].no, no);
+	ck_assert_int_eq(r->v[0].cls, ROCE_CHECK_ERROR);
+}
+
+static void nothing(const struct found *r)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		fprintf(stderr, "  found: frame %llu %s %s\n",
+			(unsigned long long)r->v[i].no, r->v[i].rule,
+			r->v[i].text);
+	ck_assert_uint_eq(r->n, 0);
+}
+
+/* A correct exchange with every kind of message: the base the faulty
+ * ones below change one thing in. MTU 1024; the MSN counts messages. */
+static void good_exchange(struct cap *c)
+{
+	add(c, (struct pk){ .op = ROCE_OP_RC_SEND_FIRST, .psn = 100,
+			    .plen = 1024 });
+	add(c, (struct pk){ .op = ROCE_OP_RC_SEND_MIDDLE, .psn = 101,
+			    .plen = 1024 });
+	add(c, (struct pk){ .op = ROCE_OP_RC_SEND_LAST, .psn = 102,
+			    .plen = 100, .ackreq = true });
+	add(c, ACK(102, 1));
+	add(c, (struct pk){ .op = ROCE_OP_RC_RDMA_WRITE_ONLY, .psn = 103,
+			    .plen = 300, .reth_len = 300, .ackreq = true });
+	add(c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
+			    .reth_len = 2000, .ackreq = true });
+	add(c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST,
+			    .psn = 104, .plen = 1024, .msn = 3,
+			    .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_RESPONSE_LAST,
+			    .psn = 105, .plen = 976, .msn = 3,
+			    .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(c, (struct pk){ .op = ROCE_OP_RC_CMP_SWAP, .psn = 106,
+			    .va = 0x2000, .ackreq = true });
+	add(c, (struct pk){ .op = ROCE_OP_RC_ATOMIC_ACK, .psn = 106, .msn = 4,
+			    .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+}
+
+START_TEST(test_good_exchange_passes)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	good_exchange(&c);
+	judge(&c, 0, &r);
+	nothing(&r);
+	judge(&c, 1024, &r);
+	nothing(&r);
+}
+END_TEST
+
+START_TEST(test_skipped_psn_is_an_error)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(102));	/* 101 never sent, never answered */
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.1", 2);
+}
+END_TEST
+
+START_TEST(test_middle_without_first)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_MIDDLE, .psn = 101,
+			     .plen = 1024 });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_LAST, .psn = 102,
+			     .plen = 8, .ackreq = true });
+	add(&c, ACK(102, 2));
+	judge(&c, 0, &r);
+	one_error(&r, "9.4", 2);
+}
+END_TEST
+
+START_TEST(test_new_message_inside_one)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_FIRST, .psn = 100,
+			     .plen = 1024 });
+	add(&c, SEND_ONLY(101));
+	add(&c, ACK(101, 1));
+	judge(&c, 0, &r);
+	ck_assert_uint_ge(r.errors, 1);
+	ck_assert_str_eq(r.v[0].rule, "9.4");
+	ck_assert_uint_eq(r.v[0].no, 2);
+}
+END_TEST
+
+/* The READ asks for 2000 bytes: 1024 + 976. Each row returns another
+ * total, the LAST still the frame that shows it. */
+static const uint32_t last_len[] = { 900, 1000, 1024 };
+
+START_TEST(test_read_response_wrong_length)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
+			     .reth_len = 2000, .ackreq = true });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST,
+			     .psn = 104, .plen = 1024,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_RESPONSE_LAST,
+			     .psn = 105, .plen = last_len[_i],
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	ck_assert_uint_ne(1024 + last_len[_i], 2000);
+	judge(&c, 0, &r);
+	one_error(&r, "9.4.3", 3);
+}
+END_TEST
+
+/* A finding under rule at frame no, among others. */
+static bool has(const struct found *r, const char *rule, uint64_t no)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i].rule, rule) && r->v[i].no == no)
+			return true;
+	return false;
+}
+
+START_TEST(test_read_response_wrong_psns)
+{
+	static struct cap c;
+	struct found r;
+
+	/* 2048 bytes at MTU 1024: two response packets, PSNs 104 and 105.
+	 * The right bytes come, but the LAST at 106. */
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
+			     .reth_len = 2048, .ackreq = true });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST,
+			     .psn = 104, .plen = 1024,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_RESPONSE_LAST,
+			     .psn = 106, .plen = 1024,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	judge(&c, 1024, &r);
+	ck_assert(has(&r, "9.4.3", 3));
+	ck_assert_uint_eq(r.losses, 0);
+}
+END_TEST
+
+/* A NAK that cannot answer the request at its PSN. */
+static const struct {
+	uint8_t req_op;
+	uint8_t syndrome;
+	const char *rule;
+} bad_naks[] = {
+	/* remote access error for a SEND: no R_Key to refuse */
+	{ ROCE_OP_RC_SEND_ONLY, ROCE_AETH_NAK_REM_ACCESS, "9.7.5.2" },
+	/* RNR for a WRITE without immediate: it needs no receive WQE */
+	{ ROCE_OP_RC_RDMA_WRITE_ONLY, ROCE_AETH_RNR_NAK << 5 | 1,
+	  "9.7.5.2.8" },
+	/* a NAK code the table reserves */
+	{ ROCE_OP_RC_SEND_ONLY, ROCE_AETH_NAK << 5 | 9, "9.7.5.2" },
+};
+
+START_TEST(test_nak_that_does_not_fit)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, ACK(100, 1));
+	add(&c, (struct pk){ .op = bad_naks[_i].req_op, .psn = 101,
+			     .plen = 64, .reth_len = 64, .ackreq = true });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101, .msn = 1,
+			     .syndrome = bad_naks[_i].syndrome });
+	judge(&c, 0, &r);
+	one_error(&r, bad_naks[_i].rule, 4);
+}
+END_TEST
+
+START_TEST(test_fitting_naks_pass)
+{
+	static struct cap c;
+	struct found r;
+
+	/* RNR for a SEND, remote access for a WRITE, PSN sequence error
+	 * naming a PSN that was sent and then going back to it. */
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 100,
+			     .syndrome = ROCE_AETH_RNR_NAK << 5 | 1 });
+	add(&c, SEND_ONLY(100));
+	add(&c, ACK(100, 1));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_WRITE_ONLY, .psn = 101,
+			     .plen = 64, .reth_len = 64, .ackreq = true });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101, .msn = 1,
+			     .syndrome = ROCE_AETH_NAK_REM_ACCESS });
+	/* a SEND with Invalidate names an R_Key: any NAK may answer it */
+	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_ONLY_INV, .psn = 102,
+			     .plen = 64, .ackreq = true });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 102, .msn = 2,
+			     .syndrome = ROCE_AETH_NAK_REM_ACCESS });
+	judge(&c, 0, &r);
+	nothing(&r);
+}
+END_TEST
+
+START_TEST(test_nak_seq_beyond_what_was_sent)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 102, .msn = 2,
+			     .syndrome = ROCE_AETH_NAK_PSN_SEQ });
+	judge(&c, 0, &r);
+	ck_assert_uint_ge(r.errors, 1);
+	ck_assert_str_eq(r.v[0].rule, "C9-110");
+	ck_assert_uint_eq(r.v[0].no, 3);
+}
+END_TEST
+
+START_TEST(test_bad_icrc)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	good_exchange(&c);
+	c.buf[4][c.len[4] - 1] ^= 0x01;	/* last ICRC byte of the WRITE */
+	judge(&c, 0, &r);
+	one_error(&r, "A17.3.3", 5);
+}
+END_TEST
+
+/* Frames a short snapshot length cut: their ICRC is not judged, and one
+ * cut inside its RETH still counts for its PSN. Judged whole, the same
+ * bytes are an ICRC error: the test can fail. */
+START_TEST(test_truncated_frames_not_judged)
+{
+	static struct cap c;
+	struct found r;
+	size_t hdrs = ROCE_ETH_HLEN + ROCE_IPV4_HLEN + ROCE_UDP_HLEN;
+
+	c.n = 0;
+	good_exchange(&c);
+	c.buf[4][c.len[4] - 1] ^= 0x01;	/* the WRITE's ICRC */
+	c.buf[0][c.len[0] - 1] ^= 0x01;	/* the SEND FIRST's */
+	c.cut[4] = hdrs + ROCE_BTH_LEN + 8;	/* half its RETH */
+	c.cut[0] = c.len[0] - 100;
+	judge(&c, 0, &r);
+	nothing(&r);
+	c.cut[4] = c.cut[0] = 0;
+	judge(&c, 0, &r);
+	ck_assert_uint_eq(r.errors, 2);
+	ck_assert_str_eq(r.v[0].rule, "A17.3.3");
+}
+END_TEST
+
+/* UD has two opcodes; its range's others are no operation. */
+START_TEST(test_ud_only_send_only)
+{
+	static struct cap c;
+	struct found r;
+	size_t bth = ROCE_ETH_HLEN + ROCE_IPV4_HLEN + ROCE_UDP_HLEN;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_UD_SEND_ONLY, .psn = 1,
+			     .plen = 16 });
+	add(&c, (struct pk){ .op = ROCE_OP_UD_SEND_ONLY, .psn = 2,
+			     .plen = 16 });
+	judge(&c, 0, &r);
+	nothing(&r);
+	ck_assert_uint_eq(c.buf[1][bth], ROCE_OP_UD_SEND_ONLY);
+	c.buf[1][bth] = ROCE_OP_UD_SEND_ONLY - 4;	/* a "SEND_FIRST" */
+	judge(&c, 0, &r);
+	one_error(&r, "9.8.4", 2);
+}
+END_TEST
+
+/* A malformed request is reported once, as malformed: its PSN still
+ * counts, so no gap follows it. */
+START_TEST(test_malformed_reported_once)
+{
+	static struct cap c;
+	struct found r;
+	size_t bth = ROCE_ETH_HLEN + ROCE_IPV4_HLEN + ROCE_UDP_HLEN;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, SEND_ONLY(102));
+	add(&c, ACK(102, 3));
+	judge(&c, 0, &r);
+	nothing(&r);
+	c.buf[1][bth + 1] |= 0x01;	/* BTH TVer 1 */
+	judge(&c, 0, &r);
+	one_error(&r, "9.2", 2);
+}
+END_TEST
+
+START_TEST(test_misaligned_atomic)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_FETCH_ADD, .psn = 7,
+			     .va = 0x2000 + 4, .ackreq = true });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 7,
+			     .syndrome = ROCE_AETH_NAK_INV_REQ });
+	judge(&c, 0, &r);
+	one_error(&r, "9.4", 1);
+}
+END_TEST
+
+START_TEST(test_atomic_ack_for_a_send)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(7));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ATOMIC_ACK, .psn = 7, .msn = 1,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2", 2);
+}
+END_TEST
+
+START_TEST(test_ack_for_psn_never_sent)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, ACK(100, 1));
+	add(&c, SEND_ONLY(101));
+	add(&c, ACK(105, 2));
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2", 4);
+}
+END_TEST
+
+START_TEST(test_msn_must_count_messages)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, ACK(100, 1));
+	add(&c, SEND_ONLY(101));
+	add(&c, SEND_ONLY(102));
+	add(&c, ACK(102, 3));	/* coalesced: two more messages, right */
+	add(&c, SEND_ONLY(103));
+	add(&c, ACK(103, 5));	/* one more message, the MSN says two */
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2", 7);
+}
+END_TEST
+
+/* An ACK whose MSN already counts an atomic executed after the PSN it
+ * acknowledges (rocemu answers so): the MSN fits, nothing to report. */
+START_TEST(test_msn_may_count_a_later_atomic)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_WRITE_ONLY, .psn = 0,
+			     .plen = 8, .reth_len = 8, .ackreq = true });
+	add(&c, SEND_ONLY(1));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_FETCH_ADD, .psn = 2,
+			     .va = 0x2000, .ackreq = true });
+	add(&c, ACK(1, 3));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ATOMIC_ACK, .psn = 2, .msn = 3,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	judge(&c, 0, &r);
+	nothing(&r);
+	/* ... but not a fourth message, which was never sent: after an
+	 * ACK of the WRITE alone with MSN 1, an MSN of 4 */
+	c.n = 3;
+	add(&c, ACK(0, 1));
+	add(&c, ACK(1, 4));
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2", 5);
+}
+END_TEST
+
+START_TEST(test_write_reth_length)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_WRITE_ONLY, .psn = 1,
+			     .plen = 64, .reth_len = 100, .ackreq = true });
+	add(&c, ACK(1, 1));
+	judge(&c, 0, &r);
+	one_error(&r, "9.4.2", 1);
+}
+END_TEST
+
+START_TEST(test_wrong_mtu_given)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	good_exchange(&c);
+	judge(&c, 2048, &r);	/* the exchange uses 1024 */
+	ck_assert_uint_ge(r.errors, 1);
+	ck_assert_str_eq(r.v[0].rule, "9.7.5.1");
+	ck_assert_uint_eq(r.v[0].no, 1);
+}
+END_TEST
+
+START_TEST(test_last_request_without_ackreq)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(1));
+	add(&c, ACK(1, 1));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_ONLY, .psn = 2, .plen = 8 });
+	judge(&c, 0, &r);
+	one_error(&r, "9.2", 3);
+	/* a later message asking, and its ACK, cover it: coalescing */
+	add(&c, SEND_ONLY(3));
+	add(&c, ACK(3, 3));
+	judge(&c, 0, &r);
+	nothing(&r);
+}
+END_TEST
+
+/* Sent twice after a timeout, and a gap the requester fills after a
+ * NAK: both legal, neither reported. */
+START_TEST(test_retransmission_not_reported)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, SEND_ONLY(100));	/* timeout: go back */
+	add(&c, SEND_ONLY(101));
+	add(&c, ACK(101, 2));
+	add(&c, SEND_ONLY(103));	/* 102 lost on the wire */
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 102, .msn = 2,
+			     .syndrome = ROCE_AETH_NAK_PSN_SEQ });
+	add(&c, SEND_ONLY(102));
+	add(&c, SEND_ONLY(103));
+	add(&c, ACK(103, 4));
+	judge(&c, 0, &r);
+	nothing(&r);
+}
+END_TEST
+
+START_TEST(test_uc_gap_is_loss)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_FIRST, .psn = 10,
+			     .plen = 1024 });
+	/* 11 lost: the receiver drops the rest of this message */
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_MIDDLE, .psn = 12,
+			     .plen = 1024 });
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_LAST, .psn = 13,
+			     .plen = 10 });
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_ONLY, .psn = 14,
+			     .plen = 10 });
+	judge(&c, 0, &r);
+	ck_assert_uint_eq(r.errors, 0);
+	ck_assert_uint_eq(r.losses, 1);
+	ck_assert_uint_eq(r.v[0].no, 2);
+}
+END_TEST
+
+/* ---- real captures -------------------------------------------------- */
+
+static void load(const char *name, struct cap *cap)
+{
+	char path[4096], err[ROCE_PCAP_ERRLEN];
+	struct roce_pcap_reader *rd;
+	struct roce_pcap_rec rec;
+
+	snprintf(path, sizeof(path), "%s/%s", t_pcap_dir(), name);
+	ck_assert_msg(roce_pcap_open(path, &rd, err) == 0, "%s: %s", path,
+		      err);
+	ck_assert_uint_eq(roce_pcap_link(rd), ROCE_LINK_ETH);
+	cap->n = 0;
+	while (roce_pcap_next(rd, &rec, err) == 1) {
+		ck_assert_uint_lt(cap->n, MAX_FRAMES);
+		ck_assert_uint_eq(rec.caplen, rec.wire_len);
+		memcpy(cap->buf[cap->n], rec.data, rec.caplen);
+		cap->cut[cap->n] = 0;
+		cap->len[cap->n++] = rec.caplen;
+	}
+	roce_pcap_close(rd);
+}
+
+static void drop_frame(struct cap *cap, unsigned i)
+{
+	for (unsigned j = i; j + 1 < cap->n; j++) {
+		memcpy(cap->buf[j], cap->buf[j + 1], cap->len[j + 1]);
+		cap->len[j] = cap->len[j + 1];
+		cap->cut[j] = cap->cut[j + 1];
+	}
+	cap->n--;
+}
+
+static const char *const golden[] = {
+	"rc_send_5000_mtu1024.pcap", "rc_send_64.pcap", "read_bw.pcap",
+	"write_bw.pcap", "atomic_cas.pcap", "atomic_fa.pcap", "loss.pcap",
+	"rnr_retry.pcap", "rnr_exhausted.pcap", "uc_send.pcap",
+	"ud_send.pcap", "srq.pcap", "err_read_bad_rkey.pcap",
+	"err_write_bad_rkey.pcap", "err_write_past_end.pcap",
+	"send_imm.pcap", "write_imm.pcap", "inline_send.pcap",
+};
+
+START_TEST(test_golden_captures_pass)
+{
+	static struct cap c;
+	struct found r;
+	char name[256];
+
+	for (unsigned side = 0; side < 2; side++) {
+		snprintf(name, sizeof(name), "%s/%s",
+			 side ? "rocemu" : "rxe", golden[_i]);
+		load(name, &c);
+		judge(&c, 0, &r);
+		nothing(&r);
+	}
+}
+END_TEST
+
+/*
+ * rxe's 5000-byte SEND at MTU 1024: take out a request packet that a
+ * later ACK covers (both read from the capture's own bytes). The
+ * responder got it, so the capture lost it: a loss, no error.
+ */
+START_TEST(test_capture_loss_is_not_an_error)
+{
+	static struct cap c;
+	struct found r;
+	struct roce_frame f[MAX_FRAMES];
+	const char *why;
+
+	load("rxe/rc_send_5000_mtu1024.pcap", &c);
+	for (unsigned i = 0; i < c.n; i++)
+		ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, c.buf[i],
+						  c.len[i], c.len[i], &f[i],
+						  &why), 0);
+	unsigned victim = MAX_FRAMES;
+	for (unsigned i = 1; i < c.n && victim == MAX_FRAMES; i++) {
+		if (!(f[i].ib.op->flags & ROCE_OPF_REQ) ||
+		    !(f[i].ib.op->flags & ROCE_OPF_MIDDLE))
+			continue;
+		for (unsigned j = i + 1; j < c.n; j++)
+			if (f[j].ib.bth.opcode == ROCE_OP_RC_ACK &&
+			    roce_aeth_type(f[j].ib.aeth.syndrome) ==
+				    ROCE_AETH_ACK &&
+			    roce_psn_cmp(f[j].ib.bth.psn, f[i].ib.bth.psn) >= 0) {
+				victim = i;
+				break;
+			}
+	}
+	ck_assert_uint_lt(victim, c.n);
+	drop_frame(&c, victim);
+	judge(&c, 0, &r);
+	ck_assert_uint_eq(r.errors, 0);
+	ck_assert_uint_eq(r.losses, 1);
+	ck_assert_int_eq(r.v[0].cls, ROCE_CHECK_LOSS);
+	ck_assert_uint_eq(r.v[0].no, victim + 1);	/* the frame after it */
+}
+END_TEST
+
+/* The same capture with the gap and no ACK after it: an error. */
+START_TEST(test_unexplained_gap_in_real_capture)
+{
+	static struct cap c;
+	struct found r;
+	struct roce_frame f;
+	const char *why;
+
+	load("rxe/rc_send_5000_mtu1024.pcap", &c);
+	/* keep only the requests of the first message, drop its 2nd */
+	unsigned keep = 0;
+	for (unsigned i = 0; i < c.n; i++) {
+		ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, c.buf[i],
+						  c.len[i], c.len[i], &f,
+						  &why), 0);
+		if (!(f.ib.op->flags & ROCE_OPF_REQ))
+			break;
+		keep = i + 1;
+	}
+	ck_assert_uint_ge(keep, 3);
+	c.n = keep;
+	drop_frame(&c, 1);
+	judge(&c, 0, &r);
+	ck_assert_uint_eq(r.errors, 1);
+	ck_assert_str_eq(r.v[0].rule, "9.7.1");
+	ck_assert_uint_eq(r.v[0].no, 2);
+}
+END_TEST
+
+Suite *rules_suite(void)
+{
+	Suite *s = suite_create("rules");
+	TCase *tc = tcase_create("rules");
+
+	tcase_add_test(tc, test_good_exchange_passes);
+	tcase_add_test(tc, test_skipped_psn_is_an_error);
+	tcase_add_test(tc, test_middle_without_first);
+	tcase_add_test(tc, test_new_message_inside_one);
+	tcase_add_loop_test(tc, test_read_response_wrong_length, 0,
+			    sizeof(last_len) / sizeof(last_len[0]));
+	tcase_add_test(tc, test_read_response_wrong_psns);
+	tcase_add_loop_test(tc, test_nak_that_does_not_fit, 0,
+			    sizeof(bad_naks) / sizeof(bad_naks[0]));
+	tcase_add_test(tc, test_fitting_naks_pass);
+	tcase_add_test(tc, test_nak_seq_beyond_what_was_sent);
+	tcase_add_test(tc, test_bad_icrc);
+	tcase_add_test(tc, test_truncated_frames_not_judged);
+	tcase_add_test(tc, test_ud_only_send_only);
+	tcase_add_test(tc, test_malformed_reported_once);
+	tcase_add_test(tc, test_misaligned_atomic);
+	tcase_add_test(tc, test_atomic_ack_for_a_send);
+	tcase_add_test(tc, test_ack_for_psn_never_sent);
+	tcase_add_test(tc, test_msn_must_count_messages);
+	tcase_add_test(tc, test_msn_may_count_a_later_atomic);
+	tcase_add_test(tc, test_write_reth_length);
+	tcase_add_test(tc, test_wrong_mtu_given);
+	tcase_add_test(tc, test_last_request_without_ackreq);
+	tcase_add_test(tc, test_retransmission_not_reported);
+	tcase_add_test(tc, test_uc_gap_is_loss);
+	tcase_add_loop_test(tc, test_golden_captures_pass, 0,
+			    sizeof(golden) / sizeof(golden[0]));
+	tcase_add_test(tc, test_capture_loss_is_not_an_error);
+	tcase_add_test(tc, test_unexplained_gap_in_real_capture);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# make bench: rocemu check on a million packets of correct RC traffic, with
+# rocemu dump on the same file, in the same run, as the reference.
+# usage: tests/tools/bench_check.sh BUILD_DIR
+set -eu
+build=${1:?usage: bench_check.sh BUILD_DIR}
+rocemu=$build/bin/rocemu
+work=$build/bench
+count=1000000
+mkdir -p "$work"
+cap=$work/check_bench.pcap
+"$build/tests/mkcap" --rc-bench "$cap" "$count"
+
+# best of three wall-clock seconds of a command, its output discarded
+best() {
+	local best_ns=0 t0 t1 i
+	for i in 1 2 3; do
+		t0=$(date +%s%N)
+		"$@" >/dev/null
+		t1=$(date +%s%N)
+		if [ "$best_ns" = 0 ] || [ $((t1 - t0)) -lt "$best_ns" ]; then
+			best_ns=$((t1 - t0))
+		fi
+	done
+	echo "$best_ns"
+}
+
+check_ns=$(best "$rocemu" check -q "$cap")
+dump_ns=$(best "$rocemu" dump "$cap")
+awk -v n="$count" -v c="$check_ns" -v d="$dump_ns" 'BEGIN {
+	cp = n / (c / 1e9); dp = n / (d / 1e9)
+	printf "%-34s %7.2f Mpkt/s %7.2f Mpkt/s %8.2f %6s %s\n",
+	       "rocemu check vs dump, 1M RC pkts", cp / 1e6, dp / 1e6, cp / dp,
+	       ">=1M/s", (cp >= 1e6 ? "ok" : "BELOW")
+}'
+rm -f "$cap"
