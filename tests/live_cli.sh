@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# rocemu dump -i: a live capture on the loopback interface of the test's
+# rocemu dump -i and check -i: a live capture on the loopback interface of the test's
 # own network namespace sees what two rocemu devices exchange (the same
 # packets one of them records itself), ends cleanly on SIGINT with its
 # summary, stops after -c N, and without the capture privilege says so and
@@ -89,12 +89,49 @@ wait $dpid
 n=$(awk '$2 ~ /^[0-9.]+$/ && $6 ~ /^[A-Z]+_/' "$work/count.txt" | wc -l)
 [ "$n" = 3 ] && ok || bad "dump -i -c 3 printed $n packets"
 
-# 3. Errors a user can act on
+# 3. rocemu check -i: a clean ping run, then a packet whose ICRC cannot
+# match (rxe's SEND sent between other addresses, which the ICRC covers,
+# and its last byte changed) sent by the test itself, judged as they come;
+# SIGINT ends it with the summary and the exit status of what it saw
+"$rocemu" check -i lo >"$work/check.txt" 2>"$work/check.err" &
+cpid=$!
+wait_capturing "$work/check.err" || bad "check -i lo did not start"
+timeout 60 "$rocemu" ping -n 10 -s 2000 --addr 127.0.0.2 --port 18703 \
+	>/dev/null 2>&1 &
+spid=$!
+timeout 60 "$rocemu" ping -n 10 -s 2000 --addr 127.0.0.3 --port 18703 \
+	--wait 20 127.0.0.2 >/dev/null 2>&1
+wait $spid
+python3 - pcaps/rxe/rc_send_64.pcap <<'PY'
+import socket, struct, sys
+data = open(sys.argv[1], "rb").read()
+incl = struct.unpack("<I", data[24 + 8:24 + 12])[0]
+frame = bytearray(data[24 + 16:24 + 16 + incl])
+payload = frame[14 + 20 + 8:]
+payload[-1] ^= 0xff
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(bytes(payload), ("127.0.0.9", 4791))
+PY
+sleep 0.5
+kill -INT $cpid
+wait $cpid
+crc=$?
+[ $crc = 1 ] && ok || bad "check -i with a bad ICRC seen ended with $crc"
+grep -q 'ICRC' "$work/check.txt" && ok || bad "check -i: no ICRC finding"
+grep -q ' 1 rule violations' "$work/check.txt" && ok ||
+	bad "check -i summary: $(tail -n 1 "$work/check.txt")"
+grep -q '^flow 0 RC 127.0.0.[23] qp 0x11 <> 127.0.0.[23] qp 0x11: [1-9][0-9]* packets' \
+	"$work/check.txt" && ok || bad "check -i: no line for the ping's flow"
+
+# 4. Errors a user can act on
 "$rocemu" dump -i nosuch0 >/dev/null 2>"$work/nodev.err"
 [ $? = 2 ] && grep -q 'nosuch0: no such interface' "$work/nodev.err" && ok ||
 	bad "unknown interface: $(cat "$work/nodev.err")"
 "$rocemu" dump -i lo "$work/client.pcap" >/dev/null 2>&1
 [ $? = 2 ] && ok || bad "-i with a file too was accepted"
+"$rocemu" check -i nosuch0 >/dev/null 2>"$work/nodev2.err"
+[ $? = 2 ] && grep -q 'nosuch0: no such interface' "$work/nodev2.err" && ok ||
+	bad "check -i unknown interface: $(cat "$work/nodev2.err")"
 if unshare -r true 2>/dev/null; then
 	# a user namespace's root holds no privilege over this network
 	unshare -r "$rocemu" dump -i lo >/dev/null 2>"$work/perm.err"

@@ -14,6 +14,7 @@
 
 struct check_opts {
 	const char *path;
+	const char *iface;	/* live capture, or NULL */
 	uint32_t mtu;
 	bool json;
 	bool quiet;
@@ -24,6 +25,7 @@ struct check_opts {
 enum { MAX_KEPT = 100000 };
 
 struct check_run {
+	const struct check_opts *o;
 	struct roce_flows *flows;
 	struct roce_check *chk;
 	struct roce_violation *found;
@@ -34,9 +36,13 @@ struct check_run {
 
 static const char usage_text[] =
 	"usage: rocemu check CAPTURE [--mtu N] [--json] [-q]\n"
-	"Judge each RoCEv2 packet of a pcap or pcapng file against the IBTA\n"
+	"       rocemu check -i IFACE [--mtu N] [--json] [-q]\n"
+	"Judge each RoCEv2 packet of a pcap or pcapng file, or of a live\n"
+	"interface until Ctrl-C, against the IBTA\n"
 	"transport rules (PSNs, opcode sequences, lengths, ACK/NAK, atomics,\n"
 	"ICRC), per flow and direction, and say which packet broke which rule.\n"
+	"  -i IFACE  capture live on IFACE (needs CAP_NET_RAW), UDP 4791 only;\n"
+	"            findings are printed as they are settled\n"
 	"  --mtu N   the path MTU (256..4096); default: inferred per flow\n"
 	"  --json    one JSON object per finding, then a summary object\n"
 	"  -q        only the summary\n"
@@ -71,8 +77,9 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qi:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'i': o->iface = optarg; break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'm':
@@ -82,6 +89,15 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 		case 'h': fputs(usage_text, stdout); return 1;
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
+	}
+	if (o->iface && optind != argc) {
+		fprintf(stderr, "rocemu check: -i reads an interface, not a "
+				"capture file too\n%s", usage_text);
+		return -EINVAL;
+	}
+	if (o->iface) {
+		o->path = o->iface;
+		return 0;
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "rocemu check: %s\n%s",
@@ -94,10 +110,22 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 	return 0;
 }
 
+static void print_finding(const struct check_run *run,
+			  const struct roce_violation *v, bool json);
+
+/* A finding: printed at once on a live interface (it has no end to wait
+ * for), kept to print in frame order from a file. */
 static void keep(const struct roce_violation *v, void *arg)
 {
 	struct check_run *run = arg;
 
+	if (run->o->iface) {
+		if (!run->o->quiet) {
+			print_finding(run, v, run->o->json);
+			fflush(stdout);
+		}
+		return;
+	}
 	if (run->nfound == run->cap) {
 		size_t n = run->cap ? run->cap * 2 : 64;
 		if (run->cap >= MAX_KEPT) {
@@ -299,13 +327,13 @@ static void print_report(struct check_run *run, const struct check_opts *o)
 int cmd_check(int argc, char **argv)
 {
 	struct check_opts o = { 0 };
-	struct check_run run = { 0 };
+	struct check_run run = { .o = &o };
 	struct roce_pcap_reader *r;
 
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc > 0 ? CLI_OK : CLI_USAGE;
-	if (cli_source_open("check", o.path, NULL, &r) < 0)
+	if (cli_source_open("check", o.path, o.iface, &r) < 0)
 		return CLI_USAGE;
 	run.flows = roce_flows_new();
 	run.chk = roce_check_new(o.mtu, keep, &run);
