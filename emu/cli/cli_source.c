@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -79,4 +80,40 @@ void cli_source_close(struct roce_pcap_reader *r)
 		live = NULL;
 	}
 	roce_pcap_close(r);
+}
+
+int cli_capture_arg(const char *tool, const char *usage, int argc,
+		    char **argv, int first, const char *iface,
+		    const char **path)
+{
+	const char *why = NULL;
+
+	if (iface && first != argc)
+		why = "-i reads an interface, not a capture file too";
+	else if (!iface && first == argc)
+		why = "no capture file given";
+	else if (!iface && first != argc - 1)
+		why = "one capture file at a time";
+	if (why) {
+		fprintf(stderr, "rocemu %s: %s\n%s", tool, why, usage);
+		return -EINVAL;
+	}
+	*path = iface ? iface : argv[first];
+	return 0;
+}
+
+int cli_flow_arg(const char *tool, const char *arg, int *flow)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || *end || !*arg || v < 0 || v > 0x7fffffff) {
+		fprintf(stderr, "rocemu %s: --flow wants a flow number "
+				"(0, 1, ...), not '%s'\n", tool, arg);
+		return -EINVAL;
+	}
+	*flow = (int)v;
+	return 0;
 }

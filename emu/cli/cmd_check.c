@@ -38,9 +38,9 @@ static const char usage_text[] =
 	"usage: rocemu check CAPTURE [--mtu N] [--json] [-q]\n"
 	"       rocemu check -i IFACE [--mtu N] [--json] [-q]\n"
 	"Judge each RoCEv2 packet of a pcap or pcapng file, or of a live\n"
-	"interface until Ctrl-C, against the IBTA\n"
-	"transport rules (PSNs, opcode sequences, lengths, ACK/NAK, atomics,\n"
-	"ICRC), per flow and direction, and say which packet broke which rule.\n"
+	"interface until Ctrl-C, against the IBTA transport rules (PSNs,\n"
+	"opcode sequences, lengths, ACK/NAK, atomics, ICRC), per flow and\n"
+	"direction, and say which packet broke which rule.\n"
 	"  -i IFACE  capture live on IFACE (needs CAP_NET_RAW), UDP 4791 only;\n"
 	"            findings are printed as they are settled\n"
 	"  --mtu N   the path MTU (256..4096); default: inferred per flow\n"
@@ -90,24 +90,8 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
 	}
-	if (o->iface && optind != argc) {
-		fprintf(stderr, "rocemu check: -i reads an interface, not a "
-				"capture file too\n%s", usage_text);
-		return -EINVAL;
-	}
-	if (o->iface) {
-		o->path = o->iface;
-		return 0;
-	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "rocemu check: %s\n%s",
-			optind == argc ? "no capture file given"
-				       : "one capture file at a time",
-			usage_text);
-		return -EINVAL;
-	}
-	o->path = argv[optind];
-	return 0;
+	return cli_capture_arg("check", usage_text, argc, argv, optind,
+			       o->iface, &o->path);
 }
 
 static void print_finding(const struct check_run *run,

@@ -68,24 +68,8 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
 	}
-	if (o->iface && optind != argc) {
-		fprintf(stderr, "rocemu dump: -i reads an interface, not a "
-				"capture file too\n%s", usage_text);
-		return -EINVAL;
-	}
-	if (o->iface) {
-		o->path = o->iface;
-		return 0;
-	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "rocemu dump: %s\n%s",
-			optind == argc ? "no capture file given"
-				       : "one capture file at a time",
-			usage_text);
-		return -EINVAL;
-	}
-	o->path = argv[optind];
-	return 0;
+	return cli_capture_arg("dump", usage_text, argc, argv, optind,
+			       o->iface, &o->path);
 }
 
 /* One frame at a time, for -c and live captures: stops on the N-th

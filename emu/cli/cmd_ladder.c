@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_source.h"
 #include "rocemu/ladder.h"
 #include "rocemu/pcapio.h"
 
@@ -31,24 +32,6 @@ static const char usage_text[] =
     "Exit status: 0 when the charts were written, 2 for a usage or file\n"
     "error.\n";
 
-static int parse_flow(const char *arg, int *flow)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || *end || !*arg || v < 0 || v > 0x7fffffff) {
-		fprintf(stderr,
-			"rocemu ladder: --flow wants a flow number "
-			"(0, 1, ...), not '%s'\n",
-			arg);
-		return -EINVAL;
-	}
-	*flow = (int)v;
-	return 0;
-}
-
 /* Returns 0 to run, 1 after --help, -EINVAL after a usage message. */
 static int parse_args(int argc, char **argv, struct ladder_opts *o)
 {
@@ -64,7 +47,7 @@ static int parse_args(int argc, char **argv, struct ladder_opts *o)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (parse_flow(optarg, &o->flow))
+			if (cli_flow_arg("ladder", optarg, &o->flow))
 				return -EINVAL;
 			break;
 		case 's': o->svg = optarg; break;
@@ -73,15 +56,8 @@ static int parse_args(int argc, char **argv, struct ladder_opts *o)
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "rocemu ladder: %s\n%s",
-			optind == argc ? "no capture file given"
-				       : "one capture file at a time",
-			usage_text);
-		return -EINVAL;
-	}
-	o->path = argv[optind];
-	return 0;
+	return cli_capture_arg("ladder", usage_text, argc, argv, optind,
+			       NULL, &o->path);
 }
 
 static int write_svg(const char *path, const struct roce_ladder *l)

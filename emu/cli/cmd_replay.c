@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_source.h"
 #include "replay.h"
 #include "rocemu/pcapio.h"
 
 struct replay_opts {
 	const char *path;
 	const char *write;	/* rocemu's side as a pcap, or NULL */
-	long flow;		/* -1: every flow */
+	int flow;		/* -1: every flow */
 	bool verbose;
 	bool requester;		/* --as requester */
 };
@@ -45,20 +46,14 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
 	int c;
 
 	o->flow = -1;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			o->flow = strtol(optarg, &end, 10);
-			if (*end || !*optarg || o->flow < 0) {
-				fprintf(stderr, "rocemu replay: --flow wants a "
-						"flow number, not '%s'\n",
-					optarg);
+			if (cli_flow_arg("replay", optarg, &o->flow))
 				return -EINVAL;
-			}
 			break;
 		case 'w': o->write = optarg; break;
 		case 'a':
@@ -76,15 +71,8 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "rocemu replay: %s\n%s",
-			optind == argc ? "no capture file given"
-				       : "one capture file at a time",
-			usage_text);
-		return -EINVAL;
-	}
-	o->path = argv[optind];
-	return 0;
+	return cli_capture_arg("replay", usage_text, argc, argv, optind,
+			       NULL, &o->path);
 }
 
 static int write_sent(struct roce_pcap_writer *pw, const struct rp_result *r)
@@ -168,8 +156,8 @@ static int replay_all(const struct roce_capture *cap,
 	unsigned n = roce_flows_count(cap->flows);
 	int worst = 0;
 
-	if (o->flow >= (long)n) {
-		fprintf(stderr, "rocemu replay: %s has %u flows: no flow %ld\n",
+	if (o->flow >= (int)n) {
+		fprintf(stderr, "rocemu replay: %s has %u flows: no flow %d\n",
 			o->path, n, o->flow);
 		return CLI_USAGE;
 	}
