@@ -67,6 +67,27 @@ aa=$("$rocemu" dump pcaps/rxe/atomic_cas.pcap |
 	awk '$6 == "RC_ATOMIC_ACK" { print $1; exit }')
 misbehave atomic_cas "$aa" msn 9 "aeth msn"
 
+# UC and UD define no answer: rocemu takes each message (as many
+# receives completed as the capture has SENDs from that side) and sends
+# nothing
+for t in uc ud; do
+	f=$work/${t}_send.rxe.txt
+	n=$("$rocemu" dump pcaps/rxe/${t}_send.pcap |
+		awk '$3 ~ /^10.0.0.2:/ && $6 ~ /SEND_(FIRST|ONLY)/' | wc -l)
+	grep -q "10.0.0.2 qp .* > .*nothing answered.*, $n of $n receives completed" \
+		"$f" && [ "$n" -gt 0 ] && ok || bad "$t: not $n of $n receives: $(cat "$f")"
+done
+# a UD datagram with another Q_Key than the QP's is dropped (C9-40), and
+# the summary says so with the counter that moved
+ud3=$("$rocemu" dump pcaps/rxe/ud_send.pcap |
+	awk '$3 ~ /^10.0.0.2:/ && $6 == "UD_SEND_ONLY" && ++i == 3 { print $1 }')
+"$edit" pcaps/rxe/ud_send.pcap "$work/qkey.pcap" "$ud3" qkey 0x1234 ||
+	bad "pcap_edit qkey"
+"$rocemu" replay "$work/qkey.pcap" >"$work/qkey.txt" 2>&1
+grep -q "10.0.0.2 qp .*3 of 4 receives completed" "$work/qkey.txt" &&
+	grep -q "rx_drop_qkey +1" "$work/qkey.txt" && ok ||
+	bad "UD Q_Key: $(cat "$work/qkey.txt")"
+
 # 3. rocemu as the requester of every capture: its requests as captured
 for cap in pcaps/rxe/*.pcap pcaps/rocemu/*.pcap "$work/demo.pcap"; do
 	out=$work/req-$(basename "$cap" .pcap).$(basename "$(dirname "$cap")").txt

@@ -22,12 +22,13 @@ struct replay_opts {
 static const char usage_text[] =
 	"usage: rocemu replay CAPTURE [--as responder|requester] [--flow N]\n"
 	"                            [--write FILE] [-v]\n"
-	"Feeds the requests of each RC flow of a capture, in captured order,\n"
-	"to rocemu playing the captured responder (its address, QP number,\n"
-	"path MTU, and the memory and receives the capture implies), and\n"
-	"compares rocemu's answers with the captured ones field by field:\n"
-	"the first divergence per direction, with both packets and what\n"
-	"rocemu's counters say, then a line per direction.\n"
+	"Feeds the requests of each RC, UC and UD flow of a capture, in\n"
+	"captured order, to rocemu playing the captured responder (its\n"
+	"address, QP number, path MTU, and the memory and receives the\n"
+	"capture implies), and compares rocemu's answers with the captured\n"
+	"ones field by field: the first divergence per direction, with both\n"
+	"packets and what rocemu's counters say, then a line per direction\n"
+	"(UC and UD answer nothing: there, the receives rocemu completed).\n"
 	"  --as requester  rocemu plays the requester instead: it posts the\n"
 	"                WQEs the capture implies, is fed the captured answers,\n"
 	"                and its requests are compared with the captured ones\n"
@@ -125,13 +126,10 @@ static int replay_flow(const struct roce_capture *cap,
 	char a[96], b[96];
 	int worst = 0;
 
-	if (fl->kind != ROCE_FLOW_RC) {
-		printf("flow %u %s %s - %s: not replayed: only RC responders "
-		       "answer (rocemu check judges %s flows)\n",
-		       fl->id, roce_flow_kind_name(fl->kind),
-		       roce_flow_end_text(&fl->end[0], a, sizeof(a)),
-		       roce_flow_end_text(&fl->end[1], b, sizeof(b)),
-		       roce_flow_kind_name(fl->kind));
+	if (fl->kind == ROCE_FLOW_OTHER) {
+		printf("flow %u %s - %s: not replayed: neither RC, UC nor UD\n",
+		       fl->id, roce_flow_end_text(&fl->end[0], a, sizeof(a)),
+		       roce_flow_end_text(&fl->end[1], b, sizeof(b)));
 		return 0;
 	}
 	for (unsigned d = 0; d < 2; d++) {

@@ -29,6 +29,7 @@ struct rp_plan {
 	uint8_t rnr_code;		/* of the first RNR NAK, else 0 */
 	uint32_t first_psn;		/* of the first request */
 	uint32_t max_send;		/* largest SEND message, bytes */
+	uint32_t qkey;			/* UD: the first request's DETH Q_Key */
 	size_t nreq, nresp;		/* requests to feed, answers captured */
 	struct rp_region *regions;
 	size_t nregions;
@@ -100,7 +101,8 @@ int rp_atomic_orig(const struct rp_plan *p, size_t k, uint64_t *v);
 int rp_inject(const struct rp_plan *p, size_t k, struct rocemu_world *w);
 
 /* The emulated end: a deterministic world, a device with the captured
- * address, and its RC QP with the captured number. */
+ * address, and its QP (of the flow's transport) with the captured
+ * number. */
 struct rp_dev {
 	struct rocemu_world *w;
 	struct rocemu_dev *dev;
@@ -114,8 +116,10 @@ enum ibv_mtu rp_mtu_enum(unsigned bytes);
 
 /*
  * Sets d up as end[side] of the plan's flow: the device at its address,
- * a QP numbered as captured, connected to the other end with cp (its
- * peer, QPN and MTU filled in here) and max_send_wr send WQEs. Returns 0;
+ * a QP of the flow's transport numbered as captured, connected to the
+ * other end with cp (its peer, QPN and MTU filled in here; UC takes only
+ * the PSNs of the rest, UD only sq_psn and the plan's Q_Key) and
+ * max_send_wr send WQEs. Returns 0;
  * -EADDRINUSE when the QPN cannot be had, another -errno else (then
  * rp_dev_close frees what was made).
  */
@@ -155,6 +159,8 @@ struct rp_result {
 	char qp_state[512];		/* rocemu_qp_describe at the end */
 	size_t receives;		/* receive WQEs posted */
 	size_t cut;			/* requests cut by the capture, not fed */
+	size_t messages;		/* fed messages that take a receive */
+	size_t received;		/* receive completions, successful */
 };
 
 /*

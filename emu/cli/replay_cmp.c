@@ -142,6 +142,23 @@ static void why(FILE *out, const struct rp_plan *p,
 	fprintf(out, "\n    rocemu's QP at the end: %s\n", res->qp_state);
 }
 
+/* What rocemu counted over the whole run, for a UC or UD receiver that
+ * took fewer messages than it had receives for: the reasons it dropped. */
+static void drops(FILE *out, const struct rp_result *res)
+{
+	fprintf(out, "    rocemu's counters over the run:");
+	for (int c = 0; c < ROCEMU_CNT_COUNTER_MAX; c++) {
+		uint64_t sum = 0;
+		for (size_t k = 0; k < res->fed; k++)
+			sum += res->deltas[k * ROCEMU_CNT_COUNTER_MAX + c];
+		if (sum && c != ROCEMU_CNT_RX_PACKETS &&
+		    c != ROCEMU_CNT_TX_PACKETS)
+			fprintf(out, " %s +%" PRIu64, rocemu_counter_name(c),
+				sum);
+	}
+	fprintf(out, "\n");
+}
+
 void rp_head(FILE *out, const struct rp_plan *p)
 {
 	char a[96], b[96];
@@ -243,11 +260,20 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 		}
 	}
 	rp_head(out, p);
-	fprintf(out, ": %zu requests fed, %zu answers the same", res->fed - res->cut,
-		same);
+	fprintf(out, ": %zu requests fed, ", res->fed - res->cut);
+	if (p->fl->kind == ROCE_FLOW_RC)
+		fprintf(out, "%zu answers the same", same);
+	else
+		fprintf(out, "nothing answered (%s defines no answer)",
+			roce_flow_kind_name(p->fl->kind));
 	if (merged)
 		fprintf(out, ", %zu ACKs coalesced otherwise", merged);
+	if (res->receives)
+		fprintf(out, ", %zu of %zu receives completed", res->received,
+			res->receives);
 	fprintf(out, ", no divergence\n");
+	if (p->fl->kind != ROCE_FLOW_RC && res->received < res->receives)
+		drops(out, res);
 	return 0;
 diverged:
 	rp_head(out, p);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The emulated end of a replayed flow: a device with the captured address and QPN, connected to the other end. */
+/* The emulated end of a replayed flow: a device with the captured address and QPN, an RC, UC or UD QP connected to the other end. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +19,56 @@ enum ibv_mtu rp_mtu_enum(unsigned bytes)
 	}
 }
 
+static enum ibv_qp_type qp_type(enum roce_flow_kind k)
+{
+	return k == ROCE_FLOW_UC ? IBV_QPT_UC
+	       : k == ROCE_FLOW_UD ? IBV_QPT_UD : IBV_QPT_RC;
+}
+
+/* RESET to RTS for UC and UD, whose transitions take fewer attributes
+ * than RC's (IBTA 10.3.1); rocemu_qp_connect does RC's. */
+static int connect_unreliable(struct rp_dev *d, const struct rp_plan *p,
+			      const struct rocemu_rc_params *cp)
+{
+	bool ud = p->fl->kind == ROCE_FLOW_UD;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = p->qkey,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	int rc = rocemu_qp_modify(d->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						     IBV_QP_PORT |
+						     (ud ? IBV_QP_QKEY
+							 : IBV_QP_ACCESS_FLAGS));
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = cp->mtu;
+	a.dest_qp_num = cp->peer_qpn;
+	a.rq_psn = cp->rq_psn;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	memcpy(a.ah_attr.grh.dgid.raw, cp->peer_gid, 16);
+	rc = rocemu_qp_modify(d->qp, &a, ud ? IBV_QP_STATE
+					    : IBV_QP_STATE | IBV_QP_AV |
+						      IBV_QP_PATH_MTU |
+						      IBV_QP_DEST_QPN |
+						      IBV_QP_RQ_PSN);
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = cp->sq_psn;
+	return rocemu_qp_modify(d->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
 static int open_qp(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 		   struct rocemu_rc_params *cp, uint32_t max_send_wr)
 {
 	const struct roce_flow_end *me = &p->fl->end[side];
 	const struct roce_flow_end *peer = &p->fl->end[1 - side];
 	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
+		.qp_type = qp_type(p->fl->kind),
 		.cap = { .max_send_wr = max_send_wr, .max_recv_wr = 1024,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
@@ -42,6 +85,8 @@ static int open_qp(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 	cp->peer_qpn = peer->qpn;
 	cp->mtu = rp_mtu_enum(p->mtu_bytes);
 	memcpy(cp->peer_gid, peer->gid, 16);
+	if (p->fl->kind != ROCE_FLOW_RC)
+		return connect_unreliable(d, p, cp);
 	return rocemu_qp_connect(d->qp, cp);
 }
 

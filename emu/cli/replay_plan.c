@@ -210,8 +210,10 @@ static int scan(struct rp_plan *p)
 		}
 		if (!rp_is_request(p, k))
 			continue;
-		if (!p->nreq++)
+		if (!p->nreq++) {
 			p->first_psn = c->f.ib.bth.psn;
+			p->qkey = c->f.ib.deth.qkey;
+		}
 		count_send(p, c, &msg);
 		uint32_t rkey;
 		uint64_t va, len;

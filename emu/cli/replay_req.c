@@ -32,6 +32,7 @@ struct req_run {
 	struct rp_dev d;
 	struct rp_collect col;
 	struct rocemu_mr *mr;
+	struct rocemu_ah *ah;		/* UD: the captured receiver */
 	uint8_t *buf;
 	size_t buf_len;
 	struct msg *msgs;
@@ -156,7 +157,11 @@ static void fill_wr(struct req_run *r, size_t k, struct msg *m, size_t off,
 	m->wr.imm_data = htonl(last->imm);
 	if (m->wr.opcode == IBV_WR_SEND_WITH_INV)
 		m->wr.invalidate_rkey = last->ieth;
-	if (ib->exts & ROCE_EXT_RETH) {
+	if (p->fl->kind == ROCE_FLOW_UD) {
+		m->wr.wr.ud.remote_qpn = ib->bth.dqpn;
+		m->wr.wr.ud.remote_qkey = ib->deth.qkey;
+		msg_data(p, k, r->buf + off, len);
+	} else if (ib->exts & ROCE_EXT_RETH) {
 		m->wr.wr.rdma.remote_addr = ib->reth.va;
 		m->wr.wr.rdma.rkey = ib->reth.rkey;
 	} else if (ib->exts & ROCE_EXT_ATMETH) {
@@ -242,9 +247,20 @@ static int setup(struct req_run *r)
 			      IBV_ACCESS_LOCAL_WRITE);
 	if (!r->mr)
 		return -errno;
+	if (r->p->fl->kind == ROCE_FLOW_UD) {
+		struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+					  .grh = { .sgid_index = 1,
+						   .hop_limit = 64 } };
+		memcpy(aa.grh.dgid.raw, r->p->fl->end[1 - r->p->req].gid, 16);
+		r->ah = rocemu_ah_new(r->d.pd, &aa);
+		if (!r->ah)
+			return -errno;
+	}
 	for (size_t i = 0; i < r->nmsgs; i++) {
 		r->msgs[i].sge.lkey = rocemu_mr_lkey(r->mr);
 		r->msgs[i].wr.sg_list = &r->msgs[i].sge;
+		if (r->ah)	/* wr.wr is a union: only for UD */
+			r->msgs[i].wr.wr.ud.ah = (struct ibv_ah *)r->ah;
 	}
 	rp_collect_start(&r->col, &r->d, r->res);
 	return 0;
@@ -257,6 +273,8 @@ static void teardown(struct req_run *r)
 	r->d.qp = NULL;
 	if (r->mr)
 		rocemu_mr_dereg(r->mr);
+	if (r->ah)
+		rocemu_ah_free(r->ah);
 	rp_dev_close(&r->d);
 	free(r->buf);
 	free(r->msgs);

@@ -25,6 +25,13 @@ struct run {
 	uint32_t last_posted;		/* first PSN of the last SEND given one */
 };
 
+/* The receive buffer: the largest SEND, and room for the 40-byte GRH a
+ * UD receive starts with. */
+static uint32_t rbuf_len(const struct rp_plan *p)
+{
+	return p->max_send + 40;
+}
+
 static int setup_memory(struct run *r)
 {
 	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -41,11 +48,10 @@ static int setup_memory(struct run *r)
 		if (!g->mr)
 			return -errno;
 	}
-	r->rbuf = calloc(1, r->p->max_send ? r->p->max_send : 1);
+	r->rbuf = calloc(1, rbuf_len(r->p));
 	if (!r->rbuf)
 		return -ENOMEM;
-	r->rmr = rocemu_mr_reg(r->d.pd, r->rbuf,
-			       r->p->max_send ? r->p->max_send : 1,
+	r->rmr = rocemu_mr_reg(r->d.pd, r->rbuf, rbuf_len(r->p),
 			       IBV_ACCESS_LOCAL_WRITE);
 	return r->rmr ? 0 : -errno;
 }
@@ -103,7 +109,7 @@ static int maybe_post_recv(struct run *r, size_t k)
 	if (!rp_accepted(r->p, k))
 		return 0;
 	struct ibv_sge sge = { .addr = (uintptr_t)r->rbuf,
-			       .length = r->p->max_send,
+			       .length = rbuf_len(r->p),
 			       .lkey = rocemu_mr_lkey(r->rmr) };
 	struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
@@ -138,9 +144,13 @@ static void prefill(struct run *r, size_t k)
 static void drain_cq(struct run *r)
 {
 	struct ibv_wc wc[64];
+	int n;
 
-	while (rocemu_cq_poll(r->d.cq, 64, wc) > 0)
-		;
+	while ((n = rocemu_cq_poll(r->d.cq, 64, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			if ((wc[i].opcode & IBV_WC_RECV) &&
+			    wc[i].status == IBV_WC_SUCCESS)
+				r->res->received++;
 }
 
 /* One request at a time, each handled before the next: timing decides

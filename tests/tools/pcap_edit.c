@@ -4,7 +4,7 @@
  * changed, the frame built again by rocemu's codec so that its ICRC and
  * lengths stay right: a capture whose sender misbehaved on purpose.
  * usage: pcap_edit IN OUT FRAME FIELD VALUE
- *   FIELD: opcode, psn, msn, syndrome, atmack (VALUE in C notation)
+ *   FIELD: opcode, psn, msn, syndrome, atmack, qkey (VALUE in C notation)
  * Exits 0, or 1 with the reason when the frame lacks the field.
  */
 #include <errno.h>
@@ -29,6 +29,8 @@ static bool set_field(struct roce_frame *f, const char *field, uint64_t v)
 		ib->aeth.syndrome = (uint8_t)v;
 	else if (!strcmp(field, "atmack") && (ib->exts & ROCE_EXT_ATMACK))
 		ib->atmack = v;
+	else if (!strcmp(field, "qkey") && (ib->exts & ROCE_EXT_DETH))
+		ib->deth.qkey = (uint32_t)v;
 	else
 		return false;
 	return true;
