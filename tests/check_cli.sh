@@ -8,24 +8,7 @@ build=${1:?usage: check_cli.sh BUILD_DIR}
 rocemu=$build/bin/rocemu
 work=$build/check_cli
 rm -rf "$work" && mkdir -p "$work"
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect_exit CODE DESCRIPTION -- COMMAND...
-expect_exit() {
-	local want=$1 what=$2
-	shift 3
-	"$@" >"$work/out" 2>"$work/err"
-	local got=$?
-	if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, wanted $want"; fi
-}
-
-expect_grep() {
-	local file=$1 pattern=$2 what=$3
-	if grep -qF -- "$pattern" "$file"; then ok; else bad "$what: no '$pattern' in $file"; fi
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 # edit IN OUT [drop N] [flip N] [keep N]: a copy of a pcap with record N
 # (from 1) left out, or the last byte of record N (its ICRC) changed, or

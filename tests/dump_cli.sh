@@ -8,24 +8,7 @@ rocemu=$build/bin/rocemu
 mkcap=$build/tests/mkcap
 work=$build/dump_cli
 rm -rf "$work" && mkdir -p "$work"
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect_exit CODE DESCRIPTION -- COMMAND...
-expect_exit() {
-	local want=$1 what=$2
-	shift 3
-	"$@" >"$work/out" 2>"$work/err"
-	local got=$?
-	if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, wanted $want"; fi
-}
-
-expect_grep() {
-	local file=$1 pattern=$2 what=$3
-	if grep -qF -- "$pattern" "$file"; then ok; else bad "$what: no '$pattern' in $file"; fi
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 for cap in pcaps/rxe/*.pcap; do
 	expect_exit 0 "$cap decodes clean" -- "$rocemu" dump "$cap"

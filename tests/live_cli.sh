@@ -12,10 +12,7 @@ build=${1:?usage: live_cli.sh BUILD_DIR}
 rocemu=$build/bin/rocemu
 work=$build/live_cli
 rm -rf "$work" && mkdir -p "$work"
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "live_cli: skipped: capturing on an interface needs root"

@@ -13,10 +13,7 @@ rocemu=$build/bin/rocemu
 edit=$build/tests/pcap_edit
 work=$build/replay_cli
 rm -rf "$work" && mkdir -p "$work"
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_lib.sh"
 
 # 1. Every bundled capture: no divergence, exit 0
 "$rocemu" demo "$work/demo.pcap" >/dev/null
