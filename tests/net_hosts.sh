@@ -83,7 +83,8 @@ if command -v ibv_rc_pingpong >/dev/null; then
 	(. "$(dirname "$0")/verbs_env.sh"
 	 ROCEMU_ADDR=fe80::52:1 timeout 60 ip netns exec "$a" ibv_rc_pingpong \
 		-g 1 -c -s 5000 -n 50 -p 18790 >"$work/ll.server" 2>&1 &
-	 sleep 0.5
+	 . "$(dirname "$0")/wait_listen.sh"
+	 wait_listen 18790 "$a"
 	 ROCEMU_ADDR=fe80::52:2 timeout 60 ip netns exec "$b" ibv_rc_pingpong \
 		-g 1 -c -s 5000 -n 50 -p 18790 10.52.0.1 >"$work/ll.client" 2>&1
 	 crc=$?

@@ -8,6 +8,7 @@
 # usage: tests/net_reads.sh BUILD_DIR
 set -u
 build=$(cd "${1:?usage: net_reads.sh BUILD_DIR}" && pwd)
+. "$(dirname "$0")/wait_listen.sh"
 rocemu=$build/bin/rocemu
 work=$build/net_reads
 rm -rf "$work" && mkdir -p "$work"
@@ -56,7 +57,7 @@ perftest_read() {
 		ROCEMU_ADDR=127.0.0.50 timeout 60 ib_read_bw -x 1 -s $size \
 			-n 5 -e -p $port >"$work/$name.server" 2>&1 &
 		spid=$!
-		sleep 0.5
+		wait_listen $port
 		ROCEMU_ADDR=127.0.0.51 timeout 60 ib_read_bw -x 1 -s $size \
 			-n 5 -e -p $port 127.0.0.1 >"$work/$name.client" 2>&1
 		crc=$?

@@ -16,6 +16,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 udp_4791_free verbs_bins 127.0.0.2 127.0.0.3
 
 . "$(dirname "$0")/verbs_env.sh"
+. "$(dirname "$0")/wait_listen.sh"
 
 for b in ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong \
 	 ibv_ud_pingpong ibv_srq_pingpong; do
@@ -42,7 +43,7 @@ two() {
 	ROCEMU_ADDR=127.0.0.2 timeout 60 "$@" $gid ${GIDX:-1} -p $port \
 		>"$work/$name.server" 2>&1 &
 	local spid=$!
-	sleep 0.5
+	wait_listen $port
 	ROCEMU_ADDR=127.0.0.3 timeout 60 "$@" $gid ${GIDX:-1} -p $port 127.0.0.1 \
 		>"$work/$name.client" 2>&1
 	local crc=$?
@@ -96,7 +97,7 @@ port=$((port + 1))
 ROCEMU_STATS=1 ROCEMU_ADDR=127.0.0.2 timeout 60 ibv_rc_pingpong -g 1 -p $port \
 	-n 200 -s 4096 -m 1024 >"$work/stats.server" 2>"$work/stats.server.err" &
 spid=$!
-sleep 0.5
+wait_listen $port
 ROCEMU_STATS=0 ROCEMU_ADDR=127.0.0.3 timeout 60 ibv_rc_pingpong -g 1 -p $port \
 	-n 200 -s 4096 -m 1024 127.0.0.1 >"$work/stats.client" 2>&1 \
 	&& ok || bad "ibv_rc_pingpong client beside ROCEMU_STATS"

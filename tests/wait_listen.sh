@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: MIT
+# wait_listen PORT [NETNS]: waits up to 30 s until a TCP socket listens on
+# PORT (in network namespace NETNS if given), so that a client started
+# after it finds its server ready however loaded the machine is (a fixed
+# sleep was not always enough under the sanitizers). Returns 1 on timeout.
+wait_listen() {
+	local port=$1 ns=${2:-} i
+	for i in $(seq 300); do
+		if [ -n "$ns" ]; then
+			ip netns exec "$ns" ss -Hltn "sport = :$port"
+		else
+			ss -Hltn "sport = :$port"
+		fi 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
