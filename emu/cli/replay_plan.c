@@ -43,14 +43,18 @@ bool rp_accepted(const struct rp_plan *p, size_t k)
 {
 	uint32_t psn = pkt(p, k)->f.ib.bth.psn;
 
+	/* The first answer at or after k's PSN decides: an ACK there or
+	 * beyond covers k (answers come in PSN order); so the walk ends
+	 * within the requests in flight, not at the end of the capture. */
 	for (size_t j = k + 1; j < p->cap->n; j++) {
 		const struct roce_cap_pkt *c = pkt(p, j);
 		if (rp_is_request(p, j) && c->f.ib.bth.psn == psn)
 			return true;	/* sent again: judged there */
-		if (!rp_is_answer(p, j) || !has_aeth(c) ||
-		    c->f.ib.bth.psn != psn)
+		if (!rp_is_answer(p, j) ||
+		    roce_psn_cmp(c->f.ib.bth.psn, psn) < 0)
 			continue;
-		return roce_aeth_type(c->f.ib.aeth.syndrome) == ROCE_AETH_ACK;
+		return c->f.ib.bth.psn != psn || !has_aeth(c) ||
+		       roce_aeth_type(c->f.ib.aeth.syndrome) == ROCE_AETH_ACK;
 	}
 	return true;
 }
