@@ -42,10 +42,18 @@ expect_exit 0 "demo" -- "$rocemu" demo "$work/demo.pcap"
 expect_exit 0 "what demo writes is clean" -- "$rocemu" check "$work/demo.pcap"
 expect_grep "$work/out" ": 0 rule violations, 0 packets lost by the capture" "demo total"
 
-# rxe's 5000-byte SENDs at MTU 1024: 10.0.0.2 (QP 0x15) sends FIRST,
-# MIDDLE x3, LAST in frames 1-5 to 10.0.0.1 (QP 0x12), which ACKs in 6.
+# rxe's 5000-byte SENDs at MTU 1024: 10.0.0.2 sends FIRST, MIDDLE x3,
+# LAST in frames 1-5 to 10.0.0.1, which ACKs in 6. The QP numbers are
+# read from the capture: make rxe-check takes it again, with new ones.
 good=pcaps/rxe/rc_send_5000_mtu1024.pcap
-path="flow 0 RC 10.0.0.2 qp 0x15 > 10.0.0.1 qp 0x12"
+# qpn_to ADDR: the QP the capture's packets to ADDR name, as "0x12"
+qpn_to() {
+	"$rocemu" dump "$good" |
+		awk -v to="$1:4791" '$5 == to { print $8; exit }' |
+		{ read -r q; printf '0x%x' "$((q))"; }
+}
+qp1=$(qpn_to 10.0.0.1) qp2=$(qpn_to 10.0.0.2)
+path="flow 0 RC 10.0.0.2 qp $qp2 > 10.0.0.1 qp $qp1"
 
 edit "$good" "$work/icrc.pcap" flip 3
 expect_exit 1 "a bad ICRC" -- "$rocemu" check "$work/icrc.pcap"
@@ -59,7 +67,7 @@ expect_exit 1 "a skipped PSN" -- "$rocemu" check "$work/skip.pcap"
 first=$("$rocemu" dump "$good" | awk 'NR == 1 { print $10 }')
 missing=$(printf '0x%06x' $((first + 1)))
 # (no answer in it, so the sender's QP is unknown: "qp ?")
-expect_grep "$work/out" "frame 2 flow 0 RC 10.0.0.2 qp ? > 10.0.0.1 qp 0x12: rule 9.7.1: PSN" "skipped PSN line"
+expect_grep "$work/out" "frame 2 flow 0 RC 10.0.0.2 qp ? > 10.0.0.1 qp $qp1: rule 9.7.1: PSN" "skipped PSN line"
 expect_grep "$work/out" "skips $missing..$missing" "skipped PSN named"
 
 # the same packet gone, but frame 6's ACK covers it: capture loss, exit 0
