@@ -27,6 +27,8 @@ int cmd_demo(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 /* rocemu perf: SEND, WRITE or READ bandwidth to a peer over UDP. */
 int cmd_perf(int argc, char **argv);
+/* rocemu conform: the conformance scenarios against a device's agent. */
+int cmd_conform(int argc, char **argv);
 /* rocemu ladder CAPTURE: a message sequence chart per flow, text and SVG. */
 int cmd_ladder(int argc, char **argv);
 

@@ -14,6 +14,7 @@ static const struct {
 	{ "check", cmd_check, "judge a capture against the IBTA transport rules" },
 	{ "dump", cmd_dump, "decode a capture and verify every ICRC" },
 	{ "ladder", cmd_ladder, "a message sequence chart per flow (text, SVG)" },
+	{ "conform", cmd_conform, "play the conformance scenarios against a device's agent" },
 	{ "replay", cmd_replay, "feed a capture's requests to rocemu, compare its answers" },
 	{ "ping", cmd_ping, "round trips between two rocemu devices (RC/UC/UD)" },
 	{ "perf", cmd_perf, "bandwidth and latency: write, read, send, atomic" },

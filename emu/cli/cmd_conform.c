@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/* rocemu conform: the conformance scenarios against a device's rocemu-agent. */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "conform.h"
+
+enum { DEFAULT_AGENT_PORT = 18515, MAX_SCENARIOS = 256 };
+
+static const char usage[] =
+	"usage: rocemu conform --agent HOST[:PORT] --local ADDR [options] [SCENARIO...]\n"
+	"       rocemu conform --lint [--dir DIR] [SCENARIO...]\n"
+	"  Plays the conformance scenarios against the device whose rocemu-agent\n"
+	"  listens at HOST:PORT (default port 18515), from a UDP socket at ADDR\n"
+	"  port 4791. SCENARIO is a file or a name in DIR; none: every DIR/*.scn.\n"
+	"  --dir DIR      where scenarios are (default tests/conformance)\n"
+	"  --known FILE   known deviations (default DIR/deviations.txt)\n"
+	"  --impl NAME    the implementation, for the known deviations (default:\n"
+	"                 the agent's device name without its digits: rxe, rocemu)\n"
+	"  --junit FILE   a JUnit XML report\n"
+	"  --pcap FILE    every packet of the session\n"
+	"  -v             every packet and agent answer as it happens\n"
+	"  --lint         read the scenarios and report format errors only\n"
+	"exit: 0 every applicable scenario passed, 1 one failed, 2 usage or set-up\n";
+
+struct opts {
+	const char *agent, *local, *dir, *known, *impl, *junit, *pcap;
+	bool verbose, lint;
+	const char *names[MAX_SCENARIOS];
+	unsigned nnames;
+};
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	o->dir = "tests/conformance";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char **slot = !strcmp(a, "--agent") ? &o->agent :
+				    !strcmp(a, "--local") ? &o->local :
+				    !strcmp(a, "--dir") ? &o->dir :
+				    !strcmp(a, "--known") ? &o->known :
+				    !strcmp(a, "--impl") ? &o->impl :
+				    !strcmp(a, "--junit") ? &o->junit :
+				    !strcmp(a, "--pcap") ? &o->pcap : NULL;
+		if (slot) {
+			if (i + 1 == argc) {
+				fprintf(stderr, "rocemu conform: %s needs a value\n%s", a, usage);
+				return -1;
+			}
+			*slot = argv[++i];
+		} else if (!strcmp(a, "-v")) {
+			o->verbose = true;
+		} else if (!strcmp(a, "--lint")) {
+			o->lint = true;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			return 1;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "rocemu conform: unknown option %s\n%s", a, usage);
+			return -1;
+		} else if (o->nnames < MAX_SCENARIOS) {
+			o->names[o->nnames++] = a;
+		}
+	}
+	if (!o->lint && (!o->agent || !o->local)) {
+		fprintf(stderr, "rocemu conform: --agent and --local are needed\n%s", usage);
+		return -1;
+	}
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every DIR/NAME.scn, sorted, as paths into names (malloc'd); the count or -1. */
+static int list_dir(const char *dir, char **names, unsigned cap)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned n = 0;
+
+	if (!d) {
+		fprintf(stderr, "rocemu conform: %s: cannot read the scenario folder\n", dir);
+		return -1;
+	}
+	while ((e = readdir(d)) && n < cap) {
+		size_t l = strlen(e->d_name);
+		if (l > 4 && !strcmp(e->d_name + l - 4, ".scn")) {
+			names[n] = malloc(strlen(dir) + l + 2);
+			if (!names[n])
+				break;
+			sprintf(names[n++], "%s/%s", dir, e->d_name);
+		}
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), by_name);
+	return (int)n;
+}
+
+/* A scenario argument as a path: itself if it is a file, else DIR/NAME.scn. */
+static char *scenario_path(const char *dir, const char *name)
+{
+	struct stat st;
+	char *p = malloc(strlen(dir) + strlen(name) + 6);
+
+	if (!p)
+		return NULL;
+	if (!stat(name, &st) && S_ISREG(st.st_mode))
+		strcpy(p, name);
+	else
+		sprintf(p, "%s/%s.scn", dir, name);
+	return p;
+}
+
+/* Reads every scenario; -1 after printing each format error. */
+static int load_all(const struct opts *o, struct cf_scenario **sc, unsigned *n)
+{
+	char *paths[MAX_SCENARIOS];
+	int np = 0, bad = 0;
+	char err[512];
+
+	if (o->nnames)
+		for (unsigned i = 0; i < o->nnames; i++)
+			paths[np++] = scenario_path(o->dir, o->names[i]);
+	else if ((np = list_dir(o->dir, paths, MAX_SCENARIOS)) < 0)
+		return -1;
+	*n = 0;
+	for (int i = 0; i < np; i++) {
+		struct cf_scenario *s = malloc(sizeof(*s));
+		if (!s || !paths[i] || cf_scenario_load(paths[i], s, err, sizeof(err))) {
+			fprintf(stderr, "rocemu conform: %s\n", s && paths[i] ? err : "out of memory");
+			free(s);
+			bad = 1;
+		} else {
+			sc[(*n)++] = s;
+		}
+		free(paths[i]);
+	}
+	if (!np)
+		fprintf(stderr, "rocemu conform: no scenarios in %s\n", o->dir);
+	return bad || !np ? -1 : 0;
+}
+
+/* "rxe0" -> "rxe", "mlx5_0" -> "mlx5": the device name without its number. */
+static void impl_of(const char *dev, char *impl, size_t cap)
+{
+	snprintf(impl, cap, "%s", dev);
+	size_t l = strlen(impl);
+	while (l && isdigit((unsigned char)impl[l - 1]))
+		impl[--l] = 0;
+	if (l && impl[l - 1] == '_')
+		impl[--l] = 0;
+}
+
+static void print_result(const struct cf_scenario *sc, const struct cf_result *r)
+{
+	static const char *const name[] = { "PASS", "FAIL", "N/A" };
+
+	printf("%-5s %s (%llu ms): %s\n", r->known ? "KNOWN" : name[r->verdict], sc->id,
+	       (unsigned long long)r->ms, sc->title);
+	if (r->verdict == CF_PASS)
+		return;
+	printf("      rule: %s\n", sc->rule);
+	printf("      %s%s%u: %s\n", r->verdict == CF_NA ? "not applicable: " : "",
+	       sc->path, r->step_line, r->why);
+	if (r->known)
+		printf("      deviates from the IBTA; known %s behaviour: %s\n", r->known->impl,
+		       r->known->text);
+	if (r->verdict == CF_FAIL) {
+		unsigned first = r->nevidence > CF_EVIDENCE ? r->nevidence - CF_EVIDENCE : 0;
+		for (unsigned i = first; i < r->nevidence; i++)
+			printf("      %s\n", r->evidence[i % CF_EVIDENCE]);
+	}
+}
+
+/* Runs every scenario; the exit status. */
+static int run_all(const struct opts *o, struct cf_session *s,
+		   struct cf_scenario **sc, unsigned n)
+{
+	struct cf_result *r = calloc(n, sizeof(*r));
+	unsigned failed = 0;
+
+	if (!r)
+		return CLI_USAGE;
+	for (unsigned i = 0; i < n; i++) {
+		cf_run(s, sc[i], &r[i]);
+		print_result(sc[i], &r[i]);
+		fflush(stdout);
+		failed += r[i].verdict == CF_FAIL;
+	}
+	cf_report_table(stdout, (const struct cf_scenario *const *)sc, r, n, s->impl);
+	int rc = failed ? CLI_FAIL : CLI_OK;
+	if (o->junit && cf_report_junit(o->junit, (const struct cf_scenario *const *)sc,
+					 r, n, s->impl)) {
+		fprintf(stderr, "rocemu conform: %s: cannot write the JUnit report\n", o->junit);
+		rc = CLI_USAGE;
+	}
+	free(r);
+	return rc;
+}
+
+/* The agent's address, the capture, the known deviations; 0 or -1. */
+static int open_session(const struct opts *o, struct cf_session *s)
+{
+	char host[128], err[512];
+	const char *colon = strrchr(o->agent, ':');
+
+	s->agent.fd = -1;
+	s->agent_port = DEFAULT_AGENT_PORT;
+	snprintf(host, sizeof(host), "%s", o->agent);
+	if (colon && !strchr(colon + 1, ']') && strchr(o->agent, ':') == colon) {
+		host[colon - o->agent] = 0;
+		s->agent_port = atoi(colon + 1);
+	}
+	s->agent_host = strdup(host);
+	s->verbose = o->verbose;
+	s->my_qpn = 0x000c00;
+	if (o->verbose)
+		s->agent.log = stdout;
+	if (cf_wire_open(&s->wire, o->local, o->pcap, err, sizeof(err)) ||
+	    cf_agent_open(&s->agent, s->agent_host, s->agent_port, &s->dev, err, sizeof(err))) {
+		fprintf(stderr, "rocemu conform: %s\n", err);
+		return -1;
+	}
+	cf_agent_close(&s->agent);
+	memcpy(s->wire.peer_gid, s->dev.gid_bytes, 16);
+	impl_of(s->dev.name, s->impl, sizeof(s->impl));
+	if (o->impl)
+		snprintf(s->impl, sizeof(s->impl), "%s", o->impl);
+	char kpath[512];
+	snprintf(kpath, sizeof(kpath), "%s/deviations.txt", o->dir);
+	const char *kp = o->known ? o->known : kpath;
+	struct stat st;
+	if (o->known || !stat(kp, &st)) {
+		int k = cf_known_load(kp, (struct cf_known **)&s->known, err, sizeof(err));
+		if (k < 0) {
+			fprintf(stderr, "rocemu conform: %s\n", err);
+			return -1;
+		}
+		s->nknown = (unsigned)k;
+	}
+	printf("conform: device %s (%s) gid %s, active MTU %u, via agent %s:%d; "
+	       "conform at %s\n", s->dev.name, s->impl, s->dev.gid, s->dev.active_mtu,
+	       s->agent_host, s->agent_port, o->local);
+	return 0;
+}
+
+int cmd_conform(int argc, char **argv)
+{
+	struct opts o = { .agent = NULL };
+	static struct cf_scenario *sc[MAX_SCENARIOS];
+	unsigned n = 0;
+
+	int p = parse_opts(argc, argv, &o);
+	if (p)
+		return p > 0 ? CLI_OK : CLI_USAGE;
+	if (load_all(&o, sc, &n))
+		return CLI_USAGE;
+	if (o.lint) {
+		printf("conform: %u scenarios read, no format errors\n", n);
+		return CLI_OK;
+	}
+	static struct cf_session s;
+	int rc = open_session(&o, &s) ? CLI_USAGE : run_all(&o, &s, sc, n);
+	cf_wire_close(&s.wire);
+	for (unsigned i = 0; i < n; i++)
+		free(sc[i]);
+	free((void *)s.known);
+	free((void *)s.agent_host);
+	return rc;
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/* rocemu conform: scenarios read from files, played against a device's agent packet by packet. */
+#ifndef ROCEMU_EMU_CLI_CONFORM_H
+#define ROCEMU_EMU_CLI_CONFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rocemu/frame.h"
+#include "rocemu/pcapio.h"
+
+enum {
+	CF_MAX_ARGS = 24,	/* key=value words on one line */
+	CF_MAX_STEPS = 64,
+	CF_MAX_MRS = 4,
+	CF_NAME = 48,
+	CF_TEXT = 400,
+	CF_WORD = 96,
+	CF_EVIDENCE = 10,
+};
+
+/* One key=value word of a scenario line ("va=a.addr+16"); a bare word
+ * has an empty value. */
+struct cf_arg {
+	char key[24];
+	char val[CF_WORD];
+};
+
+enum cf_step_kind {
+	CF_SEND,	/* a crafted packet to the agent's QP */
+	CF_EXPECT,	/* the next packet from the agent matches */
+	CF_SILENCE,	/* no packet from the agent for a while */
+	CF_DRAIN,	/* whatever arrives for a while is taken unchecked */
+	CF_WAIT,	/* time passes */
+	CF_RECV,	/* the agent posts a receive */
+	CF_POST,	/* the agent posts a send work request */
+	CF_COMPLETION,	/* the agent's next completion matches */
+	CF_NO_COMPLETION,
+	CF_MEMORY,	/* bytes of an agent MR */
+	CF_STATE,	/* the agent's QP state */
+	CF_MODIFY,	/* the agent's QP moves to a state */
+	CF_BIND,	/* the agent binds a memory window */
+	CF_KIND_COUNT,
+};
+
+struct cf_step {
+	enum cf_step_kind kind;
+	unsigned line;		/* in the scenario file */
+	char word[CF_NAME];	/* the opcode, MR or state the step names */
+	unsigned nargs;
+	struct cf_arg args[CF_MAX_ARGS];
+};
+
+/* An MR the agent registers for the scenario. */
+struct cf_mr {
+	char name[16];
+	uint32_t size;
+	char access[CF_WORD];
+	char fill[16];		/* "inc" or a byte; "" is 0 */
+	bool other_pd;		/* pd=other: a second PD, not the QP's */
+	/* From the agent. */
+	unsigned id;
+	uint64_t addr;
+	uint32_t rkey, lkey;
+};
+
+enum cf_role { CF_RESPONDER, CF_REQUESTER };
+
+struct cf_scenario {
+	char id[CF_NAME];	/* the file name without .scn */
+	char path[256];
+	char title[CF_TEXT];
+	char rule[CF_TEXT];	/* the IBTA section or compliance statement */
+	enum cf_role role;
+	char transport[4];	/* rc, uc, ud */
+	char needs[CF_WORD];	/* capabilities: atomics, mw2, ... */
+	unsigned nqp;
+	struct cf_arg qp[CF_MAX_ARGS];	/* the agent QP's settings */
+	unsigned nmr;
+	struct cf_mr mrs[CF_MAX_MRS];
+	unsigned nsteps;
+	struct cf_step steps[CF_MAX_STEPS];
+};
+
+/*
+ * Reads a scenario file. Returns 0; -1 after writing "FILE:LINE: why"
+ * to err (errlen bytes) for a file that cannot be read or breaks the
+ * format (unknown keyword, missing title or rule, too many steps). s is
+ * filled on success only as far as it was read otherwise.
+ */
+int cf_scenario_load(const char *path, struct cf_scenario *s, char *err,
+		     size_t errlen);
+
+/* The value of key among args, or NULL. */
+const char *cf_arg_get(const struct cf_arg *args, unsigned n,
+		       const char *key);
+
+/* ---- the agent's control connection (conform_agent.c) ---- */
+
+/* What the agent's hello said of its device. */
+struct cf_device {
+	char name[64];
+	char gid[64];
+	uint8_t gid_bytes[16];
+	uint32_t active_mtu;
+	uint32_t max_rd_atom;
+	char atomic_cap[8];
+};
+
+struct cf_agent {
+	int fd;
+	char host[128];
+	int port;
+	char line[4096];	/* the last answer */
+	char rbuf[8192];
+	size_t rlen;
+	char sent[4096];	/* the last request, for messages */
+	FILE *log;		/* every request and answer when set */
+};
+
+/*
+ * Connects to the agent at host:port and says hello (protocol 1); dev
+ * gets what the agent said. Returns 0; -1 with the reason in err.
+ */
+int cf_agent_open(struct cf_agent *a, const char *host, int port,
+		  struct cf_device *dev, char *err, size_t errlen);
+/* Closes the connection; the agent destroys what it made on it. */
+void cf_agent_close(struct cf_agent *a);
+/*
+ * Sends one request (printf format, no newline) and reads the answer
+ * into a->line. Returns 1 for "ok ...", 0 for "err ..." (a->line holds
+ * it), -1 when the connection failed or timed out (a->line says so).
+ */
+int cf_agent_do(struct cf_agent *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The value of key=... in the last answer, copied to out; false if absent. */
+bool cf_agent_get(const struct cf_agent *a, const char *key, char *out,
+		  size_t outlen);
+/* The same as a number; false if absent or not a number. */
+bool cf_agent_num(const struct cf_agent *a, const char *key, uint64_t *v);
+
+/* ---- the wire: one UDP socket at the local address, port 4791 ---- */
+
+struct cf_wire {
+	int fd;
+	uint8_t local_gid[16];
+	uint8_t peer_gid[16];
+	struct roce_pcap_writer *pcap;
+	uint64_t t0_ns;
+	uint64_t sent, received;
+};
+
+/* A packet taken from the wire, parsed; the bytes stay in buf. */
+struct cf_packet {
+	uint8_t buf[9216 + 128];
+	size_t len;		/* of the UDP payload */
+	uint8_t hdr[64];
+	bool icrc_ok;
+	int parse_rc;		/* roce_datagram_parse's: 0 or -EBADMSG */
+	const char *why;
+	uint64_t t_ns;		/* since the session began */
+	struct roce_frame f;	/* f.ib points into buf */
+};
+
+/*
+ * Binds a UDP socket to the local address (an IPv4 or IPv6 literal) at
+ * port 4791 and opens the session's capture when pcap is not NULL.
+ * Returns 0; -1 with the reason in err.
+ */
+int cf_wire_open(struct cf_wire *w, const char *local, const char *pcap,
+		 char *err, size_t errlen);
+/* Closes the socket and finishes the capture. */
+void cf_wire_close(struct cf_wire *w);
+/* Sends a built Ethernet frame's UDP payload to the peer's port 4791 and
+ * records the frame. Returns 0 or -errno. */
+int cf_wire_send(struct cf_wire *w, const uint8_t *frame, size_t len);
+/* Waits up to timeout_ms for a datagram from port 4791; 1 with p filled,
+ * 0 on timeout, -errno on a socket error. Other datagrams are ignored. */
+int cf_wire_recv(struct cf_wire *w, struct cf_packet *p, int timeout_ms);
+/* Nanoseconds since the session began. */
+uint64_t cf_wire_now_ns(const struct cf_wire *w);
+
+/* ---- running scenarios ---- */
+
+enum cf_verdict { CF_PASS, CF_FAIL, CF_NA };
+
+/* A known deviation of an implementation, from the deviations file. */
+struct cf_known {
+	char impl[32];
+	char scenario[CF_NAME];
+	char text[CF_TEXT];
+};
+
+struct cf_result {
+	enum cf_verdict verdict;
+	unsigned step_line;		/* the step that decided a failure */
+	char why[CF_TEXT * 2];		/* what was wrong, in words */
+	/* The last packets and agent answers before the verdict, oldest
+	 * first from evidence[next % CF_EVIDENCE]. */
+	char evidence[CF_EVIDENCE][160];
+	unsigned nevidence;
+	const struct cf_known *known;	/* a listed deviation */
+	uint64_t ms;
+};
+
+/* Notes one line of evidence (a packet, an answer) in r. */
+void cf_evidence(struct cf_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+struct cf_session {
+	struct cf_agent agent;
+	struct cf_device dev;
+	struct cf_wire wire;
+	const char *agent_host;
+	int agent_port;
+	bool verbose;
+	uint32_t my_qpn;	/* the QPN conform plays; new per scenario */
+	const struct cf_known *known;
+	unsigned nknown;
+	char impl[32];
+};
+
+/*
+ * Plays one scenario against the agent: a new control connection, the
+ * agent's objects, then each step in order. Fills r; never fails itself
+ * (a lost agent is a FAIL with the reason).
+ */
+void cf_run(struct cf_session *s, const struct cf_scenario *sc,
+	    struct cf_result *r);
+
+/* ---- packets: scenario words to frames and back (conform_packet.c) ---- */
+
+/* What a packet's expressions may name: the scenario's MRs and QPs. */
+struct cf_env {
+	struct cf_mr mrs[CF_MAX_MRS];	/* the scenario's, with the agent's keys */
+	unsigned nmr;
+	uint32_t agent_qpn, my_qpn, psn;
+	uint32_t mtu;
+	uint32_t mw_rkey;	/* the last bound memory window's */
+};
+
+/*
+ * Evaluates an expression: a number, or NAME[.FIELD][+N|-N] where NAME is
+ * an MR (FIELD addr, rkey, lkey, size, end; addr when omitted), qpn (the
+ * agent's), myqpn, psn (the scenario's first PSN) or mw (the bound
+ * window's rkey). Returns 0; -1 with the reason in err.
+ */
+int cf_eval(const struct cf_env *e, const char *expr, uint64_t *v,
+	    char *err, size_t errlen);
+
+/*
+ * Builds the Ethernet frame of a send step into out. Returns its length;
+ * -1 with the reason in err (unknown opcode or key, bad expression).
+ */
+int cf_packet_build(const struct cf_env *e, const struct cf_wire *w,
+		    const struct cf_step *st, uint8_t *out, size_t cap,
+		    char *err, size_t errlen);
+
+/*
+ * Compares a received packet with an expect step. Returns 1 when every
+ * field the step names matches, 0 with the first difference in why,
+ * -1 with the reason in why when the step itself is wrong.
+ */
+int cf_packet_match(const struct cf_env *e, const struct cf_step *st,
+		    const struct cf_packet *p, char *why, size_t whylen);
+
+/* One line describing a received packet (opcode, PSN, AETH, lengths). */
+void cf_packet_describe(const struct cf_packet *p, char *out, size_t len);
+
+/* ---- reports (conform_report.c) ---- */
+
+/*
+ * Reads the known-deviations file: lines "IMPL SCENARIO TEXT", '#'
+ * comments. Returns how many it read into *out (malloc'd); -1 with the
+ * reason in err for a file that cannot be read or a malformed line.
+ */
+int cf_known_load(const char *path, struct cf_known **out, char *err,
+		  size_t errlen);
+
+/* Prints the summary table of n results to f. */
+void cf_report_table(FILE *f, const struct cf_scenario *const *sc,
+		     const struct cf_result *r, unsigned n, const char *impl);
+/* Writes a JUnit XML file; 0, or -1 when it cannot be written. */
+int cf_report_junit(const char *path, const struct cf_scenario *const *sc,
+		    const struct cf_result *r, unsigned n, const char *impl);
+
+#endif

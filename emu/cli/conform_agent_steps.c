@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/* The steps the agent plays: receives and sends it posts, completions, memory, QP state, windows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform_run.h"
+
+enum { COMPLETION_MS = 2000, NO_COMPLETION_MS = 100, READ_CHUNK = 1024 };
+
+/* The agent's MR number for the MR a step names, or 0 after a verdict. */
+static unsigned mr_id(struct cf_run *x, const struct cf_step *st, const char *name)
+{
+	for (unsigned i = 0; i < x->e.nmr; i++)
+		if (!strcmp(x->e.mrs[i].name, name))
+			return x->e.mrs[i].id;
+	cf_verdict(x, CF_FAIL, st->line, "%s: no MR named '%s'", x->sc->path, name);
+	return 0;
+}
+
+/* Appends " key=VALUE" for each step word in keys, evaluated, to buf. */
+static int add_words(struct cf_run *x, const struct cf_step *st,
+		     const char *const *keys, char *buf, size_t cap)
+{
+	char err[200];
+
+	for (; *keys; keys++) {
+		const char *v = cf_arg_get(st->args, st->nargs, *keys);
+		uint64_t n;
+		if (!v)
+			continue;
+		if (cf_eval(&x->e, v, &n, err, sizeof(err)))
+			return cf_verdict(x, CF_FAIL, st->line, "%s=%s: %s", *keys, v, err);
+		size_t l = strlen(buf);
+		snprintf(buf + l, cap - l, " %s=%#llx", *keys, (unsigned long long)n);
+	}
+	return 0;
+}
+
+/* The agent's answer to what the step asked, which must be ok. */
+static int ask(struct cf_run *x, const struct cf_step *st, const char *req)
+{
+	int rc = cf_agent_do(&x->s->agent, "%s", req);
+
+	cf_evidence(x->r, "           agent> %.60s: %.70s", req, x->s->agent.line);
+	if (rc == 1)
+		return 0;
+	return cf_verdict(x, CF_FAIL, st->line, "the agent refused '%s': %s", req,
+			  x->s->agent.line);
+}
+
+/* recv and post: the buffer words mr/off/len, then the op's words. */
+static int step_post(struct cf_run *x, const struct cf_step *st, bool recv)
+{
+	static const char *const recv_keys[] = { "off", "len", "id", NULL };
+	static const char *const send_keys[] = { "off", "len", "id", "raddr", "rkey",
+		"imm", "inv_rkey", "compare", "swap", "add", "inline", "fence", "se", NULL };
+	char req[1024];
+	const char *mr = cf_arg_get(st->args, st->nargs, "mr");
+	const char *op = cf_arg_get(st->args, st->nargs, "op");
+
+	if (recv)
+		snprintf(req, sizeof(req), "recv qp=%u", x->qp);
+	else if (!op)
+		return cf_verdict(x, CF_FAIL, st->line, "%s: post needs op=", x->sc->path);
+	else
+		snprintf(req, sizeof(req), "send qp=%u op=%s", x->qp, op);
+	if (mr) {
+		unsigned id = mr_id(x, st, mr);
+		if (!id)
+			return -1;
+		size_t l = strlen(req);
+		snprintf(req + l, sizeof(req) - l, " mr=%u", id);
+	}
+	if (add_words(x, st, recv ? recv_keys : send_keys, req, sizeof(req)))
+		return -1;
+	if (!recv && !strcmp(x->sc->transport, "ud")) {
+		const char *qkey = cf_arg_get(st->args, st->nargs, "qkey");
+		size_t l = strlen(req);
+		snprintf(req + l, sizeof(req) - l, " ah=%u dqpn=%#x qkey=%s", x->ah,
+			 x->e.my_qpn, qkey ? qkey : "0x11111111");
+	}
+	return ask(x, st, req);
+}
+
+/* A completion word against the agent's answer; 0 when it matches. */
+static int wc_field(struct cf_run *x, const struct cf_step *st, const char *key,
+		    const char *agent_key, bool numeric)
+{
+	const char *want = cf_arg_get(st->args, st->nargs, key);
+	char have[64], err[200];
+	uint64_t w, h;
+
+	if (!want || !strcmp(want, "any"))
+		return 0;
+	if (!cf_agent_get(&x->s->agent, agent_key, have, sizeof(have)))
+		return cf_verdict(x, CF_FAIL, st->line, "completion without %s (%s=%s expected): %s",
+				  agent_key, key, want, x->s->agent.line);
+	if (!numeric && want[0] == '!') {	/* anything but this */
+		if (!strcmp(have, want + 1))
+			return cf_verdict(x, CF_FAIL, st->line, "completion %s is %s", key, have);
+		return 0;
+	}
+	if (!numeric) {
+		if (strcmp(have, want))
+			return cf_verdict(x, CF_FAIL, st->line,
+					  "completion %s is %s, not %s", key, have, want);
+		return 0;
+	}
+	if (cf_eval(&x->e, want, &w, err, sizeof(err)))
+		return cf_verdict(x, CF_FAIL, st->line, "%s=%s: %s", key, want, err);
+	h = strtoull(have, NULL, 0);
+	if (h != w)
+		return cf_verdict(x, CF_FAIL, st->line, "completion %s is %#llx, not %#llx (%s)",
+				  key, (unsigned long long)h, (unsigned long long)w, want);
+	return 0;
+}
+
+static int step_completion(struct cf_run *x, const struct cf_step *st)
+{
+	static const char *const keys[] = { "status", "opcode", "len", "imm", "inv",
+		"srcqp", "id", "within", NULL };
+	char req[64];
+
+	for (unsigned i = 0; i < st->nargs; i++) {
+		const char *const *k = keys;
+		while (*k && strcmp(*k, st->args[i].key))
+			k++;
+		if (!*k)
+			return cf_verdict(x, CF_FAIL, st->line, "%s: completion: unknown key '%s'",
+					  x->sc->path, st->args[i].key);
+	}
+	const char *w = cf_arg_get(st->args, st->nargs, "within");
+	snprintf(req, sizeof(req), "poll cq=%u wait_ms=%lu", x->cq,
+		 w ? strtoul(w, NULL, 0) : (unsigned long)COMPLETION_MS);
+	if (ask(x, st, req))
+		return -1;
+	if (!strcmp(x->s->agent.line, "ok none"))
+		return cf_verdict(x, CF_FAIL, st->line, "expected a completion: none came");
+	if (!cf_arg_get(st->args, st->nargs, "status") &&
+	    !strstr(x->s->agent.line, " status=success"))
+		return cf_verdict(x, CF_FAIL, st->line, "completion not successful: %s",
+				  x->s->agent.line);
+	return wc_field(x, st, "status", "status", false) ||
+	       wc_field(x, st, "opcode", "opcode", false) ||
+	       wc_field(x, st, "len", "byte_len", true) ||
+	       wc_field(x, st, "imm", "imm", true) ||
+	       wc_field(x, st, "inv", "inv_rkey", true) ||
+	       wc_field(x, st, "srcqp", "src_qp", true) ||
+	       wc_field(x, st, "id", "id", true) ? -1 : 0;
+}
+
+static int step_no_completion(struct cf_run *x, const struct cf_step *st)
+{
+	char req[64];
+	unsigned ms = *st->word ? (unsigned)strtoul(st->word, NULL, 10) : NO_COMPLETION_MS;
+
+	snprintf(req, sizeof(req), "poll cq=%u wait_ms=%u", x->cq, ms);
+	if (ask(x, st, req))
+		return -1;
+	if (strcmp(x->s->agent.line, "ok none"))
+		return cf_verdict(x, CF_FAIL, st->line, "expected no completion, got: %s",
+				  x->s->agent.line + 3);
+	return 0;
+}
+
+/* The expected byte at MR offset off + i for fill=... (as the MR's
+ * initial fill when "unchanged"). */
+static int want_byte(const struct cf_mr *m, const char *fill, uint64_t off,
+		     uint8_t *b)
+{
+	char *end;
+
+	if (!strcmp(fill, "unchanged"))
+		fill = m->fill;
+	if (!strncmp(fill, "inc", 3)) {
+		uint64_t base = fill[3] == ':' ? strtoull(fill + 4, NULL, 0) : off;
+		*b = (uint8_t)base;
+		return 1;	/* counts up */
+	}
+	unsigned long v = strtoul(fill, &end, 0);
+	if (*end || v > 0xff)
+		return -1;
+	*b = (uint8_t)v;
+	return 0;
+}
+
+static int compare_hex(struct cf_run *x, const struct cf_step *st, const char *hex,
+		       uint64_t off, uint8_t first, int counts, uint64_t done)
+{
+	size_t n = strlen(hex) / 2;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return cf_verdict(x, CF_FAIL, st->line, "the agent's data is not hex");
+		uint8_t want = counts ? (uint8_t)(first + done + i) : first;
+		if (v != want)
+			return cf_verdict(x, CF_FAIL, st->line, "%s byte %llu is %#x, not %#x",
+					  st->word, (unsigned long long)(off + i), v, want);
+	}
+	return 0;
+}
+
+static int step_memory(struct cf_run *x, const struct cf_step *st)
+{
+	const struct cf_mr *m = NULL;
+	const char *fill = cf_arg_get(st->args, st->nargs, "fill");
+	uint64_t off = 0, len = 0;
+	char err[200], req[128], hex[2 * READ_CHUNK + 1];
+	uint8_t first;
+
+	for (unsigned i = 0; i < x->e.nmr; i++)
+		if (!strcmp(x->e.mrs[i].name, st->word))
+			m = &x->e.mrs[i];
+	const char *o = cf_arg_get(st->args, st->nargs, "off");
+	const char *l = cf_arg_get(st->args, st->nargs, "len");
+	if (!m || !fill || !l || (o && cf_eval(&x->e, o, &off, err, sizeof(err))) ||
+	    cf_eval(&x->e, l, &len, err, sizeof(err)) || off + len > m->size)
+		return cf_verdict(x, CF_FAIL, st->line, "%s: memory needs an MR of the scenario, "
+				  "off=, len= within it and fill=", x->sc->path);
+	int counts = want_byte(m, fill, off, &first);
+	if (counts < 0)
+		return cf_verdict(x, CF_FAIL, st->line, "fill=%s: a byte, inc, inc:N or unchanged",
+				  fill);
+	for (uint64_t done = 0; done < len; done += READ_CHUNK) {
+		uint64_t n = len - done < READ_CHUNK ? len - done : READ_CHUNK;
+		snprintf(req, sizeof(req), "read mr=%u off=%llu len=%llu", m->id,
+			 (unsigned long long)(off + done), (unsigned long long)n);
+		if (ask(x, st, req))
+			return -1;
+		if (!cf_agent_get(&x->s->agent, "data", hex, sizeof(hex)) || strlen(hex) != 2 * n)
+			return cf_verdict(x, CF_FAIL, st->line, "read: bad answer %s",
+					  x->s->agent.line);
+		if (compare_hex(x, st, hex, off + done, first, counts, done))
+			return -1;
+	}
+	return 0;
+}
+
+static int step_state(struct cf_run *x, const struct cf_step *st, bool modify)
+{
+	char req[512], have[32];
+
+	if (modify) {
+		snprintf(req, sizeof(req), "modify qp=%u state=%s", x->qp, st->word);
+		for (unsigned i = 0; i < st->nargs; i++) {
+			size_t l = strlen(req);
+			snprintf(req + l, sizeof(req) - l, " %s=%s", st->args[i].key,
+				 st->args[i].val);
+		}
+		return ask(x, st, req);
+	}
+	snprintf(req, sizeof(req), "query qp=%u", x->qp);
+	if (ask(x, st, req))
+		return -1;
+	if (!cf_agent_get(&x->s->agent, "state", have, sizeof(have)) ||
+	    strcmp(have, st->word))
+		return cf_verdict(x, CF_FAIL, st->line, "the QP's state is %s, not %s",
+				  have, st->word);
+	return 0;
+}
+
+/* bind type=1|2 mr= off= len= access=: a window, bound; mw names its rkey. */
+static int step_bind(struct cf_run *x, const struct cf_step *st)
+{
+	const char *type = cf_arg_get(st->args, st->nargs, "type");
+	const char *mr = cf_arg_get(st->args, st->nargs, "mr");
+	const char *acc = cf_arg_get(st->args, st->nargs, "access");
+	char req[512];
+	uint64_t v;
+
+	if (!mr || !acc)
+		return cf_verdict(x, CF_FAIL, st->line, "%s: bind needs mr= and access=",
+				  x->sc->path);
+	unsigned id = mr_id(x, st, mr);
+	if (!id)
+		return -1;
+	snprintf(req, sizeof(req), "mw pd=%u type=%s", x->pd, type ? type : "2");
+	int rc = cf_agent_do(&x->s->agent, "%s", req);
+	if (rc == 0 && (strstr(x->s->agent.line, "EOPNOTSUPP") ||
+			strstr(x->s->agent.line, "ENOSYS")))
+		return cf_verdict(x, CF_NA, st->line, "the device has no type %s memory windows",
+				  type ? type : "2");
+	if (rc != 1 || !cf_agent_num(&x->s->agent, "mw", &v))
+		return cf_verdict(x, CF_FAIL, st->line, "mw: %s", x->s->agent.line);
+	x->mw = (unsigned)v;
+	snprintf(req, sizeof(req), "bind qp=%u mw=%u mr=%u access=%s", x->qp, x->mw, id, acc);
+	static const char *const keys[] = { "off", "len", "id", NULL };
+	if (add_words(x, st, keys, req, sizeof(req)) || ask(x, st, req))
+		return -1;
+	if (!cf_agent_num(&x->s->agent, "rkey", &v))
+		return cf_verdict(x, CF_FAIL, st->line, "bind: no rkey in %s", x->s->agent.line);
+	x->e.mw_rkey = (uint32_t)v;
+	return 0;
+}
+
+int cf_agent_step(struct cf_run *x, const struct cf_step *st)
+{
+	switch (st->kind) {
+	case CF_RECV:
+		return step_post(x, st, true);
+	case CF_POST:
+		return step_post(x, st, false);
+	case CF_COMPLETION:
+		return step_completion(x, st);
+	case CF_NO_COMPLETION:
+		return step_no_completion(x, st);
+	case CF_MEMORY:
+		return step_memory(x, st);
+	case CF_STATE:
+		return step_state(x, st, false);
+	case CF_MODIFY:
+		return step_state(x, st, true);
+	case CF_BIND:
+		return step_bind(x, st);
+	default:
+		return cf_verdict(x, CF_FAIL, st->line, "step kind %d not playable", st->kind);
+	}
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* conform's reports: the known-deviations list, the summary table, JUnit XML. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform.h"
+
+int cf_known_load(const char *path, struct cf_known **out, char *err,
+		  size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	unsigned n = 0, lineno = 0;
+	struct cf_known *k = NULL;
+
+	*out = NULL;
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "\n")] = 0;
+		char *p = line + strspn(line, " \t");
+		if (!*p || *p == '#')
+			continue;
+		struct cf_known e = { .impl = "" };
+		int used = 0;
+		if (sscanf(p, "%31s %47s %n", e.impl, e.scenario, &used) != 2 || !p[used]) {
+			snprintf(err, errlen, "%s:%u: expected IMPL SCENARIO TEXT", path, lineno);
+			free(k);
+			fclose(f);
+			return -1;
+		}
+		snprintf(e.text, sizeof(e.text), "%s", p + used);
+		struct cf_known *nk = realloc(k, (n + 1) * sizeof(*k));
+		if (!nk) {
+			free(k);
+			fclose(f);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		k = nk;
+		k[n++] = e;
+	}
+	fclose(f);
+	*out = k;
+	return (int)n;
+}
+
+static const char *verdict_name(const struct cf_result *r)
+{
+	if (r->verdict == CF_PASS)
+		return "PASS";
+	if (r->verdict == CF_NA)
+		return "N/A";
+	return r->known ? "KNOWN" : "FAIL";
+}
+
+void cf_report_table(FILE *f, const struct cf_scenario *const *sc,
+		     const struct cf_result *r, unsigned n, const char *impl)
+{
+	unsigned pass = 0, fail = 0, known = 0, na = 0;
+
+	fprintf(f, "\n%-6s %-30s %s\n", "result", "scenario", "rule");
+	for (unsigned i = 0; i < n; i++) {
+		fprintf(f, "%-6s %-30s %.70s\n", verdict_name(&r[i]), sc[i]->id, sc[i]->rule);
+		if (r[i].verdict == CF_PASS)
+			pass++;
+		else if (r[i].verdict == CF_NA)
+			na++;
+		else if (r[i].known)
+			known++;
+		else
+			fail++;
+	}
+	fprintf(f, "\nconform: %u scenarios on %s: %u passed, %u failed, "
+		"%u failed as known %s deviations, %u not applicable\n",
+		n, impl, pass, fail, known, impl, na);
+}
+
+/* Writes s with XML's five special characters escaped. */
+static void xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+				fputc(*s, f);
+		}
+	}
+}
+
+static void junit_case(FILE *f, const struct cf_scenario *sc, const struct cf_result *r)
+{
+	fprintf(f, "  <testcase classname=\"conform.%s\" name=\"", sc->transport);
+	xml_text(f, sc->id);
+	fprintf(f, "\" time=\"%.3f\">\n", (double)r->ms / 1000);
+	if (r->verdict == CF_NA) {
+		fputs("    <skipped message=\"", f);
+		xml_text(f, r->why);
+		fputs("\"/>\n", f);
+	} else if (r->verdict == CF_FAIL) {
+		fputs("    <failure message=\"", f);
+		xml_text(f, sc->rule);
+		fputs(": ", f);
+		xml_text(f, r->why);
+		fputs("\">", f);
+		if (r->known) {
+			xml_text(f, "known deviation: ");
+			xml_text(f, r->known->text);
+			fputc('\n', f);
+		}
+		unsigned first = r->nevidence > CF_EVIDENCE ? r->nevidence - CF_EVIDENCE : 0;
+		for (unsigned i = first; i < r->nevidence; i++) {
+			xml_text(f, r->evidence[i % CF_EVIDENCE]);
+			fputc('\n', f);
+		}
+		fputs("</failure>\n", f);
+	}
+	fputs("  </testcase>\n", f);
+}
+
+int cf_report_junit(const char *path, const struct cf_scenario *const *sc,
+		    const struct cf_result *r, unsigned n, const char *impl)
+{
+	FILE *f = fopen(path, "w");
+	unsigned fail = 0, na = 0;
+	uint64_t ms = 0;
+
+	if (!f)
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		fail += r[i].verdict == CF_FAIL;
+		na += r[i].verdict == CF_NA;
+		ms += r[i].ms;
+	}
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<testsuite name=\"rocemu conform: ");
+	xml_text(f, impl);
+	fprintf(f, "\" tests=\"%u\" failures=\"%u\" errors=\"0\" skipped=\"%u\" time=\"%.3f\">\n",
+		n, fail, na, (double)ms / 1000);
+	for (unsigned i = 0; i < n; i++)
+		junit_case(f, sc[i], &r[i]);
+	fprintf(f, "</testsuite>\n");
+	return fclose(f) ? -1 : 0;
+}

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/* Playing a scenario: the set-up, then each step in order; the wire steps are here. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conform_run.h"
+
+enum { EXPECT_MS = 1000 };
+
+void cf_evidence(struct cf_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->evidence[r->nevidence % CF_EVIDENCE], sizeof(r->evidence[0]),
+		  fmt, ap);
+	va_end(ap);
+	r->nevidence++;
+}
+
+int cf_verdict(struct cf_run *x, enum cf_verdict v, unsigned line,
+	       const char *fmt, ...)
+{
+	va_list ap;
+
+	if (x->r->why[0])
+		return -1;	/* the first verdict stands */
+	x->r->verdict = v;
+	x->r->step_line = line;
+	va_start(ap, fmt);
+	vsnprintf(x->r->why, sizeof(x->r->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static unsigned step_ms(const struct cf_step *st, const char *key, unsigned def)
+{
+	const char *v = cf_arg_get(st->args, st->nargs, key);
+	return v ? (unsigned)strtoul(v, NULL, 0) : def;
+}
+
+static void note_packet(struct cf_run *x, const char *dir, const struct cf_packet *p)
+{
+	char d[200];
+
+	cf_packet_describe(p, d, sizeof(d));
+	cf_evidence(x->r, "%8.3f ms %s %s", (double)p->t_ns / 1e6, dir, d);
+	if (x->s->verbose)
+		printf("    %8.3f ms %s %s\n", (double)p->t_ns / 1e6, dir, d);
+}
+
+static int step_send(struct cf_run *x, const struct cf_step *st)
+{
+	static uint8_t frame[ROCE_FRAME_MAX];
+	char err[200];
+	int n = cf_packet_build(&x->e, &x->s->wire, st, frame, sizeof(frame), err,
+				sizeof(err));
+
+	if (n < 0)
+		return cf_verdict(x, CF_FAIL, st->line, "send: %s", err);
+	int rc = cf_wire_send(&x->s->wire, frame, (size_t)n);
+	if (rc)
+		return cf_verdict(x, CF_FAIL, st->line, "send: %s", strerror(-rc));
+	/* The sent frame, parsed for the evidence like a received one. */
+	struct cf_packet *p = &x->pkt;
+	const char *why;
+	p->parse_rc = roce_frame_parse(ROCE_LINK_ETH, frame, (size_t)n, (size_t)n, &p->f, &why);
+	p->why = why;
+	p->icrc_ok = p->parse_rc == 0 && roce_frame_icrc_ok(&p->f);
+	p->t_ns = cf_wire_now_ns(&x->s->wire);
+	p->len = (size_t)n;
+	note_packet(x, "->", p);
+	x->last_ns = p->t_ns;
+	return 0;
+}
+
+static int step_expect(struct cf_run *x, const struct cf_step *st)
+{
+	unsigned within = step_ms(st, "within", EXPECT_MS);
+	unsigned after = step_ms(st, "after", 0);
+	struct cf_packet *p = &x->pkt;
+	uint64_t since = x->last_ns;
+	char why[300];
+
+	int rc = cf_wire_recv(&x->s->wire, p, (int)within);
+	if (rc < 0)
+		return cf_verdict(x, CF_FAIL, st->line, "receive: %s", strerror(-rc));
+	if (rc == 0)
+		return cf_verdict(x, CF_FAIL, st->line, "expected %s within %u ms: nothing came",
+				  st->word, within);
+	note_packet(x, "<-", p);
+	x->last_ns = p->t_ns;
+	int m = cf_packet_match(&x->e, st, p, why, sizeof(why));
+	if (m < 0)
+		return cf_verdict(x, CF_FAIL, st->line, "%s: %s", x->sc->path, why);
+	if (m == 0)
+		return cf_verdict(x, CF_FAIL, st->line, "expected %s: %s", st->word, why);
+	uint64_t gap_ms = (p->t_ns - since) / 1000000u;
+	if (after && gap_ms < after)
+		return cf_verdict(x, CF_FAIL, st->line,
+				  "%s came %llu ms after the step before, sooner than %u ms",
+				  st->word, (unsigned long long)gap_ms, after);
+	return 0;
+}
+
+/* silence and drain: what arrives within ms fails, or is taken. */
+static int step_quiet(struct cf_run *x, const struct cf_step *st, bool fail)
+{
+	unsigned ms = (unsigned)strtoul(st->word, NULL, 10);
+	uint64_t end = cf_wire_now_ns(&x->s->wire) + (uint64_t)ms * 1000000u;
+
+	for (;;) {
+		uint64_t now = cf_wire_now_ns(&x->s->wire);
+		if (now >= end)
+			return 0;
+		int left = (int)((end - now + 999999) / 1000000u);
+		int rc = cf_wire_recv(&x->s->wire, &x->pkt, left);
+		if (rc < 0)
+			return cf_verdict(x, CF_FAIL, st->line, "receive: %s", strerror(-rc));
+		if (rc == 0)
+			return 0;
+		note_packet(x, fail ? "<-" : "<- (drained)", &x->pkt);
+		if (fail) {
+			char d[200];
+			cf_packet_describe(&x->pkt, d, sizeof(d));
+			return cf_verdict(x, CF_FAIL, st->line,
+					  "expected no packet for %u ms, got %s", ms, d);
+		}
+	}
+}
+
+static int play(struct cf_run *x, const struct cf_step *st)
+{
+	x->st = st;
+	switch (st->kind) {
+	case CF_SEND:
+		return step_send(x, st);
+	case CF_EXPECT:
+		return step_expect(x, st);
+	case CF_SILENCE:
+		return step_quiet(x, st, true);
+	case CF_DRAIN:
+		return step_quiet(x, st, false);
+	case CF_WAIT: {
+		struct timespec ts = { 0, 0 };
+		unsigned ms = (unsigned)strtoul(st->word, NULL, 10);
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	default:
+		return cf_agent_step(x, st);
+	}
+}
+
+/* Datagrams left from an earlier scenario (late retries) are dropped. */
+static void flush_wire(struct cf_session *s)
+{
+	while (cf_wire_recv(&s->wire, &(struct cf_packet){ .len = 0 }, 0) > 0)
+		;
+}
+
+static void find_known(struct cf_session *s, const struct cf_scenario *sc,
+		       struct cf_result *r)
+{
+	for (unsigned i = 0; i < s->nknown; i++)
+		if (!strcmp(s->known[i].impl, s->impl) &&
+		    !strcmp(s->known[i].scenario, sc->id))
+			r->known = &s->known[i];
+}
+
+void cf_run(struct cf_session *s, const struct cf_scenario *sc,
+	    struct cf_result *r)
+{
+	static struct cf_run x;
+	char err[300];
+	uint64_t t0 = cf_wire_now_ns(&s->wire);
+
+	memset(r, 0, sizeof(*r));
+	memset(&x, 0, sizeof(x));
+	x.s = s;
+	x.sc = sc;
+	x.r = r;
+	x.e.nmr = sc->nmr;
+	memcpy(x.e.mrs, sc->mrs, sizeof(sc->mrs));
+	x.e.my_qpn = ++s->my_qpn & 0xffffff;
+	flush_wire(s);
+	if (cf_agent_open(&s->agent, s->agent_host, s->agent_port, &s->dev, err,
+			  sizeof(err))) {
+		cf_verdict(&x, CF_FAIL, 0, "%s", err);
+	} else if (cf_setup(&x) == 0) {
+		for (unsigned i = 0; i < sc->nsteps; i++)
+			if (play(&x, &sc->steps[i]))
+				break;
+	}
+	cf_agent_close(&s->agent);
+	if (r->verdict == CF_FAIL)
+		find_known(s, sc, r);
+	r->ms = (cf_wire_now_ns(&s->wire) - t0) / 1000000u;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* One scenario's run: its state, shared by the set-up, the wire steps and the agent steps. */
+#ifndef ROCEMU_EMU_CLI_CONFORM_RUN_H
+#define ROCEMU_EMU_CLI_CONFORM_RUN_H
+
+#include "conform.h"
+
+struct cf_run {
+	struct cf_session *s;
+	const struct cf_scenario *sc;
+	struct cf_result *r;
+	struct cf_env e;
+	unsigned pd, pd2, cq, qp, ah, mw;	/* the agent's numbers */
+	const struct cf_step *st;	/* the step being played */
+	uint64_t last_ns;		/* when the last packet went or came */
+	struct cf_packet pkt;
+};
+
+/*
+ * Sets the verdict (the first one set stands) with its reason and the
+ * line of the step that decided it (0: the set-up). Returns -1, so a
+ * step can end with return cf_verdict(...).
+ */
+int cf_verdict(struct cf_run *x, enum cf_verdict v, unsigned line,
+	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Makes the scenario's objects on the agent; 0, or -1 after a verdict. */
+int cf_setup(struct cf_run *x);
+
+/*
+ * Plays one step that talks to the agent (recv, post, completion,
+ * no-completion, memory, state, modify, bind). 0, or -1 after a verdict.
+ */
+int cf_agent_step(struct cf_run *x, const struct cf_step *st);
+
+#endif

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/* Scenario files: one keyword per line, key=value words after it (tests/conformance/README.md). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform.h"
+
+/* The step keywords, in enum cf_step_kind's order, and whether each
+ * takes a leading word (an opcode, MR, state or milliseconds). */
+static const struct {
+	const char *name;
+	int word;	/* 1: required, 0: none, 2: optional */
+} step_kw[CF_KIND_COUNT] = {
+	[CF_SEND] = { "send", 1 },
+	[CF_EXPECT] = { "expect", 1 },
+	[CF_SILENCE] = { "silence", 1 },
+	[CF_DRAIN] = { "drain", 1 },
+	[CF_WAIT] = { "wait", 1 },
+	[CF_RECV] = { "recv", 0 },
+	[CF_POST] = { "post", 0 },
+	[CF_COMPLETION] = { "completion", 0 },
+	[CF_NO_COMPLETION] = { "no-completion", 2 },
+	[CF_MEMORY] = { "memory", 1 },
+	[CF_STATE] = { "state", 1 },
+	[CF_MODIFY] = { "modify", 1 },
+	[CF_BIND] = { "bind", 0 },
+};
+
+struct reader {
+	const char *path;
+	unsigned line;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int fail(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(r->err, r->errlen, "%s:%u: ", r->path, r->line);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < r->errlen)
+		vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Copies src to dst (cap bytes) or fails when it does not fit. */
+static int put(struct reader *r, char *dst, size_t cap, const char *src,
+	       const char *what)
+{
+	if (strlen(src) >= cap)
+		return fail(r, "%s '%.40s...' is too long (at most %zu characters)",
+			    what, src, cap - 1);
+	strcpy(dst, src);
+	return 0;
+}
+
+/* Splits the words after the keyword into key=value args; the first
+ * word without '=' goes to *word when word is not NULL. */
+static int split_args(struct reader *r, char *rest, struct cf_arg *args,
+		      unsigned *n, char *word, size_t wordcap)
+{
+	*n = 0;
+	for (char *save = NULL, *t = strtok_r(rest, " \t", &save); t;
+	     t = strtok_r(NULL, " \t", &save)) {
+		char *eq = strchr(t, '=');
+		if (!eq && word && !*word) {
+			if (put(r, word, wordcap, t, "word"))
+				return -1;
+			continue;
+		}
+		if (!eq || eq == t)
+			return fail(r, "'%s' is not key=value", t);
+		if (*n == CF_MAX_ARGS)
+			return fail(r, "more than %d key=value words", CF_MAX_ARGS);
+		*eq = 0;
+		for (unsigned i = 0; i < *n; i++)
+			if (!strcmp(args[i].key, t))
+				return fail(r, "key '%s' given twice", t);
+		if (put(r, args[*n].key, sizeof(args[*n].key), t, "key") ||
+		    put(r, args[*n].val, sizeof(args[*n].val), eq + 1, "value"))
+			return -1;
+		(*n)++;
+	}
+	return 0;
+}
+
+static int read_mr(struct reader *r, struct cf_scenario *s, char *rest)
+{
+	struct cf_arg args[CF_MAX_ARGS];
+	unsigned n;
+	char name[CF_NAME] = "";
+
+	if (s->nmr == CF_MAX_MRS)
+		return fail(r, "more than %d MRs", CF_MAX_MRS);
+	if (split_args(r, rest, args, &n, name, sizeof(name)))
+		return -1;
+	struct cf_mr *m = &s->mrs[s->nmr];
+	if (!*name || !isalpha((unsigned char)*name) ||
+	    put(r, m->name, sizeof(m->name), name, "MR name"))
+		return *name ? -1 : fail(r, "mr needs a name (mr NAME size=...)");
+	const char *size = cf_arg_get(args, n, "size");
+	const char *acc = cf_arg_get(args, n, "access");
+	const char *fill = cf_arg_get(args, n, "fill");
+	const char *pd = cf_arg_get(args, n, "pd");
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(args[i].key, "size") && strcmp(args[i].key, "access") &&
+		    strcmp(args[i].key, "fill") && strcmp(args[i].key, "pd"))
+			return fail(r, "mr takes size, access, fill and pd, not '%s'",
+				    args[i].key);
+	if (pd && strcmp(pd, "other") && strcmp(pd, "qp"))
+		return fail(r, "mr pd= is qp (the QP's, the default) or other");
+	m->other_pd = pd && !strcmp(pd, "other");
+	char *end;
+	unsigned long sz = size ? strtoul(size, &end, 0) : 0;
+	if (!size || *end || sz == 0 || sz > (1u << 24))
+		return fail(r, "mr %s needs size=BYTES (1 to 16 MiB)", name);
+	m->size = (uint32_t)sz;
+	if (put(r, m->access, sizeof(m->access), acc ? acc : "lw", "access") ||
+	    put(r, m->fill, sizeof(m->fill), fill ? fill : "0", "fill"))
+		return -1;
+	s->nmr++;
+	return 0;
+}
+
+static int read_step(struct reader *r, struct cf_scenario *s, unsigned kind,
+		     char *rest)
+{
+	if (s->nsteps == CF_MAX_STEPS)
+		return fail(r, "more than %d steps", CF_MAX_STEPS);
+	struct cf_step *st = &s->steps[s->nsteps];
+	memset(st, 0, sizeof(*st));
+	st->kind = kind;
+	st->line = r->line;
+	if (split_args(r, rest, st->args, &st->nargs,
+		       step_kw[kind].word ? st->word : NULL, sizeof(st->word)))
+		return -1;
+	if (step_kw[kind].word == 1 && !*st->word)
+		return fail(r, "%s needs a word after it", step_kw[kind].name);
+	if ((kind == CF_SILENCE || kind == CF_DRAIN || kind == CF_WAIT ||
+	     (kind == CF_NO_COMPLETION && *st->word)) &&
+	    strspn(st->word, "0123456789") != strlen(st->word))
+		return fail(r, "%s takes milliseconds, not '%s'",
+			    step_kw[kind].name, st->word);
+	s->nsteps++;
+	return 0;
+}
+
+/* The header keywords: title, rule, role, transport, needs, qp, mr. */
+static int read_header(struct reader *r, struct cf_scenario *s,
+		       const char *kw, char *rest, bool *done)
+{
+	*done = true;
+	if (!strcmp(kw, "title"))
+		return put(r, s->title, sizeof(s->title), rest, "title");
+	if (!strcmp(kw, "rule"))
+		return put(r, s->rule, sizeof(s->rule), rest, "rule");
+	if (!strcmp(kw, "needs"))
+		return put(r, s->needs, sizeof(s->needs), rest, "needs");
+	if (!strcmp(kw, "role")) {
+		if (!strcmp(rest, "responder"))
+			s->role = CF_RESPONDER;
+		else if (!strcmp(rest, "requester"))
+			s->role = CF_REQUESTER;
+		else
+			return fail(r, "role is responder or requester, not '%s'", rest);
+		return 0;
+	}
+	if (!strcmp(kw, "transport")) {
+		if (strcmp(rest, "rc") && strcmp(rest, "uc") && strcmp(rest, "ud"))
+			return fail(r, "transport is rc, uc or ud, not '%s'", rest);
+		strcpy(s->transport, rest);
+		return 0;
+	}
+	if (!strcmp(kw, "qp"))
+		return split_args(r, rest, s->qp, &s->nqp, NULL, 0);
+	if (!strcmp(kw, "mr"))
+		return read_mr(r, s, rest);
+	*done = false;
+	return 0;
+}
+
+static char *trim(char *p)
+{
+	while (isspace((unsigned char)*p))
+		p++;
+	char *e = p + strlen(p);
+	while (e > p && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return p;
+}
+
+static int read_line(struct reader *r, struct cf_scenario *s, char *text)
+{
+	char *hash = strchr(text, '#');
+	if (hash)
+		*hash = 0;
+	char *p = trim(text);
+	if (!*p)
+		return 0;
+	char *rest = p + strcspn(p, " \t");
+	if (*rest)
+		*rest++ = 0;
+	rest = trim(rest);
+	bool done;
+	if (read_header(r, s, p, rest, &done))
+		return -1;
+	if (done)
+		return 0;
+	for (unsigned k = 0; k < CF_KIND_COUNT; k++)
+		if (!strcmp(p, step_kw[k].name))
+			return read_step(r, s, k, rest);
+	return fail(r, "unknown keyword '%s'", p);
+}
+
+static void scenario_id(const char *path, char *id, size_t cap)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strcspn(base, ".");
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(id, base, n);
+	id[n] = 0;
+}
+
+int cf_scenario_load(const char *path, struct cf_scenario *s, char *err,
+		     size_t errlen)
+{
+	struct reader r = { .path = path, .err = err, .errlen = errlen };
+	FILE *f = fopen(path, "r");
+	char text[1024];
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	memset(s, 0, sizeof(*s));
+	scenario_id(path, s->id, sizeof(s->id));
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	strcpy(s->transport, "rc");
+	int rc = 0;
+	while (!rc && fgets(text, sizeof(text), f)) {
+		r.line++;
+		if (!strchr(text, '\n') && !feof(f))
+			rc = fail(&r, "line longer than %zu characters",
+				  sizeof(text) - 2);
+		else
+			rc = read_line(&r, s, text);
+	}
+	fclose(f);
+	if (rc)
+		return -1;
+	r.line = 0;
+	if (!*s->title || !*s->rule)
+		return fail(&r, "a scenario needs a title and a rule line");
+	if (!s->nsteps)
+		return fail(&r, "a scenario needs at least one step");
+	return 0;
+}
+
+const char *cf_arg_get(const struct cf_arg *args, unsigned n, const char *key)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(args[i].key, key))
+			return args[i].val;
+	return NULL;
+}

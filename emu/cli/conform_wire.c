@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* conform's side of the wire: one UDP socket at ADDR:4791, every frame recorded in the session's pcap. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rocemu/datagram.h"
+#include "conform.h"
+
+enum { ROCE_PORT = 4791 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cf_wire_now_ns(const struct cf_wire *w)
+{
+	return mono_ns() - w->t0_ns;
+}
+
+static socklen_t sockaddr_of(const uint8_t gid[16], struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (roce_gid_is_ipv4(gid)) {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+		a->sin_family = AF_INET;
+		a->sin_port = htons(ROCE_PORT);
+		memcpy(&a->sin_addr, gid + 12, 4);
+		return sizeof(*a);
+	}
+	struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+	a->sin6_family = AF_INET6;
+	a->sin6_port = htons(ROCE_PORT);
+	memcpy(&a->sin6_addr, gid, 16);
+	return sizeof(*a);
+}
+
+/* The address literal as a GID (IPv4 becomes ::ffff:a.b.c.d). */
+static int gid_of(const char *addr, uint8_t gid[16])
+{
+	uint8_t v4[4];
+
+	if (inet_pton(AF_INET, addr, v4) == 1) {
+		roce_gid_from_ipv4(gid, v4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, addr, gid) == 1 ? 0 : -1;
+}
+
+int cf_wire_open(struct cf_wire *w, const char *local, const char *pcap,
+		 char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	int one = 1, pmtu = IP_PMTUDISC_DO;
+
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	w->t0_ns = mono_ns();
+	if (gid_of(local, w->local_gid)) {
+		snprintf(err, errlen, "--local %s is not an IPv4 or IPv6 address", local);
+		return -1;
+	}
+	socklen_t sl = sockaddr_of(w->local_gid, &ss);
+	w->fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (w->fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (ss.ss_family == AF_INET6) {
+		setsockopt(w->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		/* rxe sends RoCEv2 over IPv6 with UDP checksum 0 */
+		setsockopt(w->fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, &one, sizeof(one));
+	} else {
+		/* DF and IP ID 0 on every datagram: the header the ICRC of
+		 * a built frame was computed over */
+		setsockopt(w->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	}
+	if (bind(w->fd, (struct sockaddr *)&ss, sl)) {
+		snprintf(err, errlen, "bind %s port %d: %s%s", local, ROCE_PORT,
+			 strerror(errno), errno == EADDRINUSE ?
+			 " (another RoCEv2 device or rocemu uses it: pick another --local)" :
+			 errno == EADDRNOTAVAIL ? " (no interface has this address)" : "");
+		close(w->fd);
+		w->fd = -1;
+		return -1;
+	}
+	if (pcap) {
+		char perr[256] = "";
+		if (roce_pcap_create(pcap, &w->pcap, perr)) {
+			snprintf(err, errlen, "%s: %s", pcap, perr);
+			cf_wire_close(w);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void cf_wire_close(struct cf_wire *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	if (w->pcap)
+		roce_pcap_finish(w->pcap);
+	w->pcap = NULL;
+}
+
+int cf_wire_send(struct cf_wire *w, const uint8_t *frame, size_t len)
+{
+	struct roce_frame_udp u;
+	struct sockaddr_storage ss;
+
+	int rc = roce_frame_find_udp(frame, len, &u);
+	if (rc)
+		return rc;
+	socklen_t sl = sockaddr_of(w->peer_gid, &ss);
+	if (sendto(w->fd, frame + roce_frame_udp_payload_off(&u), u.payload_len, 0,
+		   (struct sockaddr *)&ss, sl) < 0)
+		return -errno;
+	w->sent++;
+	if (w->pcap)
+		roce_pcap_write(w->pcap, cf_wire_now_ns(w), frame, len);
+	return 0;
+}
+
+/* Parses the datagram in p->buf from src and records it. */
+static void take(struct cf_wire *w, struct cf_packet *p,
+		 const struct sockaddr_storage *src)
+{
+	struct roce_datagram_addr a = { .sport = 0 };
+
+	if (src->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)src;
+		roce_gid_from_ipv4(a.src_gid, (const uint8_t *)&s4->sin_addr);
+		a.sport = ntohs(s4->sin_port);
+	} else {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)src;
+		memcpy(a.src_gid, &s6->sin6_addr, 16);
+		a.sport = ntohs(s6->sin6_port);
+	}
+	memcpy(a.dst_gid, w->local_gid, 16);
+	p->why = NULL;
+	p->parse_rc = roce_datagram_parse(&a, p->buf, p->len, p->hdr, &p->f, &p->why);
+	p->icrc_ok = p->parse_rc == 0 && roce_frame_icrc_ok(&p->f);
+	p->t_ns = cf_wire_now_ns(w);
+	w->received++;
+	if (w->pcap) {
+		static uint8_t eth[ROCE_FRAME_MAX];
+		int n = roce_datagram_wrap(&p->f, p->buf, p->len, eth, sizeof(eth));
+		if (n > 0)
+			roce_pcap_write(w->pcap, p->t_ns, eth, (size_t)n);
+	}
+}
+
+int cf_wire_recv(struct cf_wire *w, struct cf_packet *p, int timeout_ms)
+{
+	uint64_t until = mono_ns() + (uint64_t)timeout_ms * 1000000u;
+
+	for (;;) {
+		uint64_t now = mono_ns();
+		int left = now >= until ? 0 : (int)((until - now + 999999) / 1000000);
+		struct pollfd pf = { .fd = w->fd, .events = POLLIN };
+		int rc = poll(&pf, 1, left);
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+		if (rc <= 0) {
+			if (now >= until)
+				return 0;
+			continue;
+		}
+		struct sockaddr_storage src;
+		socklen_t sl = sizeof(src);
+		ssize_t n = recvfrom(w->fd, p->buf, sizeof(p->buf), MSG_DONTWAIT,
+				     (struct sockaddr *)&src, &sl);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p->len = (size_t)n;
+		take(w, p, &src);
+		return 1;
+	}
+}

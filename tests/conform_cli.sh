@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# rocemu conform against rocemu itself: rocemu-agent on the drop-in
+# (ROCEMU_ADDR=127.0.0.2), conform at 127.0.0.3. Every scenario of
+# tests/conformance/ must pass; the JUnit report and the session's capture
+# must say the same. Then the responder's test-only misbehaviour switch
+# (ROCEMU_TEST_MISBEHAVE), one misbehaviour at a time: the scenario that
+# checks the broken rule must fail, naming that rule, and the rest of the
+# scenarios of that group must still pass. And the scenario reader's
+# refusals: each malformed scenario is refused with its file and line.
+# usage: tests/conform_cli.sh BUILD_DIR
+set -u
+build=$(cd "${1:?usage: conform_cli.sh BUILD_DIR}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+work=$build/conform_cli
+rm -rf "$work" && mkdir -p "$work"
+rocemu=$build/bin/rocemu
+agent=$build/bin/rocemu-agent
+scn=$here/conformance
+. "$here/cli_lib.sh"
+. "$here/udp_port_free.sh"
+udp_4791_free conform_cli 127.0.0.2 127.0.0.3
+. "$here/verbs_env.sh"
+. "$here/wait_listen.sh"
+port=18600
+
+# start_agent [ENV=VALUE...]: rocemu-agent on the drop-in, on a new port.
+start_agent() {
+	port=$((port + 1))
+	env "$@" ROCEMU_ADDR=127.0.0.2 "$agent" -l 127.0.0.1 -p $port \
+		>"$work/agent.$port.log" 2>&1 &
+	apid=$!
+	wait_listen $port || bad "rocemu-agent did not listen on port $port"
+}
+stop_agent() { kill $apid 2>/dev/null; wait $apid 2>/dev/null; }
+
+# ---- the reader: every scenario reads; malformed ones are refused ----
+expect_exit 0 "lint of tests/conformance" -- "$rocemu" conform --lint --dir "$scn"
+n=$(ls "$scn"/*.scn | wc -l)
+[ "$n" -ge 40 ] && ok || bad "only $n scenarios (at least 40 wanted)"
+mkdir -p "$work/bad"
+printf 'title t\nrule r\nsend RC_SEND_ONLY\nfrobnicate 3\n' >"$work/bad/kw.scn"
+printf 'title t\nsend RC_SEND_ONLY\n' >"$work/bad/norule.scn"
+printf 'title t\nrule r\nsend RC_SEND_ONLY psn=1 psn=2\n' >"$work/bad/twice.scn"
+printf 'title t\nrule r\nsilence soon\n' >"$work/bad/ms.scn"
+printf 'title t\nrule r\nrole boss\nwait 1\n' >"$work/bad/role.scn"
+for c in "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
+	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
+	 "role.scn:3: role is responder or requester"; do
+	f=${c%%:*}
+	expect_exit 2 "lint $f" -- "$rocemu" conform --lint "$work/bad/$f"
+	expect_grep "$work/err" "$c" "lint $f"
+done
+
+# ---- the whole suite against rocemu ----
+start_agent
+"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --dir "$scn" \
+	--junit "$work/conform.xml" --pcap "$work/conform.pcap" >"$work/conform.txt" 2>&1
+rc=$?
+stop_agent
+tail -n 1 "$work/conform.txt"
+if [ $rc = 0 ]; then ok; else
+	bad "conform against rocemu: exit $rc"
+	grep -A 14 '^FAIL\|^KNOWN' "$work/conform.txt" | head -n 80
+fi
+expect_grep "$work/conform.txt" "scenarios on rocemu: $n passed, 0 failed" "every scenario passes"
+python3 - "$work/conform.xml" "$n" <<'PY' && ok || bad "JUnit report"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot()
+cases = s.findall('testcase')
+assert s.tag == 'testsuite' and int(s.get('tests')) == len(cases) == int(sys.argv[2]), 'count'
+assert s.get('failures') == '0' and not s.findall('.//failure'), 'failures'
+PY
+# The capture holds every packet both ways; only the ones sent spoiled on
+# purpose (icrc=bad) fail their ICRC.
+spoiled=$(grep -l 'icrc=bad' "$scn"/*.scn | xargs cat | grep -c '^send .*icrc=bad')
+"$rocemu" dump "$work/conform.pcap" >"$work/dump.txt" 2>&1
+sent_bad=$(grep -c ' icrc BAD ' "$work/dump.txt")
+[ "$sent_bad" = "$spoiled" ] && ok || bad "capture: $sent_bad packets with a bad ICRC, $spoiled sent so"
+echo "conform_cli: $pass passed, $fail failed"
+[ $fail = 0 ]
