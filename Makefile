@@ -96,12 +96,16 @@ BENCH_NET := $(BUILD)/tests/bench_net
 # The golden-capture scenarios' own verbs program (tests/rxe/scenarios.sh):
 # linked against the system's libibverbs, as it is on an rxe machine.
 RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
+# The conformance suite's agent: plain verbs, built against the system's
+# libibverbs (at run time LD_LIBRARY_PATH may pick rocemu's drop-in).
+AGENT := $(BUILD)/bin/rocemu-agent
+AGENT_SRC := $(wildcard agent/*.c)
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
 .PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench fuzz install clean
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
-	$(VERBS_SO) $(RXE_PROBE)
+	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
 
 # Installs what is missing when run as root; otherwise names the command.
 # $(call install_debs,PACKAGES)
@@ -176,6 +180,12 @@ $(RXE_PROBE): tests/rxe/rxe_probe.c | $(DEPS_OK)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
 	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $< -libverbs
 
+$(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
+	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $(AGENT_SRC) -libverbs
+
 # ---- tests --------------------------------------------------------------
 # Each test that binds addresses runs in a network namespace of its own
 # where it can (tests/isolated.sh): runs side by side do not collide.
@@ -187,6 +197,7 @@ check: all
 	$(Q)tests/check_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/live_cli.sh $(BUILD)
 	$(Q)tests/replay_cli.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/conform_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_hosts.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_reads.sh $(BUILD)

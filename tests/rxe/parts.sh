@@ -54,6 +54,8 @@ rxe_provider=$(ls "$provider_dir"/librxe-rdmav*.so 2>/dev/null | head -n 1)
 dropin=$build/lib/libibverbs.so.1
 tool=$build/bin/rocemu
 probe=$build/tests/rxe/rxe_probe
+agent=$build/bin/rocemu-agent
+[ -x "$agent" ] || die "no $agent (the conformance suite's agent: make $agent)"
 [ -f "$dropin" ] && [ -x "$tool" ] || die "no rocemu build in $build (run make first)"
 [ -x "$probe" ] || die "no $probe (the golden scenarios' program: make $probe)"
 
@@ -101,8 +103,8 @@ done | sort -u)
 # ---- the initramfs, rebuilt when an input changed ----
 libs_of() { env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd "$@" 2>/dev/null |
 	awk '/=> \// {print $3} /^\t\/[^ ]+ \(/ {print $1}' | sort -u; }
-libs=$(libs_of $paths "$rxe_provider" "$dropin" "$tool" "$probe")
-inputs="$busybox $paths $rxe_provider /etc/libibverbs.d/rxe.driver $dropin $tool $probe
+libs=$(libs_of $paths "$rxe_provider" "$dropin" "$tool" "$probe" "$agent")
+inputs="$busybox $paths $rxe_provider /etc/libibverbs.d/rxe.driver $dropin $tool $probe $agent
 	$libs $modfiles $here/init $here/parts.sh"
 stamp=$( (echo "$kver"; for f in $inputs; do
 	stat -L -c '%n %s %Y' "$f"; done) | sha256sum | cut -c1-16)
@@ -137,6 +139,7 @@ put /etc/libibverbs.d/rxe.driver
 cp "$dropin" "$root/rocemu/lib/libibverbs.so.1"
 cp "$tool" "$root/rocemu/bin/rocemu"
 cp "$probe" "$root/usr/bin/rxe_probe"
+cp "$agent" "$root/usr/bin/rocemu-agent"
 for f in $modfiles; do put "$f" "/lib/modules/$kver/${f#"$kdir"/lib/modules/"$kver"/}"; done
 cp "$kdir/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$root/usr/lib/modules/$kver/"
 depmod -b "$root" "$kver"

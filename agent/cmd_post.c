@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/* rocemu-agent: work requests (receives, sends, window binds) and what comes back (completions, events, memory). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+/* The SGE of mr= off= len= (none when len is 0); 0, or -1 answered. */
+static int sge_of(struct req *r, struct answer *a, struct agent_objs *o,
+		  struct ibv_sge *sge, int *nsge)
+{
+	uint64_t off, len;
+	unsigned m;
+
+	if (req_num(r, "len", UINT32_MAX, true, 0, &len) ||
+	    req_num(r, "off", UINT32_MAX, true, 0, &off))
+		return ans_err(a, "EINVAL", "%s", r->err), -1;
+	*nsge = 0;
+	if (!len)
+		return 0;
+	if (mr_lookup(r, a, o, "mr", &m))
+		return -1;
+	if (off + len > o->mr[m].size)
+		return ans_err(a, "EINVAL", "off+len %llu is past mr %u's %zu bytes",
+			       (unsigned long long)(off + len), m, o->mr[m].size), -1;
+	sge->addr = (uintptr_t)o->mr[m].buf + off;
+	sge->length = (uint32_t)len;
+	sge->lkey = o->mr[m].mr->lkey;
+	*nsge = 1;
+	return 0;
+}
+
+int cmd_recv(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+{
+	unsigned q;
+	uint64_t id;
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .sg_list = &sge }, *bad;
+	int n;
+	(void)d;
+
+	if (obj_lookup(r, a, "qp", (void *const *)o->qp, &q) || sge_of(r, a, o, &sge, &n))
+		return 0;
+	if (req_num(r, "id", UINT64_MAX, true, 0, &id))
+		return ans_err(a, "EINVAL", "%s", r->err);
+	wr.wr_id = id;
+	wr.num_sge = n;
+	int rc = ibv_post_recv(o->qp[q], &wr, &bad);
+	if (rc)
+		return ans_errno(a, rc, "ibv_post_recv");
+	ans_add(a, "ok");
+	return 0;
+}
+
+static const struct { const char *name; enum ibv_wr_opcode op; } ops[] = {
+	{ "send", IBV_WR_SEND }, { "send_imm", IBV_WR_SEND_WITH_IMM },
+	{ "send_inv", IBV_WR_SEND_WITH_INV }, { "write", IBV_WR_RDMA_WRITE },
+	{ "write_imm", IBV_WR_RDMA_WRITE_WITH_IMM }, { "read", IBV_WR_RDMA_READ },
+	{ "cas", IBV_WR_ATOMIC_CMP_AND_SWP }, { "faa", IBV_WR_ATOMIC_FETCH_AND_ADD },
+};
+
+/* The op's own words: remote address and key, immediate, operands, UD. */
+static int op_words(struct req *r, struct agent_objs *o, struct ibv_send_wr *wr)
+{
+	uint64_t raddr = 0, rkey = 0, imm, inv, cmp, swap, add, dqpn, qkey, v;
+	bool remote = wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+		      wr->opcode != IBV_WR_SEND_WITH_INV;
+
+	if ((remote && (req_num(r, "raddr", UINT64_MAX, false, 0, &raddr) ||
+			req_num(r, "rkey", UINT32_MAX, false, 0, &rkey))) ||
+	    req_num(r, "imm", UINT32_MAX, true, 0, &imm) ||
+	    req_num(r, "inv_rkey", UINT32_MAX, true, 0, &inv) ||
+	    req_num(r, "compare", UINT64_MAX, true, 0, &cmp) ||
+	    req_num(r, "swap", UINT64_MAX, true, 0, &swap) ||
+	    req_num(r, "add", UINT64_MAX, true, 0, &add))
+		return -1;
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr->wr.atomic.remote_addr = raddr;
+		wr->wr.atomic.rkey = (uint32_t)rkey;
+		wr->wr.atomic.compare_add = wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? add : cmp;
+		wr->wr.atomic.swap = swap;
+	} else if (remote) {
+		wr->wr.rdma.remote_addr = raddr;
+		wr->wr.rdma.rkey = (uint32_t)rkey;
+	}
+	if (wr->opcode == IBV_WR_SEND_WITH_INV)
+		wr->invalidate_rkey = (uint32_t)inv;
+	else
+		wr->imm_data = htonl((uint32_t)imm);
+	if (!req_str(r, "ah"))
+		return 0;
+	unsigned ah;
+	if (req_num(r, "ah", AGENT_MAX_OBJS, false, 0, &v) || !v || !o->ah[v] ||
+	    req_num(r, "dqpn", 0xffffff, false, 0, &dqpn) ||
+	    req_num(r, "qkey", UINT32_MAX, false, 0, &qkey)) {
+		if (!r->err[0])
+			snprintf(r->err, sizeof(r->err), "no ah number %llu", (unsigned long long)v);
+		return -1;
+	}
+	ah = (unsigned)v;
+	wr->wr.ud.ah = o->ah[ah];
+	wr->wr.ud.remote_qpn = (uint32_t)dqpn;
+	wr->wr.ud.remote_qkey = (uint32_t)qkey;
+	return 0;
+}
+
+int cmd_send(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+{
+	unsigned q;
+	uint64_t id, inl, fence, se;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .sg_list = &sge }, *bad;
+	const char *op = req_str(r, "op");
+	size_t k = 0;
+	(void)d;
+
+	if (obj_lookup(r, a, "qp", (void *const *)o->qp, &q) ||
+	    sge_of(r, a, o, &sge, &wr.num_sge))
+		return 0;
+	while (op && k < sizeof(ops) / sizeof(ops[0]) && strcmp(ops[k].name, op))
+		k++;
+	if (!op || k == sizeof(ops) / sizeof(ops[0]))
+		return ans_err(a, "EINVAL", "send needs op=send, send_imm, send_inv, write, "
+			       "write_imm, read, cas or faa");
+	wr.opcode = ops[k].op;
+	r->err[0] = 0;
+	if (req_num(r, "id", UINT64_MAX, true, 0, &id) ||
+	    req_num(r, "inline", 1, true, 0, &inl) || req_num(r, "fence", 1, true, 0, &fence) ||
+	    req_num(r, "se", 1, true, 0, &se) || op_words(r, o, &wr))
+		return ans_err(a, r->err[0] ? "EINVAL" : "ENOENT", "%s",
+			       r->err[0] ? r->err : "no such ah");
+	wr.wr_id = id;
+	wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0) |
+			(fence ? IBV_SEND_FENCE : 0) | (se ? IBV_SEND_SOLICITED : 0);
+	int rc = ibv_post_send(o->qp[q], &wr, &bad);
+	if (rc)
+		return ans_errno(a, rc, "ibv_post_send");
+	ans_add(a, "ok");
+	return 0;
+}
+
+int cmd_bind(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+{
+	unsigned q, w, m;
+	uint64_t off, len, id;
+	int access;
+	(void)d;
+
+	if (obj_lookup(r, a, "qp", (void *const *)o->qp, &q) ||
+	    obj_lookup(r, a, "mw", (void *const *)o->mw, &w) || mr_lookup(r, a, o, "mr", &m))
+		return 0;
+	if (req_num(r, "off", UINT32_MAX, false, 0, &off) ||
+	    req_num(r, "len", UINT32_MAX, false, 0, &len) ||
+	    req_num(r, "id", UINT64_MAX, true, 0, &id) || req_flags(r, "access", 0, &access))
+		return ans_err(a, "EINVAL", "%s", r->err);
+	struct ibv_mw_bind_info bi = {
+		.mr = o->mr[m].mr, .addr = (uintptr_t)o->mr[m].buf + off, .length = len,
+		.mw_access_flags = (unsigned)access,
+	};
+	struct ibv_mw *mw = o->mw[w];
+	if (mw->type == IBV_MW_TYPE_1) {
+		struct ibv_mw_bind b = { .wr_id = id, .send_flags = IBV_SEND_SIGNALED, .bind_info = bi };
+		int rc = ibv_bind_mw(o->qp[q], mw, &b);
+		if (rc)
+			return ans_errno(a, rc, "ibv_bind_mw");
+		ans_add(a, "ok mw=%u rkey=%#x", w, mw->rkey);
+		return 0;
+	}
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = bi;
+	int rc = ibv_post_send(o->qp[q], &wr, &bad);
+	if (rc)
+		return ans_errno(a, rc, "ibv_post_send (bind)");
+	ans_add(a, "ok mw=%u rkey=%#x", w, rkey);
+	return 0;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static const char *wc_opcode(enum ibv_wc_opcode op)
+{
+	switch (op) {
+	case IBV_WC_SEND: return "send";
+	case IBV_WC_RDMA_WRITE: return "write";
+	case IBV_WC_RDMA_READ: return "read";
+	case IBV_WC_COMP_SWAP: return "cas";
+	case IBV_WC_FETCH_ADD: return "faa";
+	case IBV_WC_BIND_MW: return "bind_mw";
+	case IBV_WC_LOCAL_INV: return "local_inv";
+	case IBV_WC_RECV: return "recv";
+	case IBV_WC_RECV_RDMA_WITH_IMM: return "recv_imm";
+	default: return "other";
+	}
+}
+
+/* A library string with its spaces as '_': one word on the line. */
+static void add_word(struct answer *a, const char *key, const char *s)
+{
+	ans_add(a, " %s=", key);
+	for (; *s; s++)
+		ans_add(a, "%c", *s == ' ' ? '_' : *s);
+}
+
+int cmd_poll(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+{
+	unsigned c;
+	uint64_t wait;
+	struct ibv_wc wc;
+	(void)d;
+
+	if (obj_lookup(r, a, "cq", (void *const *)o->cq, &c))
+		return 0;
+	if (req_num(r, "wait_ms", 60000, true, 0, &wait))
+		return ans_err(a, "EINVAL", "%s", r->err);
+	int n;
+	for (uint64_t waited = 0; (n = ibv_poll_cq(o->cq[c], 1, &wc)) == 0 && waited < wait;
+	     waited++)
+		sleep_ms(1);
+	if (n < 0)
+		return ans_err(a, "EIO", "ibv_poll_cq failed");
+	if (n == 0) {
+		ans_add(a, "ok none");
+		return 0;
+	}
+	ans_add(a, "ok id=%llu", (unsigned long long)wc.wr_id);
+	add_word(a, "status", ibv_wc_status_str(wc.status));
+	ans_add(a, " opcode=%s byte_len=%u", wc.status == IBV_WC_SUCCESS ?
+		wc_opcode(wc.opcode) : "unknown", wc.byte_len);
+	if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_IMM))
+		ans_add(a, " imm=%#x", ntohl(wc.imm_data));
+	if (wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV))
+		ans_add(a, " inv_rkey=%#x", wc.invalidated_rkey);
+	if (wc.status == IBV_WC_SUCCESS && (wc.opcode & IBV_WC_RECV))
+		ans_add(a, " src_qp=%#x", wc.src_qp);
+	ans_add(a, " qpn=%#x", wc.qp_num);
+	return 0;
+}
+
+int cmd_event(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+{
+	uint64_t wait;
+	struct ibv_async_event ev;
+	struct pollfd p = { .fd = d->ctx->async_fd, .events = POLLIN };
+
+	if (req_num(r, "wait_ms", 60000, true, 0, &wait))
+		return ans_err(a, "EINVAL", "%s", r->err);
+	if (poll(&p, 1, (int)wait) <= 0 || ibv_get_async_event(d->ctx, &ev)) {
+		ans_add(a, "ok none");
+		return 0;
+	}
+	ans_add(a, "ok");
+	add_word(a, "event", ibv_event_type_str(ev.event_type));
+	for (unsigned i = 1; i <= AGENT_MAX_OBJS; i++)
+		if (o->qp[i] && o->qp[i] == ev.element.qp &&
+		    ev.event_type != IBV_EVENT_CQ_ERR && ev.event_type != IBV_EVENT_PORT_ACTIVE &&
+		    ev.event_type != IBV_EVENT_PORT_ERR)
+			ans_add(a, " qp=%u", i);
+	ibv_ack_async_event(&ev);
+	return 0;
+}
+
+/* off= len= inside mr=: 0 with *m set, or -1 answered. */
+static int range_of(struct req *r, struct answer *a, struct agent_objs *o, unsigned *m,
+		    uint64_t *off, uint64_t *len, uint64_t maxlen)
+{
+	if (mr_lookup(r, a, o, "mr", m))
+		return -1;
+	if (req_num(r, "off", UINT32_MAX, false, 0, off) ||
+	    req_num(r, "len", maxlen, false, 0, len))
+		return ans_err(a, "EINVAL", "%s", r->err), -1;
+	if (*off + *len > o->mr[*m].size)
+		return ans_err(a, "EINVAL", "off+len %llu is past mr %u's %zu bytes",
+			       (unsigned long long)(*off + *len), *m, o->mr[*m].size), -1;
+	return 0;
+}
+
+int cmd_read(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+{
+	unsigned m;
+	uint64_t off, len;
+	(void)d;
+
+	if (range_of(r, a, o, &m, &off, &len, AGENT_READ_MAX))
+		return 0;
+	ans_add(a, "ok data=");
+	for (uint64_t i = 0; i < len; i++)
+		ans_add(a, "%02x", o->mr[m].buf[off + i]);
+	return 0;
+}
+
+int cmd_write(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+{
+	unsigned m;
+	uint64_t off;
+	const char *hex = req_str(r, "data");
+	(void)d;
+
+	if (mr_lookup(r, a, o, "mr", &m))
+		return 0;
+	size_t n = hex ? strlen(hex) : 0;
+	if (req_num(r, "off", UINT32_MAX, false, 0, &off) || !hex || n % 2 ||
+	    strspn(hex, "0123456789abcdefABCDEF") != n)
+		return ans_err(a, "EINVAL", "write needs off= and data= an even number of hex digits");
+	if (off + n / 2 > o->mr[m].size)
+		return ans_err(a, "EINVAL", "the data runs past mr %u's %zu bytes", m, o->mr[m].size);
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+		sscanf(hex + 2 * i, "%2x", &v);
+		o->mr[m].buf[off + i] = (uint8_t)v;
+	}
+	ans_add(a, "ok");
+	return 0;
+}
