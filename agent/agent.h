@@ -112,7 +112,7 @@ int ans_errno(struct answer *a, int err, const char *what);
  */
 int agent_dispatch(struct agent_dev *d, struct agent_objs *o, struct req *r,
 		   struct answer *a);
-/* Destroys everything o holds, QPs first, PDs last; o is then empty. */
+/* Destroys everything o holds, windows first, PDs last; o is then empty. */
 void agent_objs_free(struct agent_objs *o);
 
 /* The setup commands (hello pd mr cq qp modify query ah mw destroy) and

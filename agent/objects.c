@@ -36,13 +36,15 @@ int mr_lookup(struct req *r, struct answer *a, const struct agent_objs *o,
 
 void agent_objs_free(struct agent_objs *o)
 {
-	for (unsigned i = 1; i <= AGENT_MAX_OBJS; i++) {
-		if (o->qp[i])
-			ibv_destroy_qp(o->qp[i]);
-	}
+	/* Windows first: a type 2 window bound through a QP holds that QP
+	 * (rxe in Linux 6.1 waits a minute in ibv_destroy_qp for it). */
 	for (unsigned i = 1; i <= AGENT_MAX_OBJS; i++) {
 		if (o->mw[i])
 			ibv_dealloc_mw(o->mw[i]);
+	}
+	for (unsigned i = 1; i <= AGENT_MAX_OBJS; i++) {
+		if (o->qp[i])
+			ibv_destroy_qp(o->qp[i]);
 		if (o->ah[i])
 			ibv_destroy_ah(o->ah[i]);
 	}

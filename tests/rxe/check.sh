@@ -12,7 +12,9 @@
 #            every scenario, the rxe captures retaken and compared with
 #            pcaps/rocemu;
 #   suite    rdma-core's test suite on rxe in a guest and on rocemu here,
-#            compared test by test (suite.sh).
+#            compared test by test (suite.sh);
+#   conform  the conformance scenarios against rxe (conform.sh): one
+#            guest, rocemu-agent on rxe, rocemu conform on a veth.
 # Ends with one table (report.py). Fails when a run failed, a guest did
 # not finish, a comparison found an unlisted difference or the suite could
 # not be compared (rocemu's parity in the suite is reported, not required).
@@ -97,7 +99,7 @@ interop() {
 }
 
 echo "rxe lab: parts made in $((t1 - t0)) s; now the interop, the error paths," \
-	"the golden captures and rdma-core's suite (about 5 min)"
+	"the golden captures, rdma-core's suite and the conformance suite (about 6 min)"
 part interop interop
 # The error paths: rxe <-> rxe across two guests, then rxe <-> rocemu both
 # ways (errors.sh).
@@ -107,6 +109,8 @@ part errors "$here/errors.sh" "$build"
 part golden "$here/golden_lab.sh" "$build" ${pcaps:+"$pcaps"}
 # rdma-core's own suite, rxe in a guest against rocemu here (suite.sh).
 part suite "$here/suite.sh" "$build"
+# The conformance suite against rxe: every failure a listed rxe deviation.
+part conform "$here/conform.sh" "$build"
 
 echo
 python3 "$here/report.py" "$rep" $(($(date +%s) - t0))

@@ -11,7 +11,7 @@ unlisted; then rdma-core's suite comparison line; then one verdict line.
 usage: report.py REPORT_DIR SECONDS
   REPORT_DIR holds interop.tsv (interop.sh's rows: status, program,
   direction, GID index, seconds, reason), errors.txt, golden.txt and
-  suite.txt (those scripts' output) and NAME.rc (each part's exit status).
+  suite.txt and conform.txt (those scripts' output) and NAME.rc (each part's exit status).
   A part whose files are missing is reported as not run.
 Exit 0 when every part passed (its exit status 0 and its rows all pass);
 1 otherwise. It never reruns or re-judges a part: a part's own exit status
@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-PARTS = ('interop', 'errors', 'golden', 'suite')
+PARTS = ('interop', 'errors', 'golden', 'suite', 'conform')
 ROW = '  {:<8} {:<26} {:<14} {}'
 
 
@@ -120,6 +120,22 @@ def suite_line(rdir):
             f' ({rxe_src}{agree})')
 
 
+CONFORM_RE = re.compile(r'^conform: (\d+) scenarios on (\S+): (\d+) passed, '
+                        r'(\d+) failed, (\d+) failed as known \S+ deviations, '
+                        r'(\d+) not applicable')
+
+
+def conform_counts(rdir):
+    """(scenarios, impl, passed, unlisted failures, known deviations, n/a)
+    from rocemu conform's summary line, or None when there is none."""
+    for ln in read(os.path.join(rdir, 'conform.txt')) or []:
+        m = CONFORM_RE.match(ln)
+        if m:
+            n, impl, p, f, k, na = m.groups()
+            return int(n), impl, int(p), int(f), int(k), int(na)
+    return None
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.split('\n\n')[2], file=sys.stderr)
@@ -138,6 +154,11 @@ def main():
         print(ROW.format(*r))
     print(ROW.format('suite', "rdma-core's tests", 'rxe, rocemu',
                      sline or 'no comparison'))
+    cc = conform_counts(rdir)
+    if cc:
+        print(ROW.format('conform', f'{cc[0]} scenarios', 'rocemu->' + cc[1],
+                         f'{cc[2]} pass, {cc[4]} known {cc[1]} deviations, '
+                         f'{cc[3]} unlisted failures, {cc[5]} n/a'))
 
     rcs = {p: status(rdir, p) for p in PARTS}
     verdict = {
@@ -151,6 +172,11 @@ def main():
                    and gscen > 0),
         'suite': ('suite compared' if sline else 'suite not compared',
                   rcs['suite'] == 0 and sline is not None),
+        'conform': (f'conform {cc[2]} of {cc[0]} pass, {cc[4]} known '
+                    f'deviations, {cc[3]} unlisted' if cc
+                    else 'conform reached no summary',
+                    rcs['conform'] == 0 and cc is not None and cc[3] == 0
+                    and cc[2] > 0),
     }
     for p in PARTS:
         if rcs[p] is None:

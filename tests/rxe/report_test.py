@@ -30,6 +30,10 @@ GOOD = {
     'suite.txt': '  total                       86/186/1     44/212/17\n'
                  'rocemu passes 44 of the 86 tests rxe passes\n',
     'suite.rc': '0\n',
+    'conform.txt': 'PASS  rc_send_only (1 ms): x\n'
+                   'conform: 77 scenarios on rxe: 67 passed, 0 failed, 10 failed '
+                   'as known rxe deviations, 0 not applicable\n',
+    'conform.rc': '0\n',
 }
 
 
@@ -65,7 +69,8 @@ def main():
     expect('all_pass', {}, 0, 'rxe lab: PASS: interop 3 of 3 runs pass; '
            'errors 2 of 2 pass; golden 2 scenarios compared, 0 unlisted',
            ['GID 1 PASS, GID 0 PASS', 'rocemu passes 44 of the 86',
-            '1 min 15 s'])
+            '67 pass, 10 known rxe deviations, 0 unlisted failures',
+            'conform 67 of 77 pass', '1 min 15 s'])
     expect('interop_row_failed',
            {'interop.tsv': GOOD['interop.tsv'].replace(
                'PASS\tib_read_bw\trocemu->rxe\t0', 'FAIL\tib_read_bw\trocemu->rxe\t0')},
@@ -86,12 +91,17 @@ def main():
            'rxe lab: FAILED (suite)', ['suite not run'])
     expect('suite_no_comparison', {'suite.txt': 'suite: cannot compare: x\n'},
            1, 'rxe lab: FAILED (suite)', ['no comparison'])
+    expect('conform_unlisted',
+           {'conform.txt': GOOD['conform.txt'].replace('0 failed, 10', '2 failed, 8')},
+           1, 'rxe lab: FAILED (conform)', ['2 unlisted failures'])
+    expect('conform_no_summary', {'conform.txt': 'PASS  x\n'}, 1,
+           'rxe lab: FAILED (conform)', ['conform reached no summary'])
     expect('nothing_ran', {f: None for f in GOOD}, 1,
-           'rxe lab: FAILED (interop, errors, golden, suite)')
+           'rxe lab: FAILED (interop, errors, golden, suite, conform)')
 
     for f in failures:
         print('report_test: FAIL', f)
-    print(f'report_test: {9 - len(failures)} of 9 cases pass')
+    print(f'report_test: {11 - len(failures)} of 11 cases pass')
     return 1 if failures else 0
 
 
