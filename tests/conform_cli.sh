@@ -77,5 +77,31 @@ spoiled=$(grep -l 'icrc=bad' "$scn"/*.scn | xargs cat | grep -c '^send .*icrc=ba
 "$rocemu" dump "$work/conform.pcap" >"$work/dump.txt" 2>&1
 sent_bad=$(grep -c ' icrc BAD ' "$work/dump.txt")
 [ "$sent_bad" = "$spoiled" ] && ok || bad "capture: $sent_bad packets with a bad ICRC, $spoiled sent so"
+# ---- the test-only misbehaviour switch: each break caught by its scenario ----
+# NAME:SCENARIO: with ROCEMU_TEST_MISBEHAVE=NAME the scenario fails and the
+# report names its rule; uc_send_no_ack (which no break touches: UC has
+# no responder answers) still passes after it.
+for c in seq_nak_every:psn_ahead_one_nak dup_read_ignored:dup_read_reexecuted \
+	 dup_atomic_reexec:dup_atomic_saved_result rnr_timer_zero:rnr_nak_timer \
+	 msn_frozen:msn_counts_messages rkey_nak_invalid:rkey_write_bad; do
+	name=${c%%:*} s=${c#*:}
+	start_agent ROCEMU_TEST_MISBEHAVE=$name
+	"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --dir "$scn" \
+		"$s" uc_send_no_ack >"$work/mis-$name.txt" 2>&1
+	rc=$?
+	stop_agent
+	[ $rc = 1 ] && ok || bad "$name: conform exit $rc, wanted 1"
+	expect_grep "$work/mis-$name.txt" "FAIL  $s " "$name breaks $s"
+	expect_grep "$work/mis-$name.txt" "rule: $(sed -n 's/^rule *//p' "$scn/$s.scn")" \
+		"$name: the report names $s's rule"
+	expect_grep "$work/mis-$name.txt" "PASS  uc_send_no_ack " "$name leaves uc_send_no_ack alone"
+	expect_grep "$work/agent.$port.log" "ROCEMU_TEST_MISBEHAVE=$name: this device breaks a rule" \
+		"$name: the device says it misbehaves"
+done
+# An unknown name refuses the device, naming the ones there are.
+ROCEMU_TEST_MISBEHAVE=sloppy ROCEMU_ADDR=127.0.0.2 "$agent" -l 127.0.0.1 -p 1 \
+	>"$work/unknown.txt" 2>&1 && bad "an unknown misbehaviour: the agent ran" || ok
+expect_grep "$work/unknown.txt" "ROCEMU_TEST_MISBEHAVE=sloppy is unknown; it is one of: seq_nak_every" \
+	"an unknown misbehaviour is refused"
 echo "conform_cli: $pass passed, $fail failed"
 [ $fail = 0 ]

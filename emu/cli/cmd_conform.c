@@ -167,7 +167,7 @@ static void print_result(const struct cf_scenario *sc, const struct cf_result *r
 	if (r->verdict == CF_PASS)
 		return;
 	printf("      rule: %s\n", sc->rule);
-	printf("      %s%s%u: %s\n", r->verdict == CF_NA ? "not applicable: " : "",
+	printf("      %s%s:%u: %s\n", r->verdict == CF_NA ? "not applicable: " : "",
 	       sc->path, r->step_line, r->why);
 	if (r->known)
 		printf("      deviates from the IBTA; known %s behaviour: %s\n", r->known->impl,
@@ -221,6 +221,7 @@ static int open_session(const struct opts *o, struct cf_session *s)
 	s->agent_host = strdup(host);
 	s->verbose = o->verbose;
 	s->my_qpn = 0x000c00;
+	s->first_qpn = s->my_qpn + 1;
 	if (o->verbose)
 		s->agent.log = stdout;
 	if (cf_wire_open(&s->wire, o->local, o->pcap, err, sizeof(err)) ||

@@ -217,6 +217,7 @@ struct cf_session {
 	int agent_port;
 	bool verbose;
 	uint32_t my_qpn;	/* the QPN conform plays; new per scenario */
+	uint32_t first_qpn;	/* the session's first: below my_qpn, stale */
 	const struct cf_known *known;
 	unsigned nknown;
 	char impl[32];

@@ -56,6 +56,11 @@ void cf_packet_describe(const struct cf_packet *p, char *out, size_t len)
 		n += (size_t)snprintf(out + n, len - n, " va=%#llx rkey=%#x dmalen=%u",
 				      (unsigned long long)ib->reth.va, ib->reth.rkey,
 				      ib->reth.len);
+	if (n < len && (ex & ROCE_EXT_ATMETH))
+		n += (size_t)snprintf(out + n, len - n, " va=%#llx rkey=%#x swap/add=%#llx "
+				      "compare=%#llx", (unsigned long long)ib->atmeth.va,
+				      ib->atmeth.rkey, (unsigned long long)ib->atmeth.swap_add,
+				      (unsigned long long)ib->atmeth.compare);
 	if (n < len && (ex & ROCE_EXT_ATMACK))
 		n += (size_t)snprintf(out + n, len - n, " orig=%#llx",
 				      (unsigned long long)ib->atmack);

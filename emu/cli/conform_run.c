@@ -76,6 +76,32 @@ static int step_send(struct cf_run *x, const struct cf_step *st)
 	return 0;
 }
 
+/* Whether p is addressed to the QP of an earlier scenario: a late retry
+ * or answer of its, to be passed over. */
+static bool stale(const struct cf_run *x, const struct cf_packet *p)
+{
+	uint32_t q = p->f.ib.bth.dqpn;
+
+	return p->parse_rc == 0 && q != x->e.my_qpn && q >= x->s->first_qpn &&
+	       q < x->e.my_qpn;
+}
+
+/* The next packet for this scenario within timeout_ms: 1, 0 on timeout,
+ * -errno. Stale packets are noted and passed over. */
+static int next_packet(struct cf_run *x, int timeout_ms)
+{
+	uint64_t end = cf_wire_now_ns(&x->s->wire) + (uint64_t)timeout_ms * 1000000u;
+
+	for (;;) {
+		uint64_t now = cf_wire_now_ns(&x->s->wire);
+		int left = now >= end ? 0 : (int)((end - now + 999999) / 1000000u);
+		int rc = cf_wire_recv(&x->s->wire, &x->pkt, left);
+		if (rc <= 0 || !stale(x, &x->pkt))
+			return rc;
+		note_packet(x, "<- (stale: an earlier scenario's)", &x->pkt);
+	}
+}
+
 static int step_expect(struct cf_run *x, const struct cf_step *st)
 {
 	unsigned within = step_ms(st, "within", EXPECT_MS);
@@ -84,7 +110,7 @@ static int step_expect(struct cf_run *x, const struct cf_step *st)
 	uint64_t since = x->last_ns;
 	char why[300];
 
-	int rc = cf_wire_recv(&x->s->wire, p, (int)within);
+	int rc = next_packet(x, (int)within);
 	if (rc < 0)
 		return cf_verdict(x, CF_FAIL, st->line, "receive: %s", strerror(-rc));
 	if (rc == 0)
@@ -116,7 +142,7 @@ static int step_quiet(struct cf_run *x, const struct cf_step *st, bool fail)
 		if (now >= end)
 			return 0;
 		int left = (int)((end - now + 999999) / 1000000u);
-		int rc = cf_wire_recv(&x->s->wire, &x->pkt, left);
+		int rc = next_packet(x, left);
 		if (rc < 0)
 			return cf_verdict(x, CF_FAIL, st->line, "receive: %s", strerror(-rc));
 		if (rc == 0)

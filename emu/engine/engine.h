@@ -91,6 +91,9 @@ struct rd_res *resp_new_res(struct rocemu_qp *qp);
 /* A duplicate READ or atomic (IBTA 9.7.5.1.1): its response owed again
  * from the PSN it asks for. False if no resource holds it. */
 bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib);
+/* The MSN an AETH of qp carries for count msn: its low 24 bits (0 under
+ * the test-only msn_frozen misbehaviour). Changes nothing. */
+uint32_t resp_msn(const struct rocemu_qp *qp, uint32_t msn);
 /* Sends what qp owes, in PSN order, a bounded burst of it; returns the
  * packets sent. qp stays on the world's list while it owes more. */
 unsigned resp_run(struct rocemu_qp *qp);

@@ -44,6 +44,10 @@ static void nak_fatal(struct rocemu_qp *qp, uint8_t syn, uint32_t psn,
 		uc_drop_message(qp);
 		return;
 	}
+	/* test-only (device.h): the wrong NAK code for an R_Key error */
+	if (syn == ROCE_AETH_NAK_REM_ACCESS &&
+	    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_RKEY_NAK_INVALID))
+		syn = ROCE_AETH_NAK_INV_REQ;
 	resp_owe_fatal(qp, psn, syn,
 		       syn == ROCE_AETH_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
 		       : syn == ROCE_AETH_NAK_INV_REQ  ? IBV_EVENT_QP_REQ_ERR
@@ -58,9 +62,11 @@ static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
 		uc_drop_message(qp);
 		return;
 	}
+	/* test-only (device.h): timer code 0 whatever the QP says */
+	bool zero = dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_RNR_TIMER_ZERO);
 	resp_owe_aeth(qp, psn,
 		      roce_aeth_syndrome(ROCE_AETH_RNR_NAK,
-					 qp->attr.min_rnr_timer));
+					 zero ? 0 : qp->attr.min_rnr_timer));
 }
 
 /*
@@ -408,6 +414,16 @@ static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
 		owe_ack(qp, roce_psn_add(qp->resp.psn, ROCE_PSN_MASK));
 		return;
 	}
+	/* test-only (device.h): a duplicate READ dropped, a duplicate
+	 * atomic executed again */
+	if ((fl & ROCE_OPF_READ) &&
+	    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_DUP_READ_IGNORED))
+		return;
+	if ((fl & ROCE_OPF_ATOMIC) &&
+	    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_DUP_ATOMIC_REEXEC)) {
+		do_atomic(qp, ib);
+		return;
+	}
 	if (resp_replay(qp, ib))
 		return;
 	dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ); /* nothing to answer */
@@ -462,7 +478,8 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 	}
 	if (d > 0) {
 		/* C9-110: one NAK per gap, then silence until it closes. */
-		if (!qp->resp.nak_sent) {
+		if (!qp->resp.nak_sent ||
+		    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_SEQ_NAK_EVERY)) {
 			qp->resp.nak_sent = true;
 			resp_owe_aeth(qp, qp->resp.psn,
 				      ROCE_AETH_NAK_PSN_SEQ);

@@ -23,7 +23,7 @@ static void send_aeth(struct rocemu_qp *qp, uint32_t psn, uint8_t syn)
 	ib.bth.opcode = ROCE_OP_RC_ACK;
 	ib.bth.psn = psn;
 	ib.aeth.syndrome = syn;
-	ib.aeth.msn = qp->resp.msn & ROCE_PSN_MASK;
+	ib.aeth.msn = resp_msn(qp, qp->resp.msn);
 	qp_send_packet(qp, &ib);
 }
 
@@ -292,6 +292,14 @@ static bool read_source_ok(const struct rocemu_qp *qp, const struct rd_res *r,
 	       r->mr_serial;
 }
 
+uint32_t resp_msn(const struct rocemu_qp *qp, uint32_t msn)
+{
+	/* test-only (device.h): the MSN stays 0 */
+	if (dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_MSN_FROZEN))
+		return 0;
+	return msn & ROCE_PSN_MASK;
+}
+
 bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
 {
 	uint32_t psn = ib->bth.psn;
@@ -341,7 +349,7 @@ static void send_atomic_ack(struct rocemu_qp *qp, struct rd_res *r)
 	ib.bth.opcode = ROCE_OP_RC_ATOMIC_ACK;
 	ib.bth.psn = r->first_psn;
 	ib.aeth.syndrome = ROCE_AETH_ACK_NO_CREDITS;
-	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
+	ib.aeth.msn = resp_msn(qp, r->msn);
 	ib.atmack = r->orig;
 	qp_send_packet(qp, &ib);
 	r->owed = false;
@@ -385,7 +393,7 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 				      : ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE);
 	ib.bth.psn = psn;
 	ib.aeth.syndrome = ROCE_AETH_ACK_NO_CREDITS;
-	ib.aeth.msn = r->msn & ROCE_PSN_MASK;
+	ib.aeth.msn = resp_msn(qp, r->msn);
 	ib.payload = data;
 	ib.payload_len = n;
 	qp_send_packet(qp, &ib);

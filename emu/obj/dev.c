@@ -83,6 +83,8 @@ int dev_init(struct rocemu_dev *d, struct core *c,
 	memcpy(d->mac + 2, cfg->gid + 12, 4);
 	roce_gid_link_local(d->gid_ll, d->mac);
 	d->mtu = cfg->mtu;
+	d->misbehave = cfg->misbehave < ROCEMU_MISBEHAVE_COUNT ? cfg->misbehave
+							       : ROCEMU_MISBEHAVE_NONE;
 	/* QPNs from 0x11 as rxe gives them (QP0 and QP1 are special, the
 	 * rest of the first 16 rxe keeps back too); MR indices from 1. */
 	idgen_init(&d->qpns, 0x11, ROCE_PSN_MASK, cfg->first_qpn);

@@ -63,6 +63,7 @@ struct rocemu_dev {
 	uint8_t gid_ll[16];		/* GID 0: the link-local one of its MAC */
 	uint8_t mac[6];
 	enum ibv_mtu mtu;
+	enum rocemu_misbehave misbehave; /* test-only (device.h) */
 	uint64_t cnt[ROCEMU_CNT_COUNTER_MAX];
 	struct rocemu_qp *qps;		/* hash by qpn */
 	struct rocemu_mr *mrs;		/* hash by index (key >> 8) */
@@ -75,6 +76,13 @@ struct rocemu_dev {
 	struct ibv_async_event *async_q;
 	unsigned async_n, async_cap;
 };
+
+/* Whether the device was told to break rule m (test-only). */
+static inline bool dev_misbehaves(const struct rocemu_dev *d,
+				  enum rocemu_misbehave m)
+{
+	return d->misbehave == m;
+}
 
 static inline void dev_count(struct rocemu_dev *d, enum rocemu_counter c)
 {

@@ -85,6 +85,29 @@ static void fork_done(void)
 	rocemu_world_fork_done(world);
 }
 
+/* ROCEMU_TEST_MISBEHAVE=NAME (test-only): the responder breaks one rule
+ * on purpose (include/rocemu/device.h). An unknown name refuses the
+ * device, with the names there are: a typo must not test nothing. */
+static int misbehave_from_env(enum rocemu_misbehave *m)
+{
+	const char *v = getenv("ROCEMU_TEST_MISBEHAVE");
+
+	if (!v || !*v)
+		return 0;
+	int got = rocemu_misbehave_parse(v);
+	if (got >= 0) {
+		*m = (enum rocemu_misbehave)got;
+		fprintf(stderr, "rocemu: ROCEMU_TEST_MISBEHAVE=%s: this device breaks a "
+			"rule on purpose: %s\n", v, rocemu_misbehave_text(*m));
+		return 0;
+	}
+	fprintf(stderr, "rocemu: ROCEMU_TEST_MISBEHAVE=%s is unknown; it is one of:", v);
+	for (int i = 1; i < ROCEMU_MISBEHAVE_COUNT; i++)
+		fprintf(stderr, " %s", rocemu_misbehave_name((enum rocemu_misbehave)i));
+	fprintf(stderr, "\n");
+	return -1;
+}
+
 /* The device, bound to ROCEMU_ADDR (default 127.0.0.1), made once. */
 static int make_device(void)
 {
@@ -92,6 +115,8 @@ static int make_device(void)
 	struct rocemu_dev_cfg cfg = { .name = "rocemu0", .mtu = mtu_from_env() };
 	struct in_addr v4;
 
+	if (misbehave_from_env(&cfg.misbehave))
+		return -EINVAL;
 	addr = addr && *addr ? addr : "127.0.0.1";
 	if (inet_pton(AF_INET, addr, &v4) == 1) {
 		roce_gid_from_ipv4(cfg.gid, (const uint8_t *)&v4);

@@ -140,6 +140,29 @@ void rocemu_world_events(struct rocemu_world *w, rocemu_event_fn fn,
 
 /* ---- devices ----------------------------------------------------- */
 
+/*
+ * Test-only: the responder breaks one IBTA rule on purpose, so that a
+ * conformance suite can be shown to catch that break (rocemu conform's
+ * tests do). Never for use: a device so set is wrong by design.
+ */
+enum rocemu_misbehave {
+	ROCEMU_MISBEHAVE_NONE,
+	ROCEMU_MISBEHAVE_SEQ_NAK_EVERY,	/* a NAK for every packet ahead */
+	ROCEMU_MISBEHAVE_DUP_READ_IGNORED, /* a duplicate READ dropped */
+	ROCEMU_MISBEHAVE_DUP_ATOMIC_REEXEC, /* a duplicate atomic redone */
+	ROCEMU_MISBEHAVE_RNR_TIMER_ZERO, /* RNR NAKs carry timer code 0 */
+	ROCEMU_MISBEHAVE_MSN_FROZEN,	/* every AETH carries MSN 0 */
+	ROCEMU_MISBEHAVE_RKEY_NAK_INVALID, /* R_Key errors NAKed 0x61 */
+	ROCEMU_MISBEHAVE_COUNT,
+};
+
+/* The misbehaviour's name ("seq_nak_every"), and the rule it breaks in
+ * words; NULL for a value past the last. */
+const char *rocemu_misbehave_name(enum rocemu_misbehave m);
+const char *rocemu_misbehave_text(enum rocemu_misbehave m);
+/* The misbehaviour called name, or -1 if there is none. */
+int rocemu_misbehave_parse(const char *name);
+
 struct rocemu_dev_cfg {
 	const char *name;
 	uint8_t gid[16];	/* ::ffff:a.b.c.d for IPv4 */
@@ -148,6 +171,7 @@ struct rocemu_dev_cfg {
 	 * rxe. Numbers go up from there, wrap to 0x11 after 0xffffff, and
 	 * skip any still in use. */
 	uint32_t first_qpn;
+	enum rocemu_misbehave misbehave;	/* test-only; 0: none */
 };
 
 struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
