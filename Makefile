@@ -197,6 +197,7 @@ check: all
 	$(Q)tests/check_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/live_cli.sh $(BUILD)
 	$(Q)tests/replay_cli.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/agent_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/conform_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/net_hosts.sh $(BUILD)

@@ -99,8 +99,8 @@ static int opcode_of(const char *word)
 	unsigned long n = strtoul(word, &end, 0);
 
 	if (!*end && end != word)
-		return n <= 0xff && roce_opcode((uint8_t)n) ? (int)n : -1;
-	for (unsigned op = 0; op < 256; op++) {
+		return n <= UINT8_MAX && roce_opcode((uint8_t)n) ? (int)n : -1;
+	for (unsigned op = 0; op <= UINT8_MAX; op++) {
 		const struct roce_opcode_info *i = roce_opcode((uint8_t)op);
 		if (i && i->name && !strcmp(i->name, word))
 			return (int)op;
