@@ -32,5 +32,5 @@ fi
 cat "$rep"
 sum=$(grep '^conform: [0-9]* scenarios on ' "$rep")
 unlisted=$(echo "$sum" | sed -n 's/.*: [0-9]* passed, \([0-9]*\) failed,.*/\1/p')
-echo "rxe lab: conform: $sum ($(($(date +%s) - t0)) s; logs in $out/a)"
+echo "rxe lab: $sum ($(($(date +%s) - t0)) s; logs in $out/a)"
 [ "$unlisted" = 0 ]
