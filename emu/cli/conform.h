@@ -42,6 +42,7 @@ enum cf_step_kind {
 	CF_STATE,	/* the agent's QP state */
 	CF_MODIFY,	/* the agent's QP moves to a state */
 	CF_BIND,	/* the agent binds a memory window */
+	CF_EVENT,	/* the agent's next asynchronous event */
 	CF_KIND_COUNT,
 };
 

@@ -27,6 +27,7 @@ static const struct {
 	[CF_STATE] = { "state", 1 },
 	[CF_MODIFY] = { "modify", 1 },
 	[CF_BIND] = { "bind", 0 },
+	[CF_EVENT] = { "event", 1 },
 };
 
 struct reader {
