@@ -135,31 +135,35 @@ int req_gid(struct req *r, const char *key, union ibv_gid *gid)
 	return 0;
 }
 
+/* Appends to a, truncating at its end. */
+static void ans_vadd(struct answer *a, const char *fmt, va_list ap)
+{
+	if (a->len >= sizeof(a->text) - 1)
+		return;
+	int n = vsnprintf(a->text + a->len, sizeof(a->text) - a->len, fmt, ap);
+	if (n > 0)
+		a->len += (size_t)n < sizeof(a->text) - a->len ? (size_t)n
+							       : sizeof(a->text) - 1 - a->len;
+}
+
 void ans_add(struct answer *a, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (a->len >= sizeof(a->text) - 1)
-		return;
 	va_start(ap, fmt);
-	int n = vsnprintf(a->text + a->len, sizeof(a->text) - a->len, fmt, ap);
+	ans_vadd(a, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		a->len += (size_t)n < sizeof(a->text) - a->len ? (size_t)n
-							       : sizeof(a->text) - 1 - a->len;
 }
 
 int ans_err(struct answer *a, const char *code, const char *fmt, ...)
 {
 	va_list ap;
 
-	a->len = (size_t)snprintf(a->text, sizeof(a->text), "err %s ", code);
+	a->len = 0;
+	ans_add(a, "err %s ", code);
 	va_start(ap, fmt);
-	int n = vsnprintf(a->text + a->len, sizeof(a->text) - a->len, fmt, ap);
+	ans_vadd(a, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		a->len += (size_t)n < sizeof(a->text) - a->len ? (size_t)n
-							       : sizeof(a->text) - 1 - a->len;
 	for (size_t i = 0; i < a->len; i++)	/* one line, whatever the text */
 		if (a->text[i] == '\n')
 			a->text[i] = ' ';
