@@ -313,10 +313,11 @@ START_TEST(msn_frozen)
 }
 END_TEST
 
-/* 9.7.5.2.4: a WRITE with an R_Key that names no MR (_i 0) or past the
- * MR's end (_i 1) is NAKed remote access error; rkey_nak_invalid:
- * invalid request. In both the memory is untouched and b's QP reports
- * the access error it is. */
+/* 9.7.5.2.4: a WRITE with an R_Key that names no MR (_i 0), a WRITE past
+ * the MR's end (_i 1), a READ (_i 2) and a FETCH_ADD (_i 3) with an R_Key
+ * that names no MR are NAKed remote access error; rkey_nak_invalid:
+ * invalid request. In both the memory is untouched, nothing is read out
+ * and b's QP reports the access error it is. */
 START_TEST(rkey_nak_invalid)
 {
 	for (int broken = 0; broken < 2; broken++) {
@@ -325,9 +326,18 @@ START_TEST(rkey_nak_invalid)
 				 : ROCEMU_MISBEHAVE_NONE, NULL);
 		uint32_t key = rocemu_mr_rkey(x.p.b.mr);
 		struct req w = { ROCE_OP_RC_RDMA_WRITE_ONLY, E,
-				 _i ? addr_of(&x.p.b, x.p.b.len - 4)
-				    : addr_of(&x.p.b, 0),
-				 _i ? key : key ^ 0x100, 8, 0, 8 };
+				 addr_of(&x.p.b, 0), key ^ 0x100, 8, 0, 8 };
+		if (_i == 1) { /* the right key, 4 of 8 bytes past the end */
+			w.va = addr_of(&x.p.b, x.p.b.len - 4);
+			w.rkey = key;
+		} else if (_i == 2) {
+			w.opcode = ROCE_OP_RC_RDMA_READ_REQUEST;
+			w.plen = 0;
+		} else if (_i == 3) {
+			w.opcode = ROCE_OP_RC_FETCH_ADD;
+			w.add = 1;
+			w.plen = 0;
+		}
 		inject(&x, &w);
 		ck_assert_uint_eq(x.n, 1);
 		ck_assert_uint_eq(x.a[0].op, ROCE_OP_RC_ACK);
@@ -378,7 +388,7 @@ Suite *misbehave_suite(void)
 	tcase_add_test(tc, dup_atomic_reexec);
 	tcase_add_test(tc, rnr_timer_zero);
 	tcase_add_test(tc, msn_frozen);
-	tcase_add_loop_test(tc, rkey_nak_invalid, 0, 2);
+	tcase_add_loop_test(tc, rkey_nak_invalid, 0, 4);
 	tcase_add_test(tc, names);
 	suite_add_tcase(s, tc);
 	return s;
