@@ -44,9 +44,13 @@ printf 'title t\nsend RC_SEND_ONLY\n' >"$work/bad/norule.scn"
 printf 'title t\nrule r\nsend RC_SEND_ONLY psn=1 psn=2\n' >"$work/bad/twice.scn"
 printf 'title t\nrule r\nsilence soon\n' >"$work/bad/ms.scn"
 printf 'title t\nrule r\nrole boss\nwait 1\n' >"$work/bad/role.scn"
+printf 'title t\nrule r\nsend RC_SEND_WHOLE psn=1\n' >"$work/bad/op.scn"
+printf 'title t\nrule r\nexpect RC_ACK colour=red\n' >"$work/bad/key.scn"
 for c in "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
 	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
-	 "role.scn:3: role is responder or requester"; do
+	 "role.scn:3: role is responder or requester" \
+	 "op.scn:3: 'RC_SEND_WHOLE' is not an opcode the table knows" \
+	 "key.scn:3: expect takes no key 'colour'"; do
 	f=${c%%:*}
 	expect_exit 2 "lint $f" -- "$rocemu" conform --lint "$work/bad/$f"
 	expect_grep "$work/err" "$c" "lint $f"

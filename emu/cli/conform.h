@@ -42,6 +42,7 @@ enum cf_step_kind {
 	CF_STATE,	/* the agent's QP state */
 	CF_MODIFY,	/* the agent's QP moves to a state */
 	CF_BIND,	/* the agent binds a memory window */
+	CF_EVENT,	/* the agent's next asynchronous event */
 	CF_KIND_COUNT,
 };
 
@@ -150,6 +151,7 @@ struct cf_wire {
 	struct roce_pcap_writer *pcap;
 	uint64_t t0_ns;
 	uint64_t sent, received;
+	uint64_t foreign;	/* datagrams from other addresses, ignored */
 };
 
 /* A packet taken from the wire, parsed; the bytes stay in buf. */
@@ -176,8 +178,9 @@ void cf_wire_close(struct cf_wire *w);
 /* Sends a built Ethernet frame's UDP payload to the peer's port 4791 and
  * records the frame. Returns 0 or -errno. */
 int cf_wire_send(struct cf_wire *w, const uint8_t *frame, size_t len);
-/* Waits up to timeout_ms for a datagram from port 4791; 1 with p filled,
- * 0 on timeout, -errno on a socket error. Other datagrams are ignored. */
+/* Waits up to timeout_ms for a datagram from the peer's address; 1 with
+ * p filled, 0 on timeout, -errno on a socket error. Datagrams from other
+ * addresses are counted in foreign and ignored. */
 int cf_wire_recv(struct cf_wire *w, struct cf_packet *p, int timeout_ms);
 /* Nanoseconds since the session began. */
 uint64_t cf_wire_now_ns(const struct cf_wire *w);
@@ -260,12 +263,22 @@ int cf_packet_build(const struct cf_env *e, const struct cf_wire *w,
 		    char *err, size_t errlen);
 
 /*
+ * Checks a send or expect step without a device: its opcode is one the
+ * table knows (or any, for expect) and each key is one the step takes.
+ * Returns 0, or -1 with the reason in err.
+ */
+int cf_step_check(const struct cf_step *st, char *err, size_t errlen);
+
+/*
  * Compares a received packet with an expect step. Returns 1 when every
  * field the step names matches, 0 with the first difference in why,
  * -1 with the reason in why when the step itself is wrong.
  */
 int cf_packet_match(const struct cf_env *e, const struct cf_step *st,
 		    const struct cf_packet *p, char *why, size_t whylen);
+
+/* Whether an expect step may name key. */
+bool cf_match_key(const char *key);
 
 /* One line describing a received packet (opcode, PSN, AETH, lengths). */
 void cf_packet_describe(const struct cf_packet *p, char *out, size_t len);

@@ -294,6 +294,30 @@ static int step_bind(struct cf_run *x, const struct cf_step *st)
 	return 0;
 }
 
+/* event NAME [within=MS]: the agent's next asynchronous event is NAME
+ * (ibv_event_type_str with '_' for spaces), about the scenario's QP. */
+static int step_event(struct cf_run *x, const struct cf_step *st)
+{
+	const char *w = cf_arg_get(st->args, st->nargs, "within");
+	char req[64], have[96], qp[16];
+
+	snprintf(req, sizeof(req), "event wait_ms=%lu",
+		 w ? strtoul(w, NULL, 0) : (unsigned long)COMPLETION_MS);
+	if (ask(x, st, req))
+		return -1;
+	if (!cf_agent_get(&x->s->agent, "event", have, sizeof(have)))
+		return cf_verdict(x, CF_FAIL, st->line, "expected the event %s: none came",
+				  st->word);
+	if (strcmp(have, st->word))
+		return cf_verdict(x, CF_FAIL, st->line, "the event is %s, not %s", have,
+				  st->word);
+	snprintf(req, sizeof(req), "%u", x->qp);
+	if (!cf_agent_get(&x->s->agent, "qp", qp, sizeof(qp)) || strcmp(qp, req))
+		return cf_verdict(x, CF_FAIL, st->line, "the event %s is not about the QP: %s",
+				  have, x->s->agent.line);
+	return 0;
+}
+
 int cf_agent_step(struct cf_run *x, const struct cf_step *st)
 {
 	switch (st->kind) {
@@ -313,6 +337,8 @@ int cf_agent_step(struct cf_run *x, const struct cf_step *st)
 		return step_state(x, st, true);
 	case CF_BIND:
 		return step_bind(x, st);
+	case CF_EVENT:
+		return step_event(x, st);
 	default:
 		return cf_verdict(x, CF_FAIL, st->line, "step kind %d not playable", st->kind);
 	}

@@ -213,14 +213,19 @@ static int match_fields(const struct cf_env *e, const struct cf_step *st,
 	return 1;
 }
 
+bool cf_match_key(const char *key)
+{
+	for (const char *const *k = match_keys; *k; k++)
+		if (!strcmp(*k, key))
+			return true;
+	return false;
+}
+
 int cf_packet_match(const struct cf_env *e, const struct cf_step *st,
 		    const struct cf_packet *p, char *why, size_t whylen)
 {
 	for (unsigned i = 0; i < st->nargs; i++) {
-		bool ok = false;
-		for (const char *const *k = match_keys; *k && !ok; k++)
-			ok = !strcmp(*k, st->args[i].key);
-		if (!ok) {
+		if (!cf_match_key(st->args[i].key)) {
 			snprintf(why, whylen, "expect: unknown key '%s'", st->args[i].key);
 			return -1;
 		}

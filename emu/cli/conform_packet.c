@@ -124,6 +124,25 @@ static bool known_key(const char *const *keys, const char *k)
 	return false;
 }
 
+int cf_step_check(const struct cf_step *st, char *err, size_t errlen)
+{
+	bool expect = st->kind == CF_EXPECT;
+
+	if (!(expect && !strcmp(st->word, "any")) && opcode_of(st->word) < 0) {
+		snprintf(err, errlen, "'%s' is not an opcode the table knows (as rocemu dump "
+			 "names them: RC_SEND_ONLY, RC_ACK, ...)", st->word);
+		return -1;
+	}
+	for (unsigned i = 0; i < st->nargs; i++) {
+		const char *k = st->args[i].key;
+		if (expect ? !cf_match_key(k) : !known_key(build_keys, k)) {
+			snprintf(err, errlen, "%s takes no key '%s'", expect ? "expect" : "send", k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 struct build_ctx {
 	const struct cf_env *e;
 	const struct cf_step *st;

@@ -29,7 +29,8 @@ int cf_setup(struct cf_run *x);
 
 /*
  * Plays one step that talks to the agent (recv, post, completion,
- * no-completion, memory, state, modify, bind). 0, or -1 after a verdict.
+ * no-completion, memory, state, modify, bind,
+ * event). 0, or -1 after a verdict.
  */
 int cf_agent_step(struct cf_run *x, const struct cf_step *st);
 

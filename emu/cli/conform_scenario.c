@@ -27,6 +27,7 @@ static const struct {
 	[CF_STATE] = { "state", 1 },
 	[CF_MODIFY] = { "modify", 1 },
 	[CF_BIND] = { "bind", 0 },
+	[CF_EVENT] = { "event", 1 },
 };
 
 struct reader {
@@ -144,6 +145,9 @@ static int read_step(struct reader *r, struct cf_scenario *s, unsigned kind,
 		return -1;
 	if (step_kw[kind].word == 1 && !*st->word)
 		return fail(r, "%s needs a word after it", step_kw[kind].name);
+	char why[200];
+	if ((kind == CF_SEND || kind == CF_EXPECT) && cf_step_check(st, why, sizeof(why)))
+		return fail(r, "%s", why);
 	if ((kind == CF_SILENCE || kind == CF_DRAIN || kind == CF_WAIT ||
 	     (kind == CF_NO_COMPLETION && *st->word)) &&
 	    strspn(st->word, "0123456789") != strlen(st->word))

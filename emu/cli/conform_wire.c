@@ -132,6 +132,18 @@ int cf_wire_send(struct cf_wire *w, const uint8_t *frame, size_t len)
 	return 0;
 }
 
+/* Whether a datagram came from the device under test's address. */
+static bool from_peer(const struct cf_wire *w, const struct sockaddr_storage *src)
+{
+	uint8_t gid[16];
+
+	if (src->ss_family == AF_INET)
+		roce_gid_from_ipv4(gid, (const uint8_t *)&((const struct sockaddr_in *)src)->sin_addr);
+	else
+		memcpy(gid, &((const struct sockaddr_in6 *)src)->sin6_addr, 16);
+	return !memcmp(gid, w->peer_gid, 16);
+}
+
 /* Parses the datagram in p->buf from src and records it. */
 static void take(struct cf_wire *w, struct cf_packet *p,
 		 const struct sockaddr_storage *src)
@@ -185,6 +197,10 @@ int cf_wire_recv(struct cf_wire *w, struct cf_packet *p, int timeout_ms)
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			return -errno;
+		}
+		if (!from_peer(w, &src)) {	/* not the device under test */
+			w->foreign++;
+			continue;
 		}
 		p->len = (size_t)n;
 		take(w, p, &src);
