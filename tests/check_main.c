@@ -31,6 +31,7 @@ int main(void)
 	srunner_add_suite(sr, odp_suite());
 	srunner_add_suite(sr, flow_suite());
 	srunner_add_suite(sr, watch_suite());
+	srunner_add_suite(sr, misbehave_suite());
 	srunner_add_suite(sr, rules_suite());
 	srunner_add_suite(sr, ladder_suite());
 	srunner_add_suite(sr, soak_suite());

@@ -11,7 +11,9 @@ static void side_up(struct pair *p, struct side *s, uint8_t last_octet,
 		    const struct pair_opts *o)
 {
 	struct rocemu_dev_cfg cfg = { .name = last_octet == 1 ? "devA" : "devB",
-				      .mtu = IBV_MTU_4096 };
+				      .mtu = IBV_MTU_4096,
+				      .misbehave = last_octet == 2 ? o->b_misbehave
+								   : ROCEMU_MISBEHAVE_NONE };
 
 	memset(cfg.gid, 0, 16);
 	cfg.gid[10] = cfg.gid[11] = 0xff;

@@ -36,6 +36,7 @@ struct pair_opts {
 	bool exact;		/* use the four above as given, 0 included */
 	uint8_t rd_atomic;	/* default 16 */
 	int max_wr;		/* default 1024 */
+	enum rocemu_misbehave b_misbehave; /* b's test-only break; default none */
 };
 
 enum { GUARD = 64, CANARY = 0xc5 };

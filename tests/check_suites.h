@@ -34,6 +34,7 @@ Suite *atomic_write_suite(void);
 Suite *odp_suite(void);
 Suite *flow_suite(void);
 Suite *watch_suite(void);
+Suite *misbehave_suite(void);
 Suite *rules_suite(void);
 Suite *ladder_suite(void);
 

@@ -44,15 +44,16 @@ static void nak_fatal(struct rocemu_qp *qp, uint8_t syn, uint32_t psn,
 		uc_drop_message(qp);
 		return;
 	}
-	/* test-only (device.h): the wrong NAK code for an R_Key error */
+	enum ibv_event_type ev =
+		syn == ROCE_AETH_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
+		: syn == ROCE_AETH_NAK_INV_REQ	? IBV_EVENT_QP_REQ_ERR
+						: IBV_EVENT_QP_FATAL;
+	/* test-only (device.h): the wrong NAK code on the wire for an
+	 * R_Key error; the local event stays the access error it is */
 	if (syn == ROCE_AETH_NAK_REM_ACCESS &&
 	    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_RKEY_NAK_INVALID))
 		syn = ROCE_AETH_NAK_INV_REQ;
-	resp_owe_fatal(qp, psn, syn,
-		       syn == ROCE_AETH_NAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
-		       : syn == ROCE_AETH_NAK_INV_REQ  ? IBV_EVENT_QP_REQ_ERR
-						       : IBV_EVENT_QP_FATAL,
-		       recv_status);
+	resp_owe_fatal(qp, psn, syn, ev, recv_status);
 }
 
 static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
@@ -306,7 +307,11 @@ static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
 	qp->resp.psn = roce_psn_add(psn, n);
 }
 
-static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
+/* Applies the atomic ib asks for and keeps its result in a new responder
+ * resource, its ACK owed; NULL after a NAK (memory then unchanged). The
+ * caller gives the resource its MSN and moves the expected PSN. */
+static struct rd_res *atomic_apply(struct rocemu_qp *qp,
+				   const struct roce_ib *ib)
 {
 	uint32_t psn = ib->bth.psn;
 	const struct roce_atmeth *a = &ib->atmeth;
@@ -315,14 +320,14 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 	if (!qp_allows(qp, IBV_ACCESS_REMOTE_ATOMIC) ||
 	    !qp->attr.max_dest_rd_atomic || (a->va & 7)) {
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
-		return;
+		return NULL;
 	}
 	uint8_t *mem;
 	if (!rkey_resolve(qp, a->rkey, a->va, 8, IBV_ACCESS_REMOTE_ATOMIC,
 			  &mem)) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 			  IBV_WC_WR_FLUSH_ERR);
-		return;
+		return NULL;
 	}
 	/* The operand is a host-order 64-bit value, as on rxe. A page of
 	 * on-demand memory may be gone, or read-only: a NAK, not a fault. */
@@ -331,7 +336,7 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 	if (mem_get(d, &orig, at, 8)) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 			  IBV_WC_WR_FLUSH_ERR);
-		return;
+		return NULL;
 	}
 	if (ib->bth.opcode == ROCE_OP_RC_CMP_SWAP)
 		v = orig == a->compare ? a->swap_add : orig;
@@ -340,14 +345,14 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 	if (mem_put(d, at, &v, 8)) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
 			  IBV_WC_WR_FLUSH_ERR);
-		return;
+		return NULL;
 	}
 	/* Its ACK is owed, in order after the responses before it. */
 	struct rd_res *r = resp_new_res(qp);
 	if (!r) {
 		mem_put(d, at, &orig, 8); /* undone: it is refused */
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
-		return;
+		return NULL;
 	}
 	r->atomic = true;
 	r->first_psn = r->last_psn = r->next_psn = psn;
@@ -355,8 +360,39 @@ static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
 	r->rkey = a->rkey;
 	r->len = 8;
 	r->orig = orig;
+	return r;
+}
+
+static void do_atomic(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	struct rd_res *r = atomic_apply(qp, ib);
+
+	if (!r)
+		return;
 	r->msn = ++qp->resp.msn;
-	qp->resp.psn = roce_psn_add(psn, 1);
+	qp->resp.psn = roce_psn_add(ib->bth.psn, 1);
+}
+
+/* Test-only (device.h, dup_atomic_reexec): a duplicate atomic whose
+ * result is saved is applied to the memory again and its new original
+ * value answered. Only that: its ACK carries the saved MSN, the expected
+ * PSN and the message count stay. False if no result is saved (it is
+ * then dropped as the rule has it). */
+static bool atomic_again(struct rocemu_qp *qp, const struct roce_ib *ib)
+{
+	const struct rd_res *saved = NULL;
+
+	for (unsigned i = 0; i < qp->resp.nres && !saved; i++)
+		if (qp->resp.res[i].valid && qp->resp.res[i].atomic &&
+		    qp->resp.res[i].first_psn == ib->bth.psn)
+			saved = &qp->resp.res[i];
+	if (!saved)
+		return false;
+	uint32_t msn = saved->msn; /* its slot may be taken next */
+	struct rd_res *r = atomic_apply(qp, ib);
+	if (r)
+		r->msn = msn;
+	return true;
 }
 
 /*
@@ -420,10 +456,9 @@ static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
 	    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_DUP_READ_IGNORED))
 		return;
 	if ((fl & ROCE_OPF_ATOMIC) &&
-	    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_DUP_ATOMIC_REEXEC)) {
-		do_atomic(qp, ib);
+	    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_DUP_ATOMIC_REEXEC) &&
+	    atomic_again(qp, ib))
 		return;
-	}
 	if (resp_replay(qp, ib))
 		return;
 	dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ); /* nothing to answer */

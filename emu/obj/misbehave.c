@@ -23,7 +23,7 @@ static const struct {
 		"every AETH carries MSN 0 instead of the messages completed (IBTA 9.7.5.2, C9-148)" },
 	[ROCEMU_MISBEHAVE_RKEY_NAK_INVALID] = { "rkey_nak_invalid",
 		"R_Key, bounds and access errors are NAKed invalid request, not remote access "
-		"error (IBTA 9.7.5.1, 10.6)" },
+		"error (IBTA 9.7.5.2.4; the checks 9.7.5.1, 10.6)" },
 };
 
 const char *rocemu_misbehave_name(enum rocemu_misbehave m)
