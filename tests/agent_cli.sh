@@ -16,7 +16,7 @@ port=18650
 ROCEMU_ADDR=127.0.0.2 "$build/bin/rocemu-agent" -l 127.0.0.1 -p $port >"$work/agent.log" 2>&1 &
 apid=$!
 wait_listen $port || { echo "agent_cli: rocemu-agent did not listen"; cat "$work/agent.log"; exit 1; }
-python3 "$here/agent_cli.py" $port ::ffff:127.0.0.2
+env -u LD_PRELOAD python3 "$here/agent_cli.py" $port ::ffff:127.0.0.2
 rc=$?
 kill $apid 2>/dev/null
 wait $apid 2>/dev/null

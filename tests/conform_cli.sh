@@ -68,7 +68,7 @@ if [ $rc = 0 ]; then ok; else
 	grep -A 14 '^FAIL\|^KNOWN' "$work/conform.txt" | head -n 80
 fi
 expect_grep "$work/conform.txt" "scenarios on rocemu: $n passed, 0 failed" "every scenario passes"
-python3 - "$work/conform.xml" "$n" <<'PY' && ok || bad "JUnit report"
+env -u LD_PRELOAD python3 - "$work/conform.xml" "$n" <<'PY' && ok || bad "JUnit report"
 import sys, xml.etree.ElementTree as ET
 s = ET.parse(sys.argv[1]).getroot()
 cases = s.findall('testcase')
@@ -81,6 +81,22 @@ spoiled=$(grep -l 'icrc=bad' "$scn"/*.scn | xargs cat | grep -c '^send .*icrc=ba
 "$rocemu" dump "$work/conform.pcap" >"$work/dump.txt" 2>&1
 sent_bad=$(grep -c ' icrc BAD ' "$work/dump.txt")
 [ "$sent_bad" = "$spoiled" ] && ok || bad "capture: $sent_bad packets with a bad ICRC, $spoiled sent so"
+# ---- verdicts beside PASS: not applicable, and no agent ----
+# A path MTU above the port's active MTU (rocemu's is 1024) cannot be set
+# up: N/A, which does not fail the run, and a skipped JUnit case.
+printf 'title t\nrule r\nqp mtu=4096\nsend RC_SEND_ONLY\n' >"$work/bad/big_mtu.scn"
+start_agent
+"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --junit "$work/na.xml" \
+	"$work/bad/big_mtu.scn" >"$work/na.txt" 2>&1
+rc=$?
+stop_agent
+[ $rc = 0 ] && ok || bad "a not applicable scenario: exit $rc, wanted 0"
+expect_grep "$work/na.txt" "N/A   big_mtu " "big_mtu is not applicable"
+expect_grep "$work/na.txt" "path MTU 4096 is above the port's active MTU 1024" "the N/A's reason"
+expect_grep "$work/na.xml" '<skipped message=' "JUnit: skipped"
+expect_exit 2 "no agent listening" -- "$rocemu" conform --agent 127.0.0.1:1 --local 127.0.0.3 rc_send_only
+expect_grep "$work/err" "is rocemu-agent running there?" "no agent: the message says what to check"
+
 # ---- the test-only misbehaviour switch: each break caught by its scenario ----
 # NAME:SCENARIO: with ROCEMU_TEST_MISBEHAVE=NAME the scenario fails and the
 # report names its rule; uc_send_no_ack (which no break touches: UC has
