@@ -140,7 +140,7 @@ static enum ibv_qp_state state_of(struct rocemu_qp *qp)
 	return at.qp_state;
 }
 
-/* C9-110: three packets ahead of E, one NAK sequence error carrying E;
+/* 9.7.5.1.1: three packets ahead of E, one NAK sequence error carrying E;
  * seq_nak_every: one per packet. E itself is then taken in both. */
 START_TEST(seq_nak_every)
 {
@@ -168,7 +168,7 @@ START_TEST(seq_nak_every)
 }
 END_TEST
 
-/* 9.7.5.1.2: a READ asked again after its response is executed again,
+/* 9.7.5.1.1, C9-110: a READ asked again after its response is executed again,
  * with the memory as it is then, from the same PSN; dup_read_ignored:
  * no second answer. The next new PSN is taken in both. */
 START_TEST(dup_read_ignored)
@@ -206,7 +206,7 @@ START_TEST(dup_read_ignored)
 }
 END_TEST
 
-/* 9.7.5.1.2: a FETCH_ADD asked again after a later WRITE is answered
+/* 9.7.5.1.1, C9-110: a FETCH_ADD asked again after a later WRITE is answered
  * with the value and MSN saved the first time and not applied again;
  * dup_atomic_reexec: applied again, its new original value answered. The
  * expected PSN and the MSN do not move for the duplicate in either. */

@@ -11,12 +11,12 @@ static const struct {
 	[ROCEMU_MISBEHAVE_NONE] = { "none", "follows the rules" },
 	[ROCEMU_MISBEHAVE_SEQ_NAK_EVERY] = { "seq_nak_every",
 		"a PSN sequence error NAK for every packet ahead, not one per gap "
-		"(IBTA 9.7.5.1.1, C9-110)" },
+		"(IBTA 9.7.5.1.1)" },
 	[ROCEMU_MISBEHAVE_DUP_READ_IGNORED] = { "dup_read_ignored",
-		"a duplicate RDMA READ is dropped instead of executed again (IBTA 9.7.5.1.2)" },
+		"a duplicate RDMA READ is dropped instead of executed again (IBTA 9.7.5.1.1, C9-110)" },
 	[ROCEMU_MISBEHAVE_DUP_ATOMIC_REEXEC] = { "dup_atomic_reexec",
 		"a duplicate atomic is executed again instead of answered from its saved "
-		"result (IBTA 9.7.5.1.2)" },
+		"result (IBTA 9.7.5.1.1, C9-110)" },
 	[ROCEMU_MISBEHAVE_RNR_TIMER_ZERO] = { "rnr_timer_zero",
 		"RNR NAKs carry timer code 0, not the QP's min_rnr_timer (IBTA 9.7.5.2.8)" },
 	[ROCEMU_MISBEHAVE_MSN_FROZEN] = { "msn_frozen",
