@@ -58,10 +58,10 @@ static void nak_fits(struct roce_check *c, const struct chk_pkt *p,
 	if (code == ROCE_NAK_PSN_SEQ && d->started &&
 	    roce_psn_cmp(p->psn, d->high_psn) >= 0)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "C9-110", "PSN sequence error NAK names PSN 0x%06x, "
+			   "9.7.5.1.1", "PSN sequence error NAK names PSN 0x%06x, "
 			   "but the newest request was 0x%06x: the NAK carries "
 			   "the PSN the responder expected, before the one it "
-			   "received out of order (C9-110)", p->psn,
+			   "received out of order (9.7.5.1.1)", p->psn,
 			   roce_psn_add(d->high_psn, ROCE_PSN_MASK));
 }
 

@@ -56,7 +56,7 @@ static int bad(const char **why, const char *reason)
 	return -EBADMSG;
 }
 
-/* Payload size rules that hold whatever the path MTU (IBTA 9.7.5.1.2). */
+/* Payload size rules that hold whatever the path MTU (IBTA 9.2, 9.7.5.1). */
 static int check_payload(const struct roce_ib *ib, const char **why)
 {
 	unsigned fl = ib->op->flags;

@@ -35,7 +35,7 @@ static uint64_t cnt(struct side *s, enum rocemu_counter c)
 	return rocemu_dev_counter(s->dev, c);
 }
 
-/* C9-110: one NAK-sequence per gap, silence until the expected PSN comes. */
+/* 9.7.5.1.1: one NAK-sequence per gap, silence until the expected PSN comes. */
 START_TEST(test_one_nak_per_gap)
 {
 	struct pair p;

@@ -360,7 +360,7 @@ START_TEST(test_nak_seq_beyond_what_was_sent)
 			     .syndrome = ROCE_AETH_NAK_PSN_SEQ });
 	judge(&c, 0, &r);
 	ck_assert_uint_ge(r.errors, 1);
-	ck_assert_str_eq(r.v[0].rule, "C9-110");
+	ck_assert_str_eq(r.v[0].rule, "9.7.5.1.1");
 	ck_assert_uint_eq(r.v[0].no, 3);
 }
 END_TEST

@@ -512,7 +512,7 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 		return;
 	}
 	if (d > 0) {
-		/* C9-110: one NAK per gap, then silence until it closes. */
+		/* 9.7.5.1.1: one NAK per gap, then silence until it closes. */
 		if (!qp->resp.nak_sent ||
 		    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_SEQ_NAK_EVERY)) {
 			qp->resp.nak_sent = true;

@@ -414,7 +414,7 @@ struct rocemu_qp {
 	struct {
 		uint32_t psn;		/* next PSN expected */
 		uint32_t msn;
-		bool nak_sent;		/* one NAK-seq per gap (C9-110) */
+		bool nak_sent;		/* one NAK-seq per gap (9.7.5.1.1) */
 		bool in_msg;		/* inside a multi-packet message */
 		uint16_t msg_op;	/* ROCE_OPF_SEND or _WRITE */
 		struct rwqe wqe;	/* receive WQE being filled */

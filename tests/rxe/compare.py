@@ -196,7 +196,7 @@ def drop_ahead(pkts):
 
     When request n of a space is lost, the responder NAKs the first later
     request with a sequence error for n and silently discards every
-    request after n until n comes again (IBTA 9.7.5.1.1, C9-110); how many the
+    request after n until n comes again (IBTA 9.7.5.1.1); how many the
     requester sent before the NAK reached it is timing. Such a request
     (PSN past n, seen before n's first retransmission, in a space that
     holds a sequence NAK for n) is listed and left out of the comparison.
