@@ -10,6 +10,11 @@ uint32_t chk_read_psns(uint32_t len, uint32_t mtu)
 }
 
 /* The MTU became known: READs already sent consume PSNs by it. */
+static bool is_mtu_size(uint32_t n)
+{
+	return n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096;
+}
+
 static void set_mtu(struct chk_flow *fl, uint32_t mtu)
 {
 	fl->mtu = mtu;
@@ -39,7 +44,14 @@ void chk_mtu(struct roce_check *c, const struct chk_pkt *p)
 	uint32_t n = p->ib->payload_len;
 
 	if (p->flags & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE)) {
-		/* The codec has checked n is 256, 512, ... 4096. */
+		if (!is_mtu_size(n)) {	/* no path MTU at all: not learnt */
+			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+				   "9.7.5.1", "%s carries %u bytes, which is no "
+				   "path MTU (256, 512, 1024, 2048, 4096): FIRST "
+				   "and MIDDLE packets carry exactly the path MTU "
+				   "(9.7.5.1)", p->ib->op->name, n);
+			return;
+		}
 		if (!fl->mtu)
 			set_mtu(fl, n);
 		else if (n != fl->mtu)
@@ -50,6 +62,11 @@ void chk_mtu(struct roce_check *c, const struct chk_pkt *p)
 				   "(9.7.5.1)", p->ib->op->name, n, fl->mtu);
 		return;
 	}
+	if ((p->flags & ROCE_OPF_LAST) && n == 0)
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "9.7.5.1", "%s carries no payload: a LAST packet "
+			   "carries 1 byte up to the path MTU (9.7.5.1)",
+			   p->ib->op->name);
 	uint32_t limit = fl->mtu ? fl->mtu : 4096;
 	if ((p->flags & (ROCE_OPF_LAST | ROCE_OPF_ONLY)) && n > limit)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,

@@ -66,13 +66,12 @@ static int check_payload(const struct roce_ib *ib, const char **why)
 		return bad(why, "payload on an opcode that carries none");
 	if ((fl & ROCE_OPF_FIXED8) && n != 8)
 		return bad(why, "ATOMIC_WRITE payload is not 8 bytes");
-	/* Whether FIRST and MIDDLE carry exactly the path MTU is judged by
-	 * whoever knows it (a responder NAKs it invalid request, rocemu
-	 * check flags it): a packet is not malformed for it. */
+	/* Whether FIRST and MIDDLE carry exactly the path MTU, and a LAST
+	 * 1 byte up to it, is judged by whoever knows it (a responder NAKs
+	 * it invalid request, rocemu check flags it): a packet is not
+	 * malformed for it. */
 	if ((fl & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE)) && ib->bth.pad)
 		return bad(why, "FIRST/MIDDLE packet with pad bytes");
-	if ((fl & ROCE_OPF_LAST) && n == 0)
-		return bad(why, "LAST packet with an empty payload");
 	return 0;
 }
 

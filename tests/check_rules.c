@@ -548,6 +548,27 @@ START_TEST(test_write_reth_length)
 }
 END_TEST
 
+/* A FIRST of a size that is no path MTU, and an empty LAST: each one
+ * error of 9.7.5.1, and the MTU is not learnt from the odd FIRST. */
+START_TEST(test_first_and_last_sizes)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_FIRST, .psn = 1, .plen = 100 });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_LAST, .psn = 2, .plen = 0,
+			     .ackreq = true });
+	add(&c, ACK(2, 1));
+	judge(&c, 0, &r);
+	ck_assert_uint_eq(r.errors, 2);
+	ck_assert_str_eq(r.v[0].rule, "9.7.5.1");
+	ck_assert_uint_eq(r.v[0].no, 1);
+	ck_assert_str_eq(r.v[1].rule, "9.7.5.1");
+	ck_assert_uint_eq(r.v[1].no, 2);
+}
+END_TEST
+
 START_TEST(test_wrong_mtu_given)
 {
 	static struct cap c;
@@ -781,6 +802,7 @@ Suite *rules_suite(void)
 	tcase_add_test(tc, test_msn_must_count_messages);
 	tcase_add_test(tc, test_msn_may_count_a_later_atomic);
 	tcase_add_test(tc, test_write_reth_length);
+	tcase_add_test(tc, test_first_and_last_sizes);
 	tcase_add_test(tc, test_wrong_mtu_given);
 	tcase_add_test(tc, test_last_request_without_ackreq);
 	tcase_add_test(tc, test_retransmission_not_reported);

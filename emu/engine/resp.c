@@ -118,7 +118,8 @@ static void complete_recv(struct rocemu_qp *qp, const struct roce_ib *ib,
 	cq_push(qp->rcq, &wc, ib->bth.se);
 }
 
-/* Payload size rules that need the path MTU (IBTA 9.7.5.1.x). */
+/* Payload size rules that need the path MTU (IBTA 9.7.5.1): FIRST and
+ * MIDDLE exactly it, LAST 1 byte up to it, ONLY up to it. */
 static bool length_ok(const struct rocemu_qp *qp, const struct roce_ib *ib)
 {
 	uint32_t n = ib->payload_len, mtu = qp_mtu(qp);
@@ -126,6 +127,8 @@ static bool length_ok(const struct rocemu_qp *qp, const struct roce_ib *ib)
 
 	if (fl & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE))
 		return n == mtu;
+	if (fl & ROCE_OPF_LAST)
+		return n >= 1 && n <= mtu;
 	return n <= mtu;
 }
 
