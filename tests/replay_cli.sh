@@ -141,5 +141,17 @@ got=$(grep -c ' RC_RDMA_READ_RESPONSE_' "$work/read_bw_rocemu.txt")
 "$rocemu" replay >/dev/null 2>&1
 [ $? = 2 ] && ok || bad "no argument: not exit 2"
 
+# A FIRST packet with no payload (the demo's first ACK made a SEND_FIRST)
+# says nothing of the path MTU: replay found a path MTU of 0 in it and
+# divided by it. Both ways, the replay must end with its verdict.
+"$edit" "$work/demo.pcap" "$work/first0.pcap" 2 opcode 0 >/dev/null ||
+	bad "pcap_edit first0"
+for as in responder requester; do
+	"$rocemu" replay --as $as "$work/first0.pcap" >"$work/first0.$as" 2>&1
+	rc=$?
+	[ $rc = 1 ] && grep -q "diverges" "$work/first0.$as" && ok ||
+		bad "a FIRST with no payload, as $as: exit $rc"
+done
+
 echo "replay_cli: $pass passed, $fail failed"
 [ $fail = 0 ]

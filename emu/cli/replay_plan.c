@@ -161,18 +161,21 @@ static bool remote_range(const struct roce_cap_pkt *c, uint32_t *rkey,
 	return false;
 }
 
-/* The path MTU: a FIRST or MIDDLE packet carries exactly one; without
- * them, the smallest IBTA MTU that holds the largest payload. */
+/* The path MTU: a FIRST or MIDDLE packet carries exactly one (one of a
+ * size that is no MTU breaks a rule and tells nothing); without them,
+ * the smallest IBTA MTU that holds the largest payload. */
 static unsigned infer_mtu(const struct rp_plan *p)
 {
 	uint32_t most = 0;
 
 	for (size_t k = 0; k < p->cap->n; k++) {
 		const struct roce_cap_pkt *c = pkt(p, k);
+		uint32_t n = c->f.ib.payload_len;
 		if (c->flow != p->fl->id)
 			continue;
-		if (op_flags(c) & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE))
-			return c->f.ib.payload_len;
+		if ((op_flags(c) & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE)) &&
+		    n >= 256 && n <= 4096 && !(n & (n - 1)))
+			return n;
 		if (c->f.ib.payload_len > most)
 			most = c->f.ib.payload_len;
 	}
