@@ -255,12 +255,15 @@ int cf_eval(const struct cf_env *e, const char *expr, uint64_t *v,
 	    char *err, size_t errlen);
 
 /*
- * Builds the Ethernet frame of a send step into out. Returns its length;
- * -1 with the reason in err (unknown opcode or key, bad expression).
+ * Builds the Ethernet frame of a send step into out, and describes it in
+ * *f as it was built (f->ib.payload points to a buffer that the next
+ * build reuses; f->icrc_calc is the right ICRC, f->ib.icrc the one sent).
+ * Returns its length; -1 with the reason in err (unknown opcode or key,
+ * bad expression), f then unspecified.
  */
 int cf_packet_build(const struct cf_env *e, const struct cf_wire *w,
 		    const struct cf_step *st, uint8_t *out, size_t cap,
-		    char *err, size_t errlen);
+		    struct roce_frame *f, char *err, size_t errlen);
 
 /*
  * Checks a send or expect step without a device: its opcode is one the

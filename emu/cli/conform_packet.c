@@ -268,7 +268,7 @@ static int build_fail(char *err, size_t errlen, const char *fmt, const char *s)
 
 int cf_packet_build(const struct cf_env *e, const struct cf_wire *w,
 		    const struct cf_step *st, uint8_t *out, size_t cap,
-		    char *err, size_t errlen)
+		    struct roce_frame *fp, char *err, size_t errlen)
 {
 	static uint8_t payload[9216];
 	struct build_ctx c = { .e = e, .st = st, .err = err, .errlen = errlen };
@@ -304,9 +304,17 @@ int cf_packet_build(const struct cf_env *e, const struct cf_wire *w,
 		return build_fail(err, errlen, "%s: the codec cannot build this packet "
 				  "(payload on an opcode without one?)", st->word);
 	const char *icrc = cf_arg_get(st->args, st->nargs, "icrc");
-	if (icrc && !strcmp(icrc, "bad"))
-		out[n - 1] ^= 0xff;	/* the ICRC is the frame's last 4 bytes */
-	else if (icrc)
+	if (icrc && strcmp(icrc, "bad"))
 		return build_fail(err, errlen, "icrc=%s: only icrc=bad", icrc);
+	/* The ICRC is the frame's last 4 bytes, big-endian as f->ib.icrc
+	 * holds it: the built one, and the one sent (spoilt on purpose). */
+	f.icrc_calc = (uint32_t)out[n - 4] << 24 | (uint32_t)out[n - 3] << 16 |
+		      (uint32_t)out[n - 2] << 8 | out[n - 1];
+	if (icrc)
+		out[n - 1] ^= 0xff;
+	f.ib.icrc = f.icrc_calc ^ (icrc ? 0xff : 0);
+	f.ib.exts = roce_opcode((uint8_t)op)->exts;
+	f.ib.op = roce_opcode((uint8_t)op);
+	*fp = f;
 	return n;
 }
