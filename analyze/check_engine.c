@@ -8,14 +8,9 @@
 
 #include "check_local.h"
 
-static bool is_ib_mtu(uint32_t n)
-{
-	return n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096;
-}
-
 struct roce_check *roce_check_new(uint32_t mtu, roce_check_cb cb, void *arg)
 {
-	if (mtu && !is_ib_mtu(mtu))
+	if (mtu && !roce_is_path_mtu(mtu))
 		return NULL;
 	struct roce_check *c = calloc(1, sizeof(*c));
 	if (!c)

@@ -10,11 +10,6 @@ uint32_t chk_read_psns(uint32_t len, uint32_t mtu)
 }
 
 /* The MTU became known: READs already sent consume PSNs by it. */
-static bool is_mtu_size(uint32_t n)
-{
-	return n == 256 || n == 512 || n == 1024 || n == 2048 || n == 4096;
-}
-
 static void set_mtu(struct chk_flow *fl, uint32_t mtu)
 {
 	fl->mtu = mtu;
@@ -44,7 +39,7 @@ void chk_mtu(struct roce_check *c, const struct chk_pkt *p)
 	uint32_t n = p->ib->payload_len;
 
 	if (p->flags & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE)) {
-		if (!is_mtu_size(n)) {	/* no path MTU at all: not learnt */
+		if (!roce_is_path_mtu(n)) {	/* no path MTU at all: not learnt */
 			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
 				   "9.7.5.1", "%s carries %u bytes, which is no "
 				   "path MTU (256, 512, 1024, 2048, 4096): FIRST "

@@ -10,6 +10,7 @@
 #include "cli_source.h"
 #include "rocemu/check.h"
 #include "rocemu/flow.h"
+#include "rocemu/packet.h"
 #include "rocemu/pcapio.h"
 
 struct check_opts {
@@ -56,8 +57,7 @@ static int parse_mtu(const char *arg, uint32_t *mtu)
 	char *end;
 	unsigned long v = strtoul(arg, &end, 10);
 
-	if (*end || !*arg || (v != 256 && v != 512 && v != 1024 &&
-			      v != 2048 && v != 4096)) {
+	if (*end || !*arg || v > UINT32_MAX || !roce_is_path_mtu((uint32_t)v)) {
 		fprintf(stderr, "rocemu check: --mtu wants 256, 512, 1024, "
 				"2048 or 4096, not '%s'\n", arg);
 		return -EINVAL;

@@ -174,7 +174,7 @@ static unsigned infer_mtu(const struct rp_plan *p)
 		if (c->flow != p->fl->id)
 			continue;
 		if ((op_flags(c) & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE)) &&
-		    n >= 256 && n <= 4096 && !(n & (n - 1)))
+		    roce_is_path_mtu(n))
 			return n;
 		if (c->f.ib.payload_len > most)
 			most = c->f.ib.payload_len;

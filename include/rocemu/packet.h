@@ -37,6 +37,12 @@ struct roce_ib {
 	uint32_t icrc;
 };
 
+/* Whether bytes is a path MTU the IBTA defines: 256, 512, 1024, 2048, 4096. */
+static inline bool roce_is_path_mtu(uint32_t bytes)
+{
+	return bytes >= 256 && bytes <= 4096 && !(bytes & (bytes - 1));
+}
+
 /* Pad bytes needed after len payload bytes to reach a 4-byte boundary. */
 static inline unsigned roce_pad_len(uint32_t len)
 {
