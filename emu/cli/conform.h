@@ -245,6 +245,10 @@ struct cf_env {
 	uint32_t mw_rkey;	/* the last bound memory window's */
 };
 
+/* The scenario's MR called name (its first n characters), or NULL. */
+const struct cf_mr *cf_mr_named(const struct cf_env *e, const char *name,
+				size_t n);
+
 /*
  * Evaluates an expression: a number, or NAME[.FIELD][+N|-N] where NAME is
  * an MR (FIELD addr, rkey, lkey, size, end; addr when omitted), qpn (the

@@ -10,9 +10,10 @@ enum { COMPLETION_MS = 2000, NO_COMPLETION_MS = 100, READ_CHUNK = 1024 };
 /* The agent's MR number for the MR a step names, or 0 after a verdict. */
 static unsigned mr_id(struct cf_run *x, const struct cf_step *st, const char *name)
 {
-	for (unsigned i = 0; i < x->e.nmr; i++)
-		if (!strcmp(x->e.mrs[i].name, name))
-			return x->e.mrs[i].id;
+	const struct cf_mr *m = cf_mr_named(&x->e, name, strlen(name));
+
+	if (m)
+		return m->id;
 	cf_verdict(x, CF_FAIL, st->line, "%s: no MR named '%s'", x->sc->path, name);
 	return 0;
 }
@@ -203,15 +204,12 @@ static int compare_hex(struct cf_run *x, const struct cf_step *st, const char *h
 
 static int step_memory(struct cf_run *x, const struct cf_step *st)
 {
-	const struct cf_mr *m = NULL;
+	const struct cf_mr *m = cf_mr_named(&x->e, st->word, strlen(st->word));
 	const char *fill = cf_arg_get(st->args, st->nargs, "fill");
 	uint64_t off = 0, len = 0;
 	char err[200], req[128], hex[2 * READ_CHUNK + 1];
 	uint8_t first;
 
-	for (unsigned i = 0; i < x->e.nmr; i++)
-		if (!strcmp(x->e.mrs[i].name, st->word))
-			m = &x->e.mrs[i];
 	const char *o = cf_arg_get(st->args, st->nargs, "off");
 	const char *l = cf_arg_get(st->args, st->nargs, "len");
 	if (!m || !fill || !l || (o && cf_eval(&x->e, o, &off, err, sizeof(err))) ||

@@ -10,8 +10,8 @@
 
 enum { PSN_MASK = 0xffffff, DEFAULT_FILL = 0x5a, ROCE_PORT = 4791 };
 
-static const struct cf_mr *mr_named(const struct cf_env *e, const char *name,
-				    size_t n)
+const struct cf_mr *cf_mr_named(const struct cf_env *e, const char *name,
+				size_t n)
 {
 	for (unsigned i = 0; i < e->nmr; i++)
 		if (strlen(e->mrs[i].name) == n && !strncmp(e->mrs[i].name, name, n))
@@ -35,7 +35,7 @@ static int name_value(const struct cf_env *e, const char *name, size_t n,
 	else if (!fn && IS(name, n, "mw"))
 		*v = e->mw_rkey;
 	else {
-		const struct cf_mr *m = mr_named(e, name, n);
+		const struct cf_mr *m = cf_mr_named(e, name, n);
 		if (!m)
 			return -1;
 		if (!fn || IS(field, fn, "addr"))
