@@ -53,7 +53,7 @@ endif
 
 # Debian packages the build, the tests and the tools need.
 DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
-	zlib1g-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev \
+	zlib1g-dev libisal-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev \
 	iproute2 ibverbs-utils perftest python3-pyverbs librsvg2-bin
 # ... and those the rxe lab needs besides (tests/rxe/): without them
 # make check skips the lab and says why.
@@ -61,7 +61,7 @@ RXE_LAB_PKGS := qemu-system-x86 busybox-static cpio kmod tcpdump iproute2 \
 	rdma-core ibverbs-providers ibverbs-utils perftest python3-pyverbs
 RXE ?= 1
 
-PKG_LIBS := libpcap zlib
+PKG_LIBS := libpcap zlib libisal
 override CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
 	-fPIC -pthread -Iinclude -Iproto -Iemu $(SANFLAGS) $(CFLAGS)
@@ -297,11 +297,11 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
 	  tests/fuzz/fuzz_frame.c \
-	  $(filter-out proto/pcapio.c proto/pcap_live.c,$(PROTO_SRC)) -lz
+	  $(filter-out proto/pcapio.c proto/pcap_live.c,$(PROTO_SRC)) -lz -lisal
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_responder \
-	  tests/fuzz/fuzz_responder.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lpcap
+	  tests/fuzz/fuzz_responder.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_sequence \
-	  tests/fuzz/fuzz_sequence.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lpcap
+	  tests/fuzz/fuzz_sequence.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
 	$(Q)$(MKCAP) --transport-seeds $(FUZZ_DIR)/corpus_responder \

@@ -50,7 +50,7 @@ static size_t put_headers(const struct roce_frame *f, uint8_t *b)
 }
 
 /*
- * zlib's CRC-32 of the ICRC's message up to the end of the BTH, for the
+ * The CRC-32 of the ICRC's message up to the end of the BTH, for the
  * headers at hdr (hl bytes) and the BTH at the payload's start. The
  * masking is roce_icrc_calc's own: it is run over a datagram of headers
  * only, whose ICRC is this CRC byte-swapped (see icrc.h). len >= BTH+ICRC.
@@ -72,7 +72,7 @@ static uint32_t crc_on(uint32_t crc, const uint8_t *payload, size_t len)
 {
 	size_t rest = len - ROCE_BTH_LEN - ROCE_ICRC_LEN;
 
-	return (uint32_t)crc32(crc, payload + ROCE_BTH_LEN, (uInt)rest);
+	return roce_crc32(crc, payload + ROCE_BTH_LEN, rest);
 }
 
 /* The ICRC, as roce_icrc_calc gives it, of headers hdr and payload. */

@@ -7,6 +7,17 @@
 #include <stdint.h>
 
 /*
+ * The CRC-32 of IEEE 802.3 (zlib's crc32, the ICRC's polynomial) of len
+ * bytes at buf, carried on from crc (0 to start; a previous result to
+ * continue). Uses ISA-L's carry-less-multiply kernels where the CPU has
+ * them and zlib's otherwise; both give the same value. Cannot fail.
+ */
+uint32_t roce_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* Names the CRC-32 engine roce_crc32 uses on this CPU: "isa-l" or "zlib". */
+const char *roce_crc32_engine(void);
+
+/*
  * Computes the ICRC of the RoCEv2 datagram whose IPv4 or IPv6 header starts
  * at ip; len runs from there through the 4-byte ICRC field, which is not
  * covered. The variant fields are masked to ones: IPv4 TOS, TTL and header
