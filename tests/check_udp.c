@@ -25,6 +25,9 @@ struct host {
 	uint8_t gid[16];
 };
 
+/* UDP offload for the hosts made next (rocemu_world_set_offload). */
+static bool offload = true;
+
 static int host_up(struct host *h, uint8_t octet, enum ibv_qp_type t)
 {
 	struct rocemu_dev_cfg cfg = { .name = "udp", .mtu = IBV_MTU_1024,
@@ -33,6 +36,7 @@ static int host_up(struct host *h, uint8_t octet, enum ibv_qp_type t)
 
 	memcpy(h->gid, cfg.gid, 16);
 	h->w = rocemu_world_new_udp();
+	rocemu_world_set_offload(h->w, offload);
 	int rc = rocemu_endpoint_new(h->w, &cfg, t, 65536, 64, &h->ep);
 	if (rc)
 		return rc;
@@ -167,6 +171,57 @@ START_TEST(test_rc_over_udp)
 	memcpy(&v, b->buf + 40000, 8);
 	ck_assert_uint_eq(v, 5);
 	ck_assert_uint_eq(rocemu_dev_counter(b->dev, ROCEMU_CNT_RX_DROP_ICRC), 0);
+	host_down(a);
+	host_down(b);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/*
+ * A 60000-byte WRITE and a READ of it back, MTU 1024: with offload on
+ * (_i 1) the requests and the READ responses cross in GSO batches, cut
+ * up again where they arrive, every byte and ICRC intact; off, each
+ * packet is its own datagram.
+ */
+START_TEST(test_offload_batches)
+{
+	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct rocemu_wire_stats sa, sb;
+	enum { LEN = 60000 };
+
+	offload = _i;
+	host_must_up(a, 2, IBV_QPT_RC);
+	host_must_up(b, 3, IBV_QPT_RC);
+	offload = true;
+	connect_rc(a, b);
+	connect_rc(b, a);
+	for (int i = 0; i < LEN; i++)
+		a->buf[i] = (uint8_t)(i * 7 + i / 251);
+	post1(a, IBV_WR_RDMA_WRITE, 1, LEN, (uint64_t)(uintptr_t)b->buf,
+	      rocemu_mr_rkey(b->mr));
+	ck_assert_int_eq(wait_cqe(a, b).status, IBV_WC_SUCCESS);
+	ck_assert(!memcmp(b->buf, a->buf, LEN));
+	memset(a->buf, 0, LEN);
+	post1(a, IBV_WR_RDMA_READ, 2, LEN, (uint64_t)(uintptr_t)b->buf,
+	      rocemu_mr_rkey(b->mr));
+	ck_assert_int_eq(wait_cqe(a, b).status, IBV_WC_SUCCESS);
+	ck_assert(!memcmp(a->buf, b->buf, LEN));
+	rocemu_world_wire_stats(a->w, &sa);
+	rocemu_world_wire_stats(b->w, &sb);
+	ck_assert_uint_eq(sa.dropped + sb.dropped, 0);
+	ck_assert_uint_eq(rocemu_dev_counter(a->dev, ROCEMU_CNT_RX_DROP_ICRC) +
+			  rocemu_dev_counter(b->dev, ROCEMU_CNT_RX_DROP_ICRC), 0);
+	ck_assert_uint_eq(rocemu_dev_counter(a->dev, ROCEMU_CNT_RETRANSMITS), 0);
+	if (_i) {
+		ck_assert_uint_gt(sa.gso_sends, 0);	/* the WRITE */
+		ck_assert_uint_gt(sb.gro_batches, 0);
+		ck_assert_uint_gt(sb.gso_sends, 0);	/* the READ responses */
+		ck_assert_uint_gt(sa.gro_batches, 0);
+	} else {
+		ck_assert_uint_eq(sa.gso_sends + sb.gso_sends, 0);
+		ck_assert_uint_eq(sa.gro_batches + sb.gro_batches, 0);
+	}
 	host_down(a);
 	host_down(b);
 	free(a);
@@ -548,6 +603,7 @@ Suite *udp_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_rc_over_udp);
+	tcase_add_loop_test(tc, test_offload_batches, 0, 2);
 	tcase_add_test(tc, test_ud_over_udp);
 	tcase_add_test(tc, test_gid0_over_udp);
 	tcase_add_test(tc, test_foreign_datagrams);

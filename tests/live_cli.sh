@@ -42,10 +42,10 @@ dpid=$!
 if ! wait_capturing "$work/live.err"; then
 	bad "dump -i lo did not start capturing"; cat "$work/live.err"
 fi
-timeout 60 "$rocemu" ping -n 20 -s 3000 --addr 127.0.0.2 --port 18701 \
+timeout 60 "$rocemu" ping --no-offload -n 20 -s 3000 --addr 127.0.0.2 --port 18701 \
 	>"$work/server.txt" 2>&1 &
 spid=$!
-timeout 60 "$rocemu" ping -n 20 -s 3000 --addr 127.0.0.3 --port 18701 \
+timeout 60 "$rocemu" ping --no-offload -n 20 -s 3000 --addr 127.0.0.3 --port 18701 \
 	--wait 20 --pcap "$work/client.pcap" 127.0.0.2 >"$work/client.txt" 2>&1
 crc=$?
 wait $spid
@@ -72,10 +72,10 @@ grep -q 'ICRC ok [1-9][0-9]*, ICRC bad 0' "$work/live.txt" && ok ||
 "$rocemu" dump -i lo -c 3 >"$work/count.txt" 2>"$work/count.err" &
 dpid=$!
 wait_capturing "$work/count.err" || bad "dump -i lo -c 3 did not start"
-timeout 60 "$rocemu" ping -n 5 -s 64 --addr 127.0.0.2 --port 18702 \
+timeout 60 "$rocemu" ping --no-offload -n 5 -s 64 --addr 127.0.0.2 --port 18702 \
 	>/dev/null 2>&1 &
 spid=$!
-timeout 60 "$rocemu" ping -n 5 -s 64 --addr 127.0.0.3 --port 18702 \
+timeout 60 "$rocemu" ping --no-offload -n 5 -s 64 --addr 127.0.0.3 --port 18702 \
 	--wait 20 127.0.0.2 >/dev/null 2>&1
 wait $spid
 for _ in $(seq 50); do kill -0 $dpid 2>/dev/null || break; sleep 0.1; done
@@ -93,10 +93,10 @@ n=$(awk '$2 ~ /^[0-9.]+$/ && $6 ~ /^[A-Z]+_/' "$work/count.txt" | wc -l)
 "$rocemu" check -i lo >"$work/check.txt" 2>"$work/check.err" &
 cpid=$!
 wait_capturing "$work/check.err" || bad "check -i lo did not start"
-timeout 60 "$rocemu" ping -n 10 -s 2000 --addr 127.0.0.2 --port 18703 \
+timeout 60 "$rocemu" ping --no-offload -n 10 -s 2000 --addr 127.0.0.2 --port 18703 \
 	>/dev/null 2>&1 &
 spid=$!
-timeout 60 "$rocemu" ping -n 10 -s 2000 --addr 127.0.0.3 --port 18703 \
+timeout 60 "$rocemu" ping --no-offload -n 10 -s 2000 --addr 127.0.0.3 --port 18703 \
 	--wait 20 127.0.0.2 >/dev/null 2>&1
 wait $spid
 python3 - pcaps/rxe/rc_send_64.pcap <<'PY'

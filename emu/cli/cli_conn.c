@@ -155,6 +155,8 @@ static int make_objects(struct conn *c, const char *who)
 		return -1;
 	}
 	c->w = rocemu_world_new_udp();
+	if (c->w)
+		rocemu_world_set_offload(c->w, !c->o.no_offload);
 	c->dev = c->w ? rocemu_dev_new(c->w, &cfg) : NULL;
 	if (!c->dev) {
 		fprintf(stderr, "%s: cannot bind %s UDP port 4791: %s (%s)\n",
@@ -329,8 +331,15 @@ void conn_print_counters(struct conn *c)
 {
 	if (!c->dev)
 		return;
+	struct rocemu_wire_stats s;
+
 	rocemu_world_stop(c->w);
 	rocemu_dev_print_counters(c->dev, stdout, "");
+	rocemu_world_wire_stats(c->w, &s);
+	printf("counter wire_dropped %llu\ncounter wire_gso_sends %llu\n"
+	       "counter wire_gro_batches %llu\n",
+	       (unsigned long long)s.dropped, (unsigned long long)s.gso_sends,
+	       (unsigned long long)s.gro_batches);
 	fflush(stdout);
 }
 
@@ -407,6 +416,7 @@ static bool *flag_of(struct conn_opts *o, const char *a)
 	       : !strcmp(a, "--srq")   ? &o->srq
 	       : !strcmp(a, "--poll")  ? &o->busy_poll
 	       : !strcmp(a, "--stats") ? &o->stats
+	       : !strcmp(a, "--no-offload") ? &o->no_offload
 				       : NULL;
 }
 

@@ -22,6 +22,7 @@ struct conn_opts {
 	bool srq;		/* receives from a shared receive queue */
 	bool busy_poll;		/* spin on the CQ instead of sleeping */
 	bool stats;		/* print the device's counters at the end */
+	bool no_offload;	/* one datagram per packet, even on lo */
 	int wait_s;		/* client: how long to try reaching the server */
 };
 

@@ -18,7 +18,7 @@ static const char usage_text[] =
 	"  --stats       at the end, print every counter of the device to\n"
 	"                stdout: one 'counter NAME VALUE' line each\n"
 	"  --addr IP, --port PORT, -m MTU, --srq, --poll, --wait SEC, --pcap FILE,\n"
-	"  --trace: as for rocemu ping\n";
+	"  --trace, --no-offload: as for rocemu ping\n";
 
 static const char *who = "rocemu perf";
 

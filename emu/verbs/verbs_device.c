@@ -73,6 +73,24 @@ static enum ibv_mtu mtu_from_env(void)
 	return IBV_MTU_1024;
 }
 
+/* ROCEMU_OFFLOAD=0 sends every packet as its own datagram, for a capture
+ * on lo that shows each one; 1, the default, batches them to loopback
+ * addresses (rocemu_world_set_offload). */
+static int offload_from_env(bool *on)
+{
+	const char *v = getenv("ROCEMU_OFFLOAD");
+
+	*on = true;
+	if (!v || !*v || !strcmp(v, "1"))
+		return 0;
+	if (!strcmp(v, "0")) {
+		*on = false;
+		return 0;
+	}
+	fprintf(stderr, "rocemu: ROCEMU_OFFLOAD=%s is not 0 or 1\n", v);
+	return -1;
+}
+
 /* A child forked while the device runs must not write the capture's
  * buffer into the file a second time when it exits. */
 static void fork_prepare(void)
@@ -114,8 +132,9 @@ static int make_device(void)
 	const char *addr = getenv("ROCEMU_ADDR");
 	struct rocemu_dev_cfg cfg = { .name = "rocemu0", .mtu = mtu_from_env() };
 	struct in_addr v4;
+	bool offload;
 
-	if (misbehave_from_env(&cfg.misbehave))
+	if (misbehave_from_env(&cfg.misbehave) || offload_from_env(&offload))
 		return -EINVAL;
 	addr = addr && *addr ? addr : "127.0.0.1";
 	if (inet_pton(AF_INET, addr, &v4) == 1) {
@@ -126,6 +145,8 @@ static int make_device(void)
 		return -EINVAL;
 	}
 	world = rocemu_world_new_udp();
+	if (world)
+		rocemu_world_set_offload(world, offload);
 	dev = world ? rocemu_dev_new(world, &cfg) : NULL;
 	owner = getpid();
 	if (!dev) {
@@ -169,7 +190,15 @@ static void print_counters(void)
 
 	if (!v || !*v || !strcmp(v, "0"))
 		return;
+	struct rocemu_wire_stats s;
+
 	rocemu_dev_print_counters(dev, stderr, "rocemu: ");
+	rocemu_world_wire_stats(world, &s);
+	fprintf(stderr, "rocemu: counter wire_dropped %llu\n"
+			"rocemu: counter wire_gso_sends %llu\n"
+			"rocemu: counter wire_gro_batches %llu\n",
+		(unsigned long long)s.dropped, (unsigned long long)s.gso_sends,
+		(unsigned long long)s.gro_batches);
 }
 
 /*

@@ -15,6 +15,11 @@
 #include "wire.h"
 
 enum { RX_BATCH = 32, RX_BUF = 9216 };
+/* A GRO batch is one datagram of up to 64 KiB. */
+enum { RX_BUF_GRO = 65536 };
+/* The kernel's limits on one GSO send: UDP_MAX_SEGMENTS, and the
+ * datagram's 16-bit length. */
+enum { GSO_MAX_SEGS = 64, GSO_MAX_BYTES = 65000 };
 /* Batches one pass takes from a socket: a stream of responses must not
  * keep the engines from sending (a retry among what they send). */
 enum { RX_PASS = 8 };
@@ -39,16 +44,21 @@ struct tx_batch {
 	uint32_t head, tail;		/* free-running, as in ring.h */
 	int blocked_fd;			/* refused the head; -1 if none */
 	int fd[TX_RING];
+	bool local[TX_RING];		/* to a loopback address */
 	uint8_t *frame[TX_RING];	/* owned until sent */
 	struct iovec iov[TX_RING];
 	struct sockaddr_storage to[TX_RING];
 	struct mmsghdr msg[TX_RING];
+	/* a GSO send's segment size, at its first datagram's slot */
+	char ctl[TX_RING][CMSG_SPACE(sizeof(uint16_t))];
 };
 
 /* A device's port on the UDP wire. */
 struct udp_port {
 	struct wire_port p;	/* first: a wire_port * is one of these */
 	int fd;			/* bound to the GID's address, port 4791 */
+	bool gso;		/* loopback sends go in GSO batches */
+	size_t rx_buf;		/* bytes per receive buffer */
 	uint8_t *rx;		/* receive buffers */
 	struct tx_batch *tx;	/* datagrams to send */
 	struct tx_sock *socks;	/* one per source port */
@@ -72,9 +82,94 @@ static void tx_release(struct tx_batch *b, uint32_t n)
 	b->head += n;
 }
 
-/* Sends from the head while the sockets take it; true if all went. */
-static bool tx_flush(struct wire *w, struct tx_batch *b)
+/*
+ * How many datagrams from ring slot i, of the run of k that share its
+ * socket, go in one GSO send: all to the same loopback address, all of the
+ * first one's length but a last that may be shorter, within the kernel's
+ * limits. 1 when they cannot.
+ */
+static uint32_t gso_group(const struct tx_batch *b, uint32_t i, uint32_t k)
 {
+	size_t seg = b->iov[i].iov_len, total = seg;
+	socklen_t alen = b->msg[i].msg_hdr.msg_namelen;
+	uint32_t n = 1;
+
+	if (!b->local[i])
+		return 1;
+	while (n < k && n < GSO_MAX_SEGS) {
+		size_t len = b->iov[i + n].iov_len;
+		if (len > seg || total + len > GSO_MAX_BYTES ||
+		    b->msg[i + n].msg_hdr.msg_namelen != alen ||
+		    memcmp(&b->to[i + n], &b->to[i], alen))
+			break;
+		total += len;
+		n++;
+		if (len < seg)	/* only the last may be shorter */
+			break;
+	}
+	return n;
+}
+
+/* The message of one send from slot i carrying n datagrams: the segment
+ * size goes in a control message when there are several. */
+static struct msghdr send_msg(struct tx_batch *b, uint32_t i, uint32_t n)
+{
+	struct msghdr m = b->msg[i].msg_hdr;
+
+	if (n > 1) {
+		struct cmsghdr *c = (struct cmsghdr *)(void *)b->ctl[i];
+		uint16_t seg = (uint16_t)b->iov[i].iov_len;
+
+		m.msg_iovlen = n;
+		m.msg_control = b->ctl[i];
+		m.msg_controllen = sizeof(b->ctl[i]);
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(seg));
+		memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	}
+	return m;
+}
+
+/*
+ * Sends the k datagrams from slot i (one socket) in as few sends as the
+ * port's GSO allows; returns how many datagrams went, or -errno of the
+ * first send. A GSO send the kernel refuses turns GSO off for the port
+ * and nothing is lost: the datagrams go one by one on the next try.
+ */
+static int send_run(struct wire *w, struct udp_port *u, uint32_t i,
+		    uint32_t k)
+{
+	struct tx_batch *b = u->tx;
+	struct mmsghdr out[TX_BATCH];
+	uint32_t segs[TX_BATCH], n = 0, j = 0;
+
+	while (j < k && n < TX_BATCH) {
+		segs[n] = u->gso ? gso_group(b, i + j, k - j) : 1;
+		out[n].msg_hdr = send_msg(b, i + j, segs[n]);
+		j += segs[n++];
+	}
+	int sent = sendmmsg(b->fd[i], out, n, 0);
+	if (sent < 0 && segs[0] > 1 && errno != EAGAIN &&
+	    errno != EWOULDBLOCK && errno != EINTR) {
+		u->gso = false;
+		return 0;
+	}
+	if (sent < 0)
+		return -errno;
+	uint32_t done = 0;
+	for (int g = 0; g < sent; g++) {
+		done += segs[g];
+		w->gso_sends += segs[g] > 1;
+	}
+	return (int)done;
+}
+
+/* Sends from the head while the sockets take it; true if all went. */
+static bool tx_flush(struct wire *w, struct udp_port *u)
+{
+	struct tx_batch *b = u->tx;
+
 	b->blocked_fd = -1;
 	while (tx_used(b)) {
 		uint32_t i = b->head & (TX_RING - 1), k = 1;
@@ -83,14 +178,14 @@ static bool tx_flush(struct wire *w, struct tx_batch *b)
 			run = tx_used(b);
 		while (k < run && b->fd[i + k] == b->fd[i])
 			k++;
-		int sent = sendmmsg(b->fd[i], b->msg + i, k, 0);
-		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		int sent = send_run(w, u, i, k);
+		if (sent == -EAGAIN || sent == -EWOULDBLOCK) {
 			b->blocked_fd = b->fd[i]; /* wait for POLLOUT */
 			return false;
 		}
-		if (sent < 0 && errno == EINTR)
+		if (sent == -EINTR)
 			continue;
-		if (sent <= 0) {
+		if (sent < 0) {
 			/* refused for good (no route, too big): that one
 			 * datagram is lost, as on a wire */
 			w->dropped++;
@@ -108,7 +203,7 @@ static bool udp_flush(struct wire *w)
 
 	HASH_ITER(hh, w->ports, p, tmp)
 		if (tx_used(udp_of(p)->tx))
-			all &= tx_flush(w, udp_of(p)->tx);
+			all &= tx_flush(w, udp_of(p));
 	return all;
 }
 
@@ -134,6 +229,16 @@ static socklen_t sockaddr_of(const uint8_t gid[16], uint16_t port,
 	a->sin6_port = htons(port);
 	memcpy(&a->sin6_addr, gid, 16);
 	return sizeof(*a);
+}
+
+/* True for 127.0.0.0/8 and ::1: what goes there never leaves the host. */
+static bool gid_is_loopback(const uint8_t gid[16])
+{
+	static const uint8_t one[16] = { [15] = 1 };
+
+	if (roce_gid_is_ipv4(gid))
+		return gid[12] == 127;
+	return memcmp(gid, one, 16) == 0;
 }
 
 /* The index of the interface that holds the IPv6 address a, 0 if none
@@ -217,7 +322,13 @@ static int udp_attach(struct wire *w, const uint8_t gid[16],
 		free(u);
 		return rc;
 	}
-	u->rx = malloc((size_t)RX_BATCH * RX_BUF);
+	/* GRO is asked for only with GSO: what it merges is what a GSO
+	 * send batched, which loopback delivers whole. */
+	int one = 1;
+	u->gso = w->offload;
+	u->rx_buf = u->gso && !setsockopt(u->fd, SOL_UDP, UDP_GRO, &one,
+					  sizeof(one)) ? RX_BUF_GRO : RX_BUF;
+	u->rx = malloc((size_t)RX_BATCH * u->rx_buf);
 	u->tx = calloc(1, sizeof(*u->tx));
 	if (!u->rx || !u->tx) {
 		free(u->rx);
@@ -241,7 +352,7 @@ static void udp_detach(struct wire *w, struct wire_port *p)
 	struct udp_port *u = udp_of(p);
 	struct tx_sock *t, *tmp;
 
-	if (!tx_flush(w, u->tx)) {
+	if (!tx_flush(w, u)) {
 		/* what the socket will not take now goes with the device */
 		w->dropped += tx_used(u->tx);
 		tx_release(u->tx, tx_used(u->tx));
@@ -303,7 +414,7 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 	struct tx_batch *b = u->tx;
 	/* Sent a batch at a time; the world sends the rest after each pass. */
 	if (b->blocked_fd < 0 && tx_used(b) >= TX_BATCH)
-		tx_flush(w, b);
+		tx_flush(w, u);
 	if (tx_used(b) == TX_RING) {
 		w->dropped++; /* a full ring: lost, and counted */
 		free(frame);
@@ -311,6 +422,7 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 	}
 	uint32_t i = b->tail & (TX_RING - 1);
 	b->fd[i] = fd;
+	b->local[i] = gid_is_loopback(f.dst_gid);
 	b->frame[i] = frame;
 	b->iov[i] = (struct iovec){ frame + roce_frame_udp_payload_off(&f),
 				    f.payload_len };
@@ -342,24 +454,59 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 	fn(arg, &u->p, &rx);
 }
 
+/* The segment size of a GRO batch from its control message; 0 if the
+ * datagram is a single one. */
+static size_t gro_size(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int seg;
+			memcpy(&seg, CMSG_DATA(c), sizeof(seg));
+			return seg > 0 ? (size_t)seg : 0;
+		}
+	return 0;
+}
+
+/* Hands up the datagrams of one received message: a GRO batch is cut at
+ * its segment size, each piece being one datagram as sent. */
+static void deliver_message(struct wire *w, struct udp_port *u,
+			    const struct sockaddr_storage *src,
+			    struct msghdr *m, size_t len,
+			    wire_deliver_fn fn, void *arg)
+{
+	const uint8_t *p = m->msg_iov->iov_base;
+	size_t seg = gro_size(m);
+
+	if (!seg || seg >= len)
+		seg = len;
+	else
+		w->gro_batches++;
+	for (size_t off = 0; off < len; off += seg)
+		deliver_datagram(w, u, src, p + off,
+				 len - off < seg ? len - off : seg, fn, arg);
+}
+
 /* Takes in what the port's socket holds, up to RX_PASS batches, and hands
- * each datagram up; returns how many. */
+ * each datagram up; returns how many messages. */
 static unsigned port_receive(struct wire *w, struct udp_port *u,
 			     wire_deliver_fn fn, void *arg)
 {
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	struct sockaddr_storage from[RX_BATCH];
+	char ctl[RX_BATCH][CMSG_SPACE(sizeof(int))];
 	unsigned total = 0, pass = 0;
 	int n;
 
 	do {
 		for (int i = 0; i < RX_BATCH; i++) {
-			iov[i] = (struct iovec){ u->rx + (size_t)i * RX_BUF,
-						 RX_BUF };
+			iov[i] = (struct iovec){ u->rx + (size_t)i * u->rx_buf,
+						 u->rx_buf };
 			msgs[i].msg_hdr = (struct msghdr){
 				.msg_name = &from[i], .msg_namelen = sizeof(from[i]),
-				.msg_iov = &iov[i], .msg_iovlen = 1 };
+				.msg_iov = &iov[i], .msg_iovlen = 1,
+				.msg_control = ctl[i],
+				.msg_controllen = sizeof(ctl[i]) };
 		}
 		n = recvmmsg(u->fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
 		for (int i = 0; i < n; i++) {
@@ -370,8 +517,8 @@ static unsigned port_receive(struct wire *w, struct udp_port *u,
 				fn(arg, &u->p, &rx);
 				continue;
 			}
-			deliver_datagram(w, u, &from[i], iov[i].iov_base,
-					 msgs[i].msg_len, fn, arg);
+			deliver_message(w, u, &from[i], &msgs[i].msg_hdr,
+					msgs[i].msg_len, fn, arg);
 		}
 		total += n > 0 ? (unsigned)n : 0;
 	} while (n == RX_BATCH && ++pass < RX_PASS);
@@ -436,6 +583,7 @@ struct wire *udp_wire_new(struct core *c)
 	w->ops = &udp_ops;
 	w->core = c;
 	w->ip_id_zero = true;	/* DF on every datagram: the kernel sends ID 0 */
+	w->offload = true;
 	w->burst_gap_ns = 1;	/* on real time, pacing spaces the bursts */
 	return w;
 }

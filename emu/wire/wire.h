@@ -87,7 +87,14 @@ struct wire {
 	/* Time between the bursts of one READ response: a packet's time
 	 * on this wire. */
 	uint64_t burst_gap_ns;
+	/* UDP only: datagrams to a loopback address go in GSO batches and
+	 * arrive in GRO ones (UDP_SEGMENT, UDP_GRO) where the kernel has
+	 * them; off for ports added while it is false. */
+	bool offload;
 	uint64_t dropped, duplicated, reordered, corrupted;
+	/* UDP offload: sends that carried several datagrams, and received
+	 * batches cut into several */
+	uint64_t gso_sends, gro_batches;
 };
 
 /* The loopback wire on c's virtual clock, with the given faults. NULL if

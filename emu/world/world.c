@@ -49,6 +49,21 @@ struct rocemu_world *rocemu_world_new_udp(void)
 	return w ? world_on(w, udp_wire_new(&w->core)) : NULL;
 }
 
+void rocemu_world_set_offload(struct rocemu_world *w, bool on)
+{
+	WORLD_GUARD(w);
+	w->base->offload = on;
+}
+
+void rocemu_world_wire_stats(struct rocemu_world *w,
+			     struct rocemu_wire_stats *s)
+{
+	WORLD_GUARD(w);
+	*s = (struct rocemu_wire_stats){ .dropped = w->base->dropped,
+					 .gso_sends = w->base->gso_sends,
+					 .gro_batches = w->base->gro_batches };
+}
+
 void rocemu_world_free(struct rocemu_world *w)
 {
 	if (!w)

@@ -49,6 +49,31 @@ struct rocemu_world *rocemu_world_new(uint64_t seed);
  */
 struct rocemu_world *rocemu_world_new_udp(void);
 
+/*
+ * Turns UDP segmentation and receive offload on or off for the devices
+ * added to a world of rocemu_world_new_udp from now on (on by default).
+ * With it, the datagrams a device sends to a loopback address (127/8,
+ * ::1) in one pass go to the kernel as GSO batches of equal-sized packets
+ * (UDP_SEGMENT) and a device takes batches in whole (UDP_GRO): the
+ * packets and their ICRCs are the same, but a capture on lo then sees a
+ * batch as one large datagram. Off, every packet is one datagram. A
+ * kernel without either option is used without it. Leaves a world of
+ * rocemu_world_new unchanged.
+ */
+void rocemu_world_set_offload(struct rocemu_world *w, bool on);
+
+/* What a world's wire counted since it was made. */
+struct rocemu_wire_stats {
+	uint64_t dropped;	/* datagrams or frames lost: a full queue,
+				 * a refused send, a fault injected */
+	uint64_t gso_sends;	/* sends that carried several datagrams */
+	uint64_t gro_batches;	/* arrivals that were several datagrams */
+};
+
+/* Fills *s with the wire's counters; cannot fail. */
+void rocemu_world_wire_stats(struct rocemu_world *w,
+			     struct rocemu_wire_stats *s);
+
 /* Waits up to max_ns for datagrams or the next timer, then does all work
  * due (UDP worlds; a deterministic world just runs). */
 void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns);
