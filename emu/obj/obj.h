@@ -46,7 +46,7 @@ enum {
 	 * memory here, but programs size their use by this number, and a
 	 * small one keeps their tests of the limit quick. */
 	MAX_DM_SIZE = 128 * 1024,
-	WINDOW_PKTS = 128,	/* requests outstanding before waiting */
+	WINDOW_PKTS = 512,	/* requests outstanding before waiting */
 	ACKREQ_EVERY = 64,	/* AckReq inside long messages, as rxe */
 };
 

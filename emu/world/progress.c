@@ -65,9 +65,12 @@ unsigned long rocemu_world_poll(struct rocemu_world *w)
 {
 	unsigned long n;
 
+	/* Marked before the lock is tried: a spinner that finds the thread
+	 * running the engines makes it stop after this pass, instead of
+	 * the two taking turns. */
+	atomic_store(&w->polled_at, clock_ns());
 	if (pthread_mutex_trylock(&w->core.lock))
 		return 0; /* someone is running the engines right now */
-	atomic_store(&w->polled_at, clock_ns());
 	n = rocemu_world_run(w);
 	pthread_mutex_unlock(&w->core.lock);
 	return n;
