@@ -36,6 +36,7 @@ int core_init(struct core *c, uint64_t seed, bool real_time)
 void core_fini(struct core *c)
 {
 	sched_fini(&c->sched);
+	frame_pool_fini(&c->frames);
 	pthread_mutex_destroy(&c->lock);
 }
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "rocemu/device.h"
+#include "frames.h"
 #include "sched.h"
 
 struct core {
@@ -29,6 +30,8 @@ struct core {
 	 * carry the count (rocemu/trace.h). */
 	uint64_t frames_recorded;
 	struct sched sched;
+	/* Buffers for the frames the engines build (frames.h). */
+	struct frame_pool frames;
 	/* Payload gathered from several SGEs; one world's engines run one
 	 * at a time, so one buffer serves them all. */
 	uint8_t bounce[4096];

@@ -36,7 +36,7 @@ void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
 						    : ROCE_IPV6_HLEN) +
 		     ROCE_UDP_HLEN + op->hdr_len + ib->payload_len + pad +
 		     ROCE_ICRC_LEN;
-	uint8_t *buf = malloc(cap);
+	uint8_t *buf = frame_alloc(&d->core->frames, cap);
 
 	if (!buf)
 		return; /* lost, as on a wire; the retry timer covers it */
@@ -52,7 +52,7 @@ void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
 	f->ib.bth.pad = (uint8_t)pad;
 	int n = roce_frame_build(f, buf, cap);
 	if (n < 0) {
-		free(buf); /* the engines only build valid packets */
+		frame_free(&d->core->frames, buf); /* only valid packets are built */
 		return;
 	}
 	dev_count(d, ROCEMU_CNT_TX_PACKETS);

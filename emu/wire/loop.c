@@ -50,7 +50,7 @@ static void enqueue(struct loop_wire *l, uint8_t *frame, size_t len,
 	if (damage)
 		corrupt(l, f.data, len);
 	if (heap_push(&l->frames, &f))
-		free(f.data); /* out of memory: lost, as on a wire */
+		frame_free(&l->w.core->frames, f.data); /* lost, as on a wire */
 }
 
 /* Each copy on the wire is delayed (reordered) and damaged on its own. */
@@ -76,11 +76,11 @@ static void loop_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 	(void)from;
 	if (core_chance(w->core, fl->drop)) {
 		w->dropped++;
-		free(frame);
+		frame_free(&w->core->frames, frame);
 		return;
 	}
 	if (core_chance(w->core, fl->duplicate)) {
-		uint8_t *copy = malloc(len);
+		uint8_t *copy = frame_alloc(&w->core->frames, len);
 		if (copy) {
 			memcpy(copy, frame, len);
 			w->duplicated++;
@@ -125,7 +125,7 @@ static unsigned loop_receive(struct wire *w, wire_deliver_fn fn, void *arg)
 			fn(arg, to, &rx);
 		else
 			w->dropped++;
-		free(in.data);
+		frame_free(&w->core->frames, in.data);
 		n++;
 	}
 	return n;
@@ -191,7 +191,7 @@ static void loop_free(struct wire *w)
 
 	while (l->frames.n) {
 		heap_pop(&l->frames, &f);
-		free(f.data);
+		frame_free(&w->core->frames, f.data);
 	}
 	heap_fini(&l->frames);
 	free(l);

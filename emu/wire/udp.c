@@ -75,10 +75,11 @@ static uint32_t tx_used(const struct tx_batch *b)
 }
 
 /* Frees the n oldest datagrams. */
-static void tx_release(struct tx_batch *b, uint32_t n)
+static void tx_release(struct wire *w, struct tx_batch *b, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		free(b->frame[(b->head + i) & (TX_RING - 1)]);
+		frame_free(&w->core->frames,
+			   b->frame[(b->head + i) & (TX_RING - 1)]);
 	b->head += n;
 }
 
@@ -191,7 +192,7 @@ static bool tx_flush(struct wire *w, struct udp_port *u)
 			w->dropped++;
 			sent = 1;
 		}
-		tx_release(b, (uint32_t)sent);
+		tx_release(w, b, (uint32_t)sent);
 	}
 	return true;
 }
@@ -355,7 +356,7 @@ static void udp_detach(struct wire *w, struct wire_port *p)
 	if (!tx_flush(w, u)) {
 		/* what the socket will not take now goes with the device */
 		w->dropped += tx_used(u->tx);
-		tx_release(u->tx, tx_used(u->tx));
+		tx_release(w, u->tx, tx_used(u->tx));
 	}
 	HASH_ITER(hh, u->socks, t, tmp) {
 		HASH_DEL(u->socks, t);
@@ -403,7 +404,7 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 	 * datagram to send: others are lost, and counted. */
 	if (!from || roce_frame_find_udp(frame, len, &f)) {
 		w->dropped++;
-		free(frame);
+		frame_free(&w->core->frames, frame);
 		return;
 	}
 	struct udp_port *u = udp_of(from);
@@ -417,7 +418,7 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 		tx_flush(w, u);
 	if (tx_used(b) == TX_RING) {
 		w->dropped++; /* a full ring: lost, and counted */
-		free(frame);
+		frame_free(&w->core->frames, frame);
 		return;
 	}
 	uint32_t i = b->tail & (TX_RING - 1);

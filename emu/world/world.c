@@ -124,7 +124,7 @@ void rocemu_world_inject(struct rocemu_world *w, const uint8_t *frame,
 			 size_t len)
 {
 	WORLD_GUARD(w);
-	uint8_t *copy = malloc(len);
+	uint8_t *copy = frame_alloc(&w->core.frames, len);
 	struct roce_frame_udp u;
 	struct wire_port *from = NULL;
 
