@@ -57,7 +57,8 @@ void core_unlock(struct core **cp)
 	if (c->threaded)
 		c->sched.kick = false;
 	pthread_mutex_unlock(&c->lock);
-	if (kick) {
+	if (kick && clock_ns() >= atomic_load_explicit(&c->spinning_until,
+						       memory_order_relaxed)) {
 		ssize_t n = write(fd, "k", 1);
 		(void)n; /* a full pipe is already a pending wake-up */
 	}

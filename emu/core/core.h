@@ -10,6 +10,7 @@
 #define ROCEMU_CORE_CORE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,6 +40,11 @@ struct core {
 	 * progress thread runs, the holder that leaves it new work
 	 * (sched.kick) writes a byte to wake_fd on the way out. */
 	pthread_mutex_t lock;
+	/* Until when a caller spinning on the engines (rocemu_world_poll,
+	 * many times in a row) will run them again soon by itself: new
+	 * work then wakes no thread, whose waking would take a CPU from
+	 * the spinner (or from its peer on the same host). */
+	_Atomic uint64_t spinning_until;
 	bool threaded;
 	pthread_t thread;
 	int wake_fd;

@@ -30,6 +30,25 @@ static void drain(int fd)
  * competing with it for a CPU and the lock only delays both. */
 enum { SPINNER_NS = 1000000 };
 
+/*
+ * A spinner for the wake-ups (core.spinning_until): SPIN_STREAK calls in
+ * a row, each within SPIN_GAP_NS of the one before, counts as one for
+ * SPIN_HOLD_NS. A program that polls its CQ empty once and then sleeps
+ * on a completion channel is no spinner: work it posts wakes the thread.
+ */
+enum { SPIN_STREAK = 8, SPIN_GAP_NS = 20000, SPIN_HOLD_NS = 50000 };
+
+static void note_poll(struct rocemu_world *w, uint64_t now)
+{
+	uint64_t last = atomic_exchange(&w->polled_at, now);
+	unsigned streak = now - last < SPIN_GAP_NS ? w->spin_streak + 1 : 0;
+
+	w->spin_streak = streak;
+	if (streak >= SPIN_STREAK)
+		atomic_store_explicit(&w->core.spinning_until,
+				      now + SPIN_HOLD_NS, memory_order_relaxed);
+}
+
 static bool spinner_active(struct rocemu_world *w)
 {
 	return clock_ns() - atomic_load(&w->polled_at) < SPINNER_NS;
@@ -68,7 +87,7 @@ unsigned long rocemu_world_poll(struct rocemu_world *w)
 	/* Marked before the lock is tried: a spinner that finds the thread
 	 * running the engines makes it stop after this pass, instead of
 	 * the two taking turns. */
-	atomic_store(&w->polled_at, clock_ns());
+	note_poll(w, clock_ns());
 	if (pthread_mutex_trylock(&w->core.lock))
 		return 0; /* someone is running the engines right now */
 	n = rocemu_world_run(w);

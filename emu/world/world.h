@@ -25,6 +25,7 @@ struct rocemu_world {
 	/* When a busy-polling caller last ran the engines: while it keeps
 	 * doing so, the thread stays off the CPU and the lock. */
 	_Atomic uint64_t polled_at;
+	_Atomic unsigned spin_streak;	/* polls close together, so far */
 	int wake[2];
 	bool wake_open;		/* made at the first start, closed at free */
 };
