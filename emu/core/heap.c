@@ -47,13 +47,10 @@ int heap_push(struct heap *h, const void *elem)
 	return 0;
 }
 
-void heap_pop(struct heap *h, void *out)
+/* Moves the element at i down to its place below. */
+static void sift_down(struct heap *h, size_t i)
 {
-	memcpy(out, h->v, h->elem_size);
-	if (--h->n == 0)
-		return;
-	memcpy(h->v, h->v + h->n * h->elem_size, h->elem_size);
-	for (size_t i = 0;;) {
+	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
 		if (l < h->n && before(h, l, m))
 			m = l;
@@ -64,6 +61,33 @@ void heap_pop(struct heap *h, void *out)
 		swap(h, i, m);
 		i = m;
 	}
+}
+
+void heap_pop(struct heap *h, void *out)
+{
+	memcpy(out, h->v, h->elem_size);
+	if (--h->n == 0)
+		return;
+	memcpy(h->v, h->v + h->n * h->elem_size, h->elem_size);
+	sift_down(h, 0);
+}
+
+size_t heap_remove_if(struct heap *h,
+		      bool (*drop)(const void *elem, const void *arg),
+		      const void *arg)
+{
+	size_t s = h->elem_size, kept = 0, was = h->n;
+
+	for (size_t i = 0; i < h->n; i++)
+		if (!drop(h->v + i * s, arg)) {
+			if (kept != i)
+				memcpy(h->v + kept * s, h->v + i * s, s);
+			kept++;
+		}
+	h->n = kept;
+	for (size_t i = kept / 2; i-- > 0;)
+		sift_down(h, i);	/* Floyd's heap construction */
+	return was - kept;
 }
 
 void heap_fini(struct heap *h)

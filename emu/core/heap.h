@@ -26,6 +26,12 @@ static inline const void *heap_top(const struct heap *h)
 	return h->n ? h->v : NULL;
 }
 
+/* Removes every element for which drop(elem, arg) is true, keeping the
+ * order of the rest; returns how many went. Linear in the heap's size. */
+size_t heap_remove_if(struct heap *h,
+		      bool (*drop)(const void *elem, const void *arg),
+		      const void *arg);
+
 /* Frees the heap's storage (not what its elements point to). */
 void heap_fini(struct heap *h);
 

@@ -53,41 +53,75 @@ void sched_remove(struct sched_link **list, struct sched_link *l)
 		}
 }
 
-void sched_timer_arm(struct sched *s, struct sched_timer *t, uint64_t when)
+/* Queues a new entry for t at when; the older ones go stale. */
+static void push_entry(struct sched *s, struct sched_timer *t, uint64_t when)
 {
 	struct sched_timer_ev ev = { when, s->seq++, t, ++t->gen };
 
-	t->armed = heap_push(&s->timers, &ev) == 0;
+	t->in_heap = heap_push(&s->timers, &ev) == 0;
+	t->entries += t->in_heap;
+	t->entry_when = when;
+	if (!t->in_heap)
+		t->armed = false;
+}
+
+void sched_timer_arm(struct sched *s, struct sched_timer *t, uint64_t when)
+{
+	t->due = when;
+	t->armed = true;
+	if (!t->in_heap || t->entry_when > when)
+		push_entry(s, t, when);
 }
 
 void sched_timer_cancel(struct sched_timer *t)
 {
-	t->gen++;
+	t->armed = false;	/* its entry, if any, is dropped when it comes up */
+}
+
+static bool entry_of(const void *elem, const void *t)
+{
+	return ((const struct sched_timer_ev *)elem)->t == t;
+}
+
+void sched_timer_forget(struct sched *s, struct sched_timer *t)
+{
+	/* Only a timer with entries queued costs a pass over the heap. */
+	if (t->entries)
+		heap_remove_if(&s->timers, entry_of, t);
+	t->entries = 0;
+	t->in_heap = false;
 	t->armed = false;
 }
 
-void sched_timer_forget(struct sched *s, const struct sched_timer *t)
+/*
+ * Brings the heap's top to a live entry of an armed timer at its due
+ * time: stale entries and those of cancelled timers are dropped, and one
+ * that comes up before its timer's due goes back in for due.
+ */
+static const struct sched_timer_ev *live_top(struct sched *s)
 {
-	struct heap keep = { .elem_size = s->timers.elem_size };
-	struct sched_timer_ev ev;
+	const struct sched_timer_ev *top;
 
-	while (s->timers.n) {
+	while ((top = heap_top(&s->timers))) {
+		struct sched_timer_ev ev;
+		struct sched_timer *t = top->t;
+		if (top->gen == t->gen && t->armed && t->due <= top->when)
+			return top;
 		heap_pop(&s->timers, &ev);
-		if (ev.t != t)
-			heap_push(&keep, &ev);
+		t->entries--;
+		if (ev.gen != t->gen)
+			continue;	/* an older entry of t */
+		t->in_heap = false;
+		if (t->armed)
+			push_entry(s, t, t->due);
 	}
-	heap_fini(&s->timers);
-	s->timers = keep;
+	return NULL;
 }
 
 bool sched_next_timer(struct sched *s, uint64_t *when)
 {
-	const struct sched_timer_ev *top;
+	const struct sched_timer_ev *top = live_top(s);
 
-	while ((top = heap_top(&s->timers)) && top->gen != top->t->gen) {
-		struct sched_timer_ev dead;
-		heap_pop(&s->timers, &dead);
-	}
 	if (!top)
 		return false;
 	*when = top->when;
@@ -96,12 +130,14 @@ bool sched_next_timer(struct sched *s, uint64_t *when)
 
 struct sched_timer *sched_due_timer(struct sched *s, uint64_t now)
 {
-	uint64_t when;
+	const struct sched_timer_ev *top = live_top(s);
 	struct sched_timer_ev ev;
 
-	if (!sched_next_timer(s, &when) || when > now)
+	if (!top || top->when > now)
 		return NULL;
 	heap_pop(&s->timers, &ev);
+	ev.t->entries--;
 	ev.t->armed = false;
+	ev.t->in_heap = false;
 	return ev.t;
 }

@@ -21,13 +21,22 @@ struct sched_link {
 	bool queued;
 };
 
-/* A one-shot timer an object embeds; a heap entry is live while its
- * generation matches (cancelling just moves the generation on). */
+/*
+ * A one-shot timer an object embeds. A heap entry is live while its
+ * generation matches. A timer armed again for later (a retransmit timer
+ * restarted by every ACK) keeps its entry and only moves due: when the
+ * entry comes up early it goes back in for due, so the heap sees one
+ * entry per period, not one per arming.
+ */
 struct sched_timer {
 	void *owner;
+	uint64_t due;		/* when it fires, while armed */
+	uint64_t entry_when;	/* its live entry's time, while in_heap */
 	uint32_t gen;
+	uint32_t entries;	/* in the heap, stale ones included */
 	uint8_t kind;		/* the owner's name for it */
 	bool armed;
+	bool in_heap;		/* an entry of this generation is queued */
 };
 
 struct sched {
@@ -73,7 +82,7 @@ void sched_timer_arm(struct sched *s, struct sched_timer *t, uint64_t when);
 /* Disarms t; its heap entry goes stale. */
 void sched_timer_cancel(struct sched_timer *t);
 /* Drops every heap entry of t, which is about to be freed. */
-void sched_timer_forget(struct sched *s, const struct sched_timer *t);
+void sched_timer_forget(struct sched *s, struct sched_timer *t);
 /* The time of the earliest live timer (stale entries are dropped from
  * the top on the way); false if none is armed. */
 bool sched_next_timer(struct sched *s, uint64_t *when);
