@@ -15,12 +15,82 @@ struct inflight {
 	uint8_t *data;
 };
 
+/*
+ * Frames in flight, in (when, seq) order across two stores: a FIFO for
+ * those due no earlier than the last one queued (with one latency for
+ * every frame, all of them), a heap for those a fault delays less than
+ * an earlier frame (none without faults). The FIFO costs O(1) a frame;
+ * the heap O(log n), which with 40 000 frames in flight was a tenth of
+ * the time.
+ */
+struct fifo {
+	struct inflight *v;
+	size_t head, tail, cap;	/* free-running; cap a power of two */
+};
+
 struct loop_wire {
 	struct wire w;		/* first: a struct wire * is one of these */
 	struct rocemu_faults faults;
-	struct heap frames;	/* struct inflight */
+	struct fifo queue;	/* in order */
+	struct heap frames;	/* struct inflight, out of order */
 	uint64_t seq;
 };
+
+static bool fifo_empty(const struct fifo *q)
+{
+	return q->head == q->tail;
+}
+
+static struct inflight *fifo_at(const struct fifo *q, size_t i)
+{
+	return &q->v[i & (q->cap - 1)];
+}
+
+/* Appends f: 0, or -ENOMEM with the FIFO unchanged. */
+static int fifo_push(struct fifo *q, const struct inflight *f)
+{
+	if (q->tail - q->head == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 256;
+		struct inflight *v = malloc(cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = q->head; i != q->tail; i++)
+			v[i - q->head] = *fifo_at(q, i);
+		free(q->v);
+		q->v = v;
+		q->tail -= q->head;
+		q->head = 0;
+		q->cap = cap;
+	}
+	*fifo_at(q, q->tail++) = *f;
+	return 0;
+}
+
+/* The frame due first, FIFO or heap; NULL if none is in flight. */
+static const struct inflight *earliest(const struct loop_wire *l)
+{
+	const struct inflight *h = heap_top(&l->frames);
+	const struct inflight *q = fifo_empty(&l->queue)
+					   ? NULL : fifo_at(&l->queue, l->queue.head);
+
+	if (!h || !q)
+		return h ? h : q;
+	return q->when < h->when || (q->when == h->when && q->seq < h->seq)
+		       ? q : h;
+}
+
+/* Takes the frame due first into out; one must be in flight. */
+static void take_earliest(struct loop_wire *l, struct inflight *out)
+{
+	const struct inflight *e = earliest(l);
+
+	if (e == heap_top(&l->frames)) {
+		heap_pop(&l->frames, out);
+		return;
+	}
+	*out = *e;
+	l->queue.head++;
+}
 
 static struct loop_wire *loop_of(const struct wire *w)
 {
@@ -49,7 +119,9 @@ static void enqueue(struct loop_wire *l, uint8_t *frame, size_t len,
 
 	if (damage)
 		corrupt(l, f.data, len);
-	if (heap_push(&l->frames, &f))
+	struct fifo *q = &l->queue;
+	bool in_order = fifo_empty(q) || fifo_at(q, q->tail - 1)->when <= f.when;
+	if (in_order ? fifo_push(q, &f) : heap_push(&l->frames, &f))
 		frame_free(&l->w.core->frames, f.data); /* lost, as on a wire */
 }
 
@@ -112,10 +184,10 @@ static unsigned loop_receive(struct wire *w, wire_deliver_fn fn, void *arg)
 	const struct inflight *top;
 	unsigned n = 0;
 
-	while ((top = heap_top(&l->frames)) && top->when <= w->core->now) {
+	while ((top = earliest(l)) && top->when <= w->core->now) {
 		struct inflight in;
 		struct roce_frame f;
-		heap_pop(&l->frames, &in);
+		take_earliest(l, &in);
 		struct wire_rx rx = { .f = &f, .bytes = in.data,
 				      .len = in.len, .why = "" };
 		rx.rc = roce_frame_parse(ROCE_LINK_ETH, in.data, in.len,
@@ -168,7 +240,7 @@ static bool loop_busy(const struct wire *w, const struct wire_port *p)
 
 static bool loop_next_due(const struct wire *w, uint64_t *when)
 {
-	const struct inflight *top = heap_top(&loop_of(w)->frames);
+	const struct inflight *top = earliest(loop_of(w));
 
 	if (top)
 		*when = top->when;
@@ -189,11 +261,12 @@ static void loop_free(struct wire *w)
 	struct loop_wire *l = loop_of(w);
 	struct inflight f;
 
-	while (l->frames.n) {
-		heap_pop(&l->frames, &f);
+	while (earliest(l)) {
+		take_earliest(l, &f);
 		frame_free(&w->core->frames, f.data);
 	}
 	heap_fini(&l->frames);
+	free(l->queue.v);
 	free(l);
 }
 
