@@ -39,12 +39,16 @@ static struct rd_res *oldest_owed(struct rocemu_qp *qp)
 {
 	struct rd_res *best = NULL;
 
+	/* Most responders owe only ACKs: no scan of every resource then. */
+	if (!qp->resp.res_owed)
+		return NULL;
 	for (unsigned i = 0; i < qp->resp.nres; i++) {
 		struct rd_res *r = &qp->resp.res[i];
 		if (r->valid && r->owed &&
 		    (!best || roce_psn_cmp(r->next_psn, best->next_psn) < 0))
 			best = r;
 	}
+	qp->resp.res_owed = best != NULL;
 	return best;
 }
 
@@ -286,6 +290,7 @@ struct rd_res *resp_new_res(struct rocemu_qp *qp)
 			continue;
 		qp->resp.res_next = (qp->resp.res_next + k + 1) % qp->resp.nres;
 		*r = (struct rd_res){ .valid = true, .owed = true };
+		qp->resp.res_owed = true;
 		schedule(qp);
 		return r;
 	}
@@ -346,6 +351,7 @@ bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
 			slow_down(qp);
 		r->next_psn = psn;
 		r->owed = true;
+		qp->resp.res_owed = true;
 		schedule(qp);
 		return true;
 	}

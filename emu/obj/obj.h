@@ -427,6 +427,8 @@ struct rocemu_qp {
 		uint32_t ack_psn;	/* coalesced ACK (or NAK) owed */
 		uint8_t ack_syn;	/* its AETH syndrome */
 		bool ack_owed;
+		/* false only when no resource owes a response */
+		bool res_owed;
 		bool fatal_owed;	/* that NAK then ends the QP (C9-129) */
 		enum ibv_event_type fatal_ev;
 		enum ibv_wc_status fatal_status; /* for the receive WQE */
