@@ -61,16 +61,16 @@ static void *progress(void *arg)
 
 	while (!atomic_load(&w->stop)) {
 		nfds_t n = 0;
-		int ms = 1;
+		struct timespec ts = { 0, 1000000 }; /* a spinner's check */
 
 		if (!spinner_active(w)) {
 			pthread_mutex_lock(&w->core.lock);
 			rocemu_world_run(w);
-			ms = world_poll_setup(w, pfd + 1, 64, &n, 100000000);
+			ts = world_poll_setup(w, pfd + 1, 64, &n, 100000000);
 			pthread_mutex_unlock(&w->core.lock);
 		}
 		pfd[0] = (struct pollfd){ w->wake[0], POLLIN, 0 };
-		if (poll(pfd, n + 1, ms) > 0 && (pfd[0].revents & POLLIN))
+		if (ppoll(pfd, n + 1, &ts, NULL) > 0 && (pfd[0].revents & POLLIN))
 			drain(w->wake[0]);
 	}
 	/* A last pass, so nothing that arrived is left unprocessed. */

@@ -198,8 +198,8 @@ static void engines_due(struct rocemu_world *w, uint64_t *when)
 	}
 }
 
-int world_poll_setup(struct rocemu_world *w, struct pollfd *pfd, unsigned max,
-		     unsigned long *n, uint64_t max_ns)
+struct timespec world_poll_setup(struct rocemu_world *w, struct pollfd *pfd,
+				 unsigned max, unsigned long *n, uint64_t max_ns)
 {
 	uint64_t when, now = w->core.now, due = now + max_ns, wait;
 
@@ -208,7 +208,8 @@ int world_poll_setup(struct rocemu_world *w, struct pollfd *pfd, unsigned max,
 	engines_due(w, &due);
 	wait = due <= now ? 0 : due - now;
 	*n = w->wire->ops->pollfds(w->wire, pfd, max);
-	return (int)((wait + 999999) / 1000000);
+	return (struct timespec){ (time_t)(wait / 1000000000u),
+				  (long)(wait % 1000000000u) };
 }
 
 void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns)
@@ -216,7 +217,7 @@ void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns)
 	struct pollfd pfd[64];
 	unsigned long n;
 	bool threaded, real_time;
-	int ms;
+	struct timespec ts;
 
 	{
 		WORLD_GUARD(w);
@@ -225,17 +226,17 @@ void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns)
 	}
 	/* With a progress thread running, the thread does the work. */
 	if (threaded) {
-		struct timespec ts = { (time_t)(max_ns / 1000000000u),
-				       (long)(max_ns % 1000000000u) };
-		nanosleep(&ts, NULL);
+		struct timespec nap = { (time_t)(max_ns / 1000000000u),
+					(long)(max_ns % 1000000000u) };
+		nanosleep(&nap, NULL);
 		return;
 	}
 	rocemu_world_run(w);
 	{
 		WORLD_GUARD(w);
-		ms = world_poll_setup(w, pfd, 64, &n, max_ns);
+		ts = world_poll_setup(w, pfd, 64, &n, max_ns);
 	}
 	if (real_time)
-		poll(pfd, n, ms);
+		ppoll(pfd, n, &ts, NULL);
 	rocemu_world_run(w);
 }

@@ -12,6 +12,7 @@
 #define ROCEMU_WORLD_WORLD_H
 
 #include <stdatomic.h>
+#include <time.h>
 
 #include "engine/engine.h"
 
@@ -34,9 +35,10 @@ struct rocemu_world {
 #define WORLD_GUARD(w) CORE_GUARD(&(w)->core)
 
 /* Fills pfd with the wire's fds (at most max, *n of them) and returns
- * the poll timeout in ms: to the next timer or engine work, max_ns at
- * most. Called under the lock. */
-int world_poll_setup(struct rocemu_world *w, struct pollfd *pfd, unsigned max,
+ * how long to wait for them, for ppoll: to the next timer or engine work,
+ * max_ns at most (in ns, not poll's ms: a paced READ response is due
+ * every few microseconds). Called under the lock. */
+struct timespec world_poll_setup(struct rocemu_world *w, struct pollfd *pfd, unsigned max,
 		     unsigned long *n, uint64_t max_ns);
 
 #endif
