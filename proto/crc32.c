@@ -43,6 +43,20 @@ static void clear_upper(void)
 		__asm__ volatile("vzeroupper" ::: "memory");
 }
 
+uint32_t roce_crc32_2(uint32_t crc, const void *a, size_t alen,
+		      const void *b, size_t blen)
+{
+	if (use_isal()) {	/* one check and one clearing for both */
+		crc = crc32_gzip_refl(crc, a, alen);
+		if (blen)
+			crc = crc32_gzip_refl(crc, b, blen);
+		clear_upper();
+		return crc;
+	}
+	crc = roce_crc32(crc, a, alen);
+	return blen ? roce_crc32(crc, b, blen) : crc;
+}
+
 uint32_t roce_crc32(uint32_t crc, const void *buf, size_t len)
 {
 	if (use_isal()) {

@@ -64,9 +64,8 @@ int roce_icrc_calc(const uint8_t *ip, size_t len, uint32_t *icrc)
 	udp[6] = udp[7] = 0xff;		/* UDP checksum */
 	udp[UDP_LEN + 4] = 0xff;	/* BTH FECN, BECN, resv6 */
 
-	uint32_t crc = roce_crc32(0, buf, LRH_ONES + copy);
-	if (copy < body)
-		crc = roce_crc32(crc, ip + copy, body - copy);
+	uint32_t crc = roce_crc32_2(0, buf, LRH_ONES + copy, ip + copy,
+				    body - copy);
 	*icrc = __builtin_bswap32(crc);
 	return 0;
 }

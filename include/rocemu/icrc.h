@@ -14,6 +14,11 @@
  */
 uint32_t roce_crc32(uint32_t crc, const void *buf, size_t len);
 
+/* roce_crc32 over alen bytes at a, then blen bytes at b (0: none), as one
+ * message; cannot fail. */
+uint32_t roce_crc32_2(uint32_t crc, const void *a, size_t alen,
+		      const void *b, size_t blen);
+
 /* Names the CRC-32 engine roce_crc32 uses on this CPU: "isa-l" or "zlib". */
 const char *roce_crc32_engine(void);
 
