@@ -93,6 +93,8 @@ PCAP_EDIT := $(BUILD)/tests/pcap_edit
 BENCH := $(BUILD)/tests/bench_proto
 BENCH_DEV := $(BUILD)/tests/bench_device
 BENCH_NET := $(BUILD)/tests/bench_net
+BENCH_UDP := $(BUILD)/tests/bench_udp
+BENCH_SCALE := $(BUILD)/tests/bench_scale
 # The golden-capture scenarios' own verbs program (tests/rxe/scenarios.sh):
 # linked against the system's libibverbs, as it is on an rxe machine.
 RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
@@ -103,8 +105,8 @@ AGENT_SRC := $(wildcard agent/*.c)
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench fuzz install clean
-all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(BENCH_DEV) $(BENCH_NET) \
+.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench bench-readme fuzz install clean
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
 	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
 
 # Installs what is missing when run as root; otherwise names the command.
@@ -217,6 +219,8 @@ check: all
 	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
 	$(Q)python3 tests/rxe/compare_test.py $(ROCEMU) $(BUILD)/compare_test
 	$(Q)python3 tests/rxe/report_test.py $(BUILD)/report_test
+	$(Q)python3 tests/bench_report_test.py $(BUILD)/bench_report_test >/dev/null || \
+	  python3 tests/bench_report_test.py $(BUILD)/bench_report_test
 	$(Q)python3 tests/rxe/suite_test.py $(BUILD)/suite_test
 	$(Q)python3 tests/rxe/compare.py --rocemu $(ROCEMU) --dirs pcaps/rxe \
 	  pcaps/rocemu >$(BUILD)/golden.txt || { cat $(BUILD)/golden.txt; false; }
@@ -274,13 +278,32 @@ golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
 	  $(BUILD)/golden
 
 # ---- speed --------------------------------------------------------------
-bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(ROCEMU) $(MKCAP) $(VERBS_SO)
-	$(Q)$(BENCH) --rocemu $(ROCEMU) --mkcap $(MKCAP) --work $(BUILD)/bench
-	$(Q)$(BENCH_DEV)
-	$(Q)$(BENCH_NET)
-	$(Q)tests/tools/bench_verbs.sh $(BUILD)
-	$(Q)tests/tools/bench_check.sh $(BUILD)
-	$(Q)tests/ladder_bench.sh $(BUILD)
+# Every figure is a row with its reference measured in the same run and
+# its target (tests/tools/bench_report.py); the rows go to $(BUILD)/bench.json
+# and, with make bench-readme, into the README's table. The rxe lab's
+# perftest comparison joins them where its packages are (RXE=0: not).
+BENCH_ROWS := $(BUILD)/bench.rows
+bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) $(ROCEMU) \
+	  $(MKCAP) $(VERBS_SO)
+	$(Q)rm -f $(BENCH_ROWS)
+	$(Q)export BENCH_JSONL=$(CURDIR)/$(BENCH_ROWS) && \
+	  $(BENCH) --rocemu $(ROCEMU) --mkcap $(MKCAP) --work $(BUILD)/bench && \
+	  tests/tools/bench_check.sh $(BUILD) && \
+	  $(BENCH_DEV) && $(BENCH_SCALE) && $(BENCH_NET) && \
+	  tests/tools/bench_bw.sh $(BUILD) && \
+	  tests/tools/bench_verbs.sh $(BUILD) && \
+	  tests/ladder_bench.sh $(BUILD)
+ifeq ($(RXE),1)
+	$(Q)if $(MAKE) -s --no-print-directory rxe-deps; then \
+	  BENCH_JSONL=$(CURDIR)/$(BENCH_ROWS) tests/rxe/bench.sh $(BUILD); \
+	else echo "rxe lab: skipped: its Debian packages are missing (above)"; fi
+endif
+	$(Q)python3 tests/tools/bench_report.py collect $(BENCH_ROWS) \
+	  $(BUILD)/bench.json
+
+# The README's figures table, from the last make bench.
+bench-readme:
+	$(Q)python3 tests/tools/bench_report.py readme README.md $(BUILD)/bench.json
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
 # Three targets: the frame decoder; an RC responder in RTS that must never

@@ -15,12 +15,12 @@ timed() {
 	local label=$1 t0 t1
 	shift
 	t0=$(date +%s.%N)
-	"$@" >/dev/null
+	"$@" >/dev/null || exit 1
 	t1=$(date +%s.%N)
-	python3 -c "import sys; t = float(sys.argv[2]) - float(sys.argv[1]); \
-print('%-34s %9.2f s  %8.0f packets/s' % (sys.argv[3], t, int(sys.argv[4]) / t))" \
-		"$t0" "$t1" "$label" $packets
+	python3 "$(dirname "$0")/tools/bench_report.py" row ladder "$label" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" s ||
+		exit 1
 }
-timed "rocemu ladder, text" "$build/bin/rocemu" ladder "$work/ladder.pcap"
-timed "rocemu ladder --svg" "$build/bin/rocemu" ladder \
+timed "rocemu ladder, 200 000 packets, text" "$build/bin/rocemu" ladder "$work/ladder.pcap"
+timed "rocemu ladder, 200 000 packets, --svg" "$build/bin/rocemu" ladder \
 	"$work/ladder.pcap" --svg "$work/ladder.svg"

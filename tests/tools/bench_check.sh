@@ -28,10 +28,10 @@ best() {
 
 check_ns=$(best "$rocemu" check -q "$cap")
 dump_ns=$(best "$rocemu" dump "$cap")
-awk -v n="$count" -v c="$check_ns" -v d="$dump_ns" 'BEGIN {
-	cp = n / (c / 1e9); dp = n / (d / 1e9)
-	printf "%-34s %7.2f Mpkt/s %7.2f Mpkt/s %8.2f %6s %s\n",
-	       "rocemu check vs dump, 1M RC pkts", cp / 1e6, dp / 1e6, cp / dp,
-	       ">=1M/s", (cp >= 1e6 ? "ok" : "BELOW")
-}'
+row() { python3 "$(dirname "$0")/bench_report.py" row "$@" || exit 1; }
+cp=$(awk -v n="$count" -v c="$check_ns" 'BEGIN { print n / (c / 1e9) / 1e6 }')
+dp=$(awk -v n="$count" -v d="$dump_ns" 'BEGIN { print n / (d / 1e9) / 1e6 }')
+row codec "rocemu check -q, 1M RC packets" "$cp" Mpkt/s --target ">=1"
+row codec "rocemu check -q vs rocemu dump" "$cp" Mpkt/s \
+	--ref "rocemu dump, same file" "$dp"
 rm -f "$cap"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* make bench for the codec: ICRC vs zlib crc32 vs memcpy, and rocemu dump vs tshark, in one run. */
+/* make bench for the codec: ICRC vs the fastest CRC-32 here (ISA-L) and zlib's, and rocemu dump vs tshark, in one run. */
 #include <errno.h>
 #include <getopt.h>
+#include <isa-l/crc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bench_row.h"
 #include "rocemu/proto.h"
 
 enum { PAYLOAD = 4096, PACKETS = 1000000 };
@@ -74,6 +76,8 @@ static double rate(int which, const uint8_t *ip, size_t len, uint8_t *dst)
 				roce_icrc_calc(ip, len, &v);
 			else if (which == 1)
 				v = (uint32_t)crc32(0L, ip, (uInt)len);
+			else if (which == 4)
+				v = crc32_gzip_refl(0, ip, len);
 			else if (which == 3)
 				v = parse_datagram(ip, len);
 			else
@@ -106,11 +110,6 @@ static double run_timed(char *const argv[])
 	return now() - t0;
 }
 
-static const char *verdict(double v, double target)
-{
-	return v >= target ? "met" : "MISSED";
-}
-
 int main(int argc, char **argv)
 {
 	const char *rocemu = "build/bin/rocemu", *mkcap = "build/tests/mkcap";
@@ -138,6 +137,11 @@ int main(int argc, char **argv)
 	const uint8_t *ip = frame + ROCE_ETH_HLEN;
 	size_t iplen = (size_t)n - ROCE_ETH_HLEN;
 	double icrc = rate(0, ip, iplen, dst), crc = rate(1, ip, iplen, dst);
+	double isal = rate(4, ip, iplen, dst);
+	/* The upper halves ISA-L's AVX-512 kernel leaves dirty slow the
+	 * copies measured next (roce_crc32 clears them; this call does not). */
+	if (__builtin_cpu_supports("avx"))
+		__asm__ volatile("vzeroupper");
 	double mcpy = rate(2, ip, iplen, dst);
 	double dgram = rate(3, ip, iplen, dst);
 
@@ -154,23 +158,19 @@ int main(int argc, char **argv)
 	double dump_pps = td > 0 ? PACKETS / td : 0;
 	double tsh_pps = tt > 0 ? PACKETS / tt : 0;
 
-	printf("%-34s %14s %14s %8s %10s\n", "figure", "value",
-	       "reference", "ratio", "target");
-	printf("%-34s %9.2f GB/s %9.2f GB/s %8.3f %6s %s\n",
-	       "ICRC vs zlib crc32, 4 KiB payload", icrc, crc, icrc / crc,
-	       ">=0.90", verdict(icrc / crc, 0.90));
-	printf("%-34s %9.2f GB/s %14s %8.3f\n", "memcpy, same bytes", mcpy,
-	       "", icrc / mcpy);
-	printf("%-34s %9.2f GB/s %9.2f GB/s %8.3f\n",
-	       "datagram parse vs ICRC, 4 KiB", dgram, icrc, dgram / icrc);
-	printf("%-34s %7.2f Mpkt/s %14s %8s %6s %s\n",
-	       "rocemu dump, 1M packets", dump_pps / 1e6, "", "",
-	       ">=2M/s", verdict(dump_pps, 2e6));
+	const char *g = "codec";
+	bench_row(g, "ICRC, 4 KiB payload, vs fastest CRC-32", icrc, "GB/s",
+		  "ISA-L crc32_gzip_refl, same bytes", isal, ">=0.9");
+	bench_row(g, "ICRC, 4 KiB payload, vs zlib", icrc, "GB/s",
+		  "zlib crc32, same bytes", crc, NULL);
+	bench_row(g, "datagram parse (with ICRC), 4 KiB", dgram, "GB/s",
+		  "ICRC alone", icrc, NULL);
+	bench_row(g, "memcpy of the same bytes", mcpy, "GB/s", NULL, 0, NULL);
+	bench_row(g, "rocemu dump, 1M packets", dump_pps / 1e6, "Mpkt/s", NULL,
+		  0, ">=2");
 	if (tsh_pps > 0)
-		printf("%-34s %7.3f Mpkt/s %7.3f Mpkt/s %8.1f %6s %s\n",
-		       "rocemu dump vs tshark, same file", dump_pps / 1e6,
-		       tsh_pps / 1e6, dump_pps / tsh_pps, ">=20x",
-		       verdict(dump_pps / tsh_pps, 20));
+		bench_row(g, "rocemu dump vs tshark, same file", dump_pps / 1e6,
+			  "Mpkt/s", "tshark -n -r", tsh_pps / 1e6, ">=20");
 	else
 		printf("tshark could not be run: install the tshark package\n");
 	unlink(cap);

@@ -46,8 +46,6 @@ for r in $(seq "$rounds"); do
 		ibv_rc_pingpong -g 1 -s 2 -n $n -p PORT 127.0.0.2
 	pair ping.$r "$rocemu" ping --poll -s 2 -n $n --addr 127.0.0.2 --port PORT -- \
 		"$rocemu" ping --poll -s 2 -n $n --addr 127.0.0.3 --port PORT 127.0.0.2
-	pair lat.$r ib_send_lat -x 1 -s 2 -n $n -p PORT -- \
-		ib_send_lat -x 1 -s 2 -n $n -p PORT 127.0.0.2
 	pair bw.$r ib_write_bw -x 1 -s 65536 -n 5000 -t 128 -p PORT -- \
 		ib_write_bw -x 1 -s 65536 -n 5000 -t 128 -p PORT 127.0.0.2
 	pair perf.$r "$rocemu" perf write --poll --addr 127.0.0.2 --port PORT -- \
@@ -55,28 +53,15 @@ for r in $(seq "$rounds"); do
 		--addr 127.0.0.3 --port PORT 127.0.0.2
 done
 
-# usec/iter of the ping-pongs; perftest's typical and average half round
-# trip; the MB/s averages.
+# usec/iter of the ping-pongs; the MB/s averages.
 pp=$(for f in "$work"/pp.*; do awk '/usec\/iter/ { print $(NF-1) }' "$f"; done | median)
 ping=$(for f in "$work"/ping.*; do awk '/usec\/iter/ { print $(NF-1) }' "$f"; done | median)
-lat_t=$(for f in "$work"/lat.*; do awk '$1 == 2 && NF >= 6 { print $5 }' "$f"; done | median)
-lat_a=$(for f in "$work"/lat.*; do awk '$1 == 2 && NF >= 6 { print $6 }' "$f"; done | median)
 bw=$(for f in "$work"/bw.*; do awk '$1 == 65536 { print $4 }' "$f"; done | median)
 perf=$(for f in "$work"/perf.*; do awk '$1 == 65536 { print $3 }' "$f"; done | median)
 
-echo "drop-in libibverbs.so.1 vs rocemu's API, same work, two processes on"
-echo "loopback, busy polling; median of $rounds alternating rounds:"
-awk -v pp="$pp" -v ping="$ping" -v lt="$lat_t" -v la="$lat_a" -v bw="$bw" \
-    -v perf="$perf" -v n="$n" 'BEGIN {
-	printf "  2-byte RC SEND ping-pong, %d round trips:\n", n
-	printf "    ibv_rc_pingpong (drop-in)   %8.2f us per round trip\n", pp
-	printf "    rocemu ping --poll (API)    %8.2f us per round trip\n", ping
-	printf "    drop-in / API               %8.2f  (target: at most 1.10)\n", pp / ping
-	printf "  ib_send_lat -s 2 (drop-in): typical %.2f us, average %.2f us\n", lt, la
-	printf "    (half a round trip; perftest does not wait for each ACK, so\n"
-	printf "    its round trip, %.2f us, is not the ping-pong figure above)\n", 2 * lt
-	printf "  64 KiB RDMA WRITE, 5000 messages, 128 in flight:\n"
-	printf "    ib_write_bw (drop-in)       %8.2f MB/s\n", bw
-	printf "    rocemu perf write (API)     %8.2f MB/s\n", perf
-	printf "    drop-in / API               %8.2f  (target: at least 0.90)\n", bw / perf
-}'
+row() { python3 "$(dirname "$0")/bench_report.py" row "$@" || exit 1; }
+g="drop-in vs rocemu's API, same work"
+row "$g" "ibv_rc_pingpong -s 2, round trip" "$pp" us \
+	--ref "rocemu ping --poll" "$ping" --target "<=1.1"
+row "$g" "ib_write_bw 64 KiB, 128 in flight" "$bw" MB/s \
+	--ref "rocemu perf write --poll" "$perf" --target ">=0.9"
