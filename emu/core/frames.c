@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Frame buffers in two sizes on free lists: malloc and free of a 4 KiB frame per packet cost page faults each time glibc gave the heap's top back. */
+/* Frame buffers reused in two sizes: a malloc and free per packet faulted pages in whenever glibc trimmed the heap. */
 #include <stdlib.h>
 
 #include "frames.h"
@@ -20,6 +20,20 @@ enum {
 	HDR = 64,
 };
 
+/* Under AddressSanitizer every frame is its own allocation of its exact
+ * size, freed at once: a pooled buffer larger than its frame would hide
+ * an overrun from it. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FRAMES_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(FRAMES_UNDER_ASAN)
+enum { POOLED = 0 };
+#else
+enum { POOLED = 1 };
+#endif
+
 struct frame_buf {
 	struct frame_buf *next;
 	size_t cap;
@@ -32,7 +46,8 @@ static struct frame_buf *buf_of(uint8_t *frame)
 
 uint8_t *frame_alloc(struct frame_pool *p, size_t len)
 {
-	struct frame_buf **list = len <= SMALL ? &p->small
+	struct frame_buf **list = !POOLED ? NULL
+			       : len <= SMALL ? &p->small
 			       : len <= LARGE ? &p->large : NULL;
 	struct frame_buf *b = list ? *list : NULL;
 
@@ -41,8 +56,10 @@ uint8_t *frame_alloc(struct frame_pool *p, size_t len)
 		len <= SMALL ? p->n_small-- : p->n_large--;
 		return (uint8_t *)b + HDR;
 	}
-	size_t cap = len <= SMALL ? SMALL : len <= LARGE ? LARGE : len;
-	b = aligned_alloc(HDR, HDR + ((cap + HDR - 1) & ~(size_t)(HDR - 1)));
+	size_t cap = !POOLED ? len : len <= SMALL ? SMALL
+				   : len <= LARGE ? LARGE : len;
+	size_t whole = HDR + ((cap + HDR - 1) & ~(size_t)(HDR - 1));
+	b = POOLED ? aligned_alloc(HDR, whole) : malloc(HDR + cap);
 	if (!b)
 		return NULL;
 	b->cap = cap;
@@ -54,7 +71,9 @@ void frame_free(struct frame_pool *p, uint8_t *frame)
 	if (!frame)
 		return;
 	struct frame_buf *b = buf_of(frame);
-	if (b->cap == SMALL && p->n_small < KEEP_SMALL) {
+	if (!POOLED) {
+		free(b);
+	} else if (b->cap == SMALL && p->n_small < KEEP_SMALL) {
 		b->next = p->small;
 		p->small = b;
 		p->n_small++;
