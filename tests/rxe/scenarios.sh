@@ -85,6 +85,10 @@ rocemu)
 	: "${server:=127.0.0.70}" "${client:=127.0.0.71}" "${dev:=rocemu0}"
 	: "${capture:=rocemu}"
 	[ -z "$lib" ] || export LD_LIBRARY_PATH="$lib"
+	# One datagram per packet, as rxe sends them: the loss scenario's
+	# filter picks one packet on the wire, and GSO batches to these
+	# loopback addresses would carry it inside a larger datagram.
+	export ROCEMU_OFFLOAD=0
 	;;
 rxe)
 	[ -n "$server" ] || die "side rxe needs --server ADDR"
