@@ -15,14 +15,15 @@
  */
 static bool use_isal(void)
 {
-	static int have = -1;
+	static int have = -1;	/* read and written only atomically */
+	int v = __atomic_load_n(&have, __ATOMIC_RELAXED);
 
-	if (__atomic_load_n(&have, __ATOMIC_RELAXED) < 0) {
+	if (v < 0) {
 		__builtin_cpu_init();
-		__atomic_store_n(&have, __builtin_cpu_supports("pclmul") ? 1 : 0,
-				 __ATOMIC_RELAXED);
+		v = __builtin_cpu_supports("pclmul") ? 1 : 0;
+		__atomic_store_n(&have, v, __ATOMIC_RELAXED);
 	}
-	return have == 1;
+	return v == 1;
 }
 
 /*
@@ -34,12 +35,14 @@ static bool use_isal(void)
  */
 static void clear_upper(void)
 {
-	static int have_avx = -1;
+	static int have_avx = -1;	/* read and written only atomically */
+	int v = __atomic_load_n(&have_avx, __ATOMIC_RELAXED);
 
-	if (__atomic_load_n(&have_avx, __ATOMIC_RELAXED) < 0)
-		__atomic_store_n(&have_avx, __builtin_cpu_supports("avx") ? 1 : 0,
-				 __ATOMIC_RELAXED);
-	if (have_avx == 1)
+	if (v < 0) {
+		v = __builtin_cpu_supports("avx") ? 1 : 0;
+		__atomic_store_n(&have_avx, v, __ATOMIC_RELAXED);
+	}
+	if (v == 1)
 		__asm__ volatile("vzeroupper" ::: "memory");
 }
 
