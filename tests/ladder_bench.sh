@@ -11,15 +11,16 @@ mkdir -p "$work"
 packets=200000
 "$build/tests/mkcap" --bench "$work/ladder.pcap" $packets
 
+. "$(dirname "$0")/tools/bench_lib.sh"
+
 timed() {
 	local label=$1 t0 t1
 	shift
 	t0=$(date +%s.%N)
 	"$@" >/dev/null || exit 1
 	t1=$(date +%s.%N)
-	python3 "$(dirname "$0")/tools/bench_report.py" row ladder "$label" \
-		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" s ||
-		exit 1
+	bench_row ladder "$label" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" s
 }
 timed "rocemu ladder, 200 000 packets, text" "$build/bin/rocemu" ladder "$work/ladder.pcap"
 timed "rocemu ladder, 200 000 packets, --svg" "$build/bin/rocemu" ladder \

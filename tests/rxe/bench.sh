@@ -40,13 +40,13 @@ row "ib_send_bw 64 B, message rate" Mpps ib_send_bw 5
 row "ib_send_bw 64 B, average bandwidth" MB/s ib_send_bw 4
 row "ib_write_bw 64 KiB, average bandwidth" MB/s ib_write_bw 4
 # The targets as rows of make bench (BENCH_JSONL): rocemu against rxe.
+. "$here/../tools/bench_lib.sh"
 target() { # LABEL UNIT PROGRAM COLUMN TARGET
 	local a b
 	a=$(fig rxe "$3" "$4") b=$(fig rocemu "$3" "$4")
 	[ -n "$a" ] && [ -n "$b" ] || return 0
-	python3 "$here/../tools/bench_report.py" row "rxe lab, same two guests" \
-		"$1" "$b" "$2" --ref "rxe, same guests and programs" "$a" \
-		--target "$5" >/dev/null
+	bench_row "rxe lab, same two guests" "$1" "$b" "$2" \
+		--ref "rxe, same guests and programs" "$a" --target "$5" >/dev/null
 }
 if [ -n "${BENCH_JSONL:-}" ]; then
 	target "ib_send_lat 64 B, typical latency" us ib_send_lat 5 "<=1.0"

@@ -22,8 +22,7 @@ for b in ib_write_bw ib_read_bw ib_send_bw ib_send_lat; do
 	}
 done
 
-row() { python3 "$here/bench_report.py" row "$@" || exit 1; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+. "$here/bench_lib.sh"
 
 # perf NAME OFFLOAD MTU PROGRAM ARGS...: the program as server on .2 and
 # client on .3, path MTU and port MTU set, offload 0 or 1; the client's
@@ -72,20 +71,20 @@ g="two processes, loopback"
 for mtu in 1024 4096; do
 	dg=$((mtu + 16))
 	for p in write read send; do
-		row "$g" "ib_${p}_bw 64 KiB, MTU $mtu, no offload" \
+		bench_row "$g" "ib_${p}_bw 64 KiB, MTU $mtu, no offload" \
 			"$(bw $p.$mtu.0)" MB/s \
 			--ref "plain UDP, $dg-byte datagrams" "${raw[$mtu]}" \
 			--target ">=0.5"
 	done
 done
-row "$g" "ib_write_bw 64 KiB, MTU 4096, GSO/GRO" "$(bw write.4096.1)" MB/s \
+bench_row "$g" "ib_write_bw 64 KiB, MTU 4096, GSO/GRO" "$(bw write.4096.1)" MB/s \
 	--target ">=2000"
-row "$g" "ib_write_bw 64 KiB, MTU 4096, GSO/GRO vs UDP" \
+bench_row "$g" "ib_write_bw 64 KiB, MTU 4096, GSO/GRO vs UDP" \
 	"$(bw write.4096.1)" MB/s \
 	--ref "plain UDP with GSO/GRO, 4112-byte segments" "$gso"
 for mtu in 1024 4096; do
 	for p in read send; do
-		row "$g" "ib_${p}_bw vs ib_write_bw, MTU $mtu, GSO/GRO" \
+		bench_row "$g" "ib_${p}_bw vs ib_write_bw, MTU $mtu, GSO/GRO" \
 			"$(bw $p.$mtu.1)" MB/s \
 			--ref "ib_write_bw, same run" "$(bw write.$mtu.1)" \
 			--target ">=0.8"
@@ -103,9 +102,9 @@ lat() { for r in $(seq "$rounds"); do
 	awk -v c=$1 '$1 == 64 && NF >= 9 { print $c }' "$work/lat.$r"
 done | median; }
 pp() { for r in $(seq "$rounds"); do awk -v c=$1 '{ print $c }' "$work/pp.$r"; done | median; }
-row "$g" "ib_send_lat -s 64, typical (half round trip)" "$(lat 5)" us \
+bench_row "$g" "ib_send_lat -s 64, typical (half round trip)" "$(lat 5)" us \
 	--ref "plain UDP ping-pong, 80 B, typical" "$(pp 1)"
-row "$g" "ib_send_lat -s 64, 99.9th percentile" "$(lat 9)" us \
+bench_row "$g" "ib_send_lat -s 64, 99.9th percentile" "$(lat 9)" us \
 	--ref "plain UDP ping-pong, 80 B, 99.9th percentile" "$(pp 2)"
 
 # 3. Large messages: 1 GiB each (perftest's least count, 5); the time of
@@ -114,6 +113,6 @@ row "$g" "ib_send_lat -s 64, 99.9th percentile" "$(lat 9)" us \
 for p in write read; do
 	perf big.$p 1 4096 ib_${p}_bw -s 1073741824 -n 5 -t 1
 	mbs=$(bw_of "$work/big.$p")
-	row "$g" "ib_${p}_bw 1 GiB messages, time of one" \
+	bench_row "$g" "ib_${p}_bw 1 GiB messages, time of one" \
 		"$(awk -v m="$mbs" 'BEGIN { print 1073741824 / (m * 1e6) }')" s
 done

@@ -28,10 +28,10 @@ best() {
 
 check_ns=$(best "$rocemu" check -q "$cap")
 dump_ns=$(best "$rocemu" dump "$cap")
-row() { python3 "$(dirname "$0")/bench_report.py" row "$@" || exit 1; }
+. "$(dirname "$0")/bench_lib.sh"
 cp=$(awk -v n="$count" -v c="$check_ns" 'BEGIN { print n / (c / 1e9) / 1e6 }')
 dp=$(awk -v n="$count" -v d="$dump_ns" 'BEGIN { print n / (d / 1e9) / 1e6 }')
-row codec "rocemu check -q, 1M RC packets" "$cp" Mpkt/s --target ">=1"
-row codec "rocemu check -q vs rocemu dump" "$cp" Mpkt/s \
+bench_row codec "rocemu check -q, 1M RC packets" "$cp" Mpkt/s --target ">=1"
+bench_row codec "rocemu check -q vs rocemu dump" "$cp" Mpkt/s \
 	--ref "rocemu dump, same file" "$dp"
 rm -f "$cap"

@@ -38,7 +38,7 @@ pair() {
 	[ $rc = 0 ] || { echo "bench_verbs: $name failed"; cat "$work/$name"; exit 1; }
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$(dirname "$0")/bench_lib.sh"
 
 n=20000
 for r in $(seq "$rounds"); do
@@ -59,9 +59,8 @@ ping=$(for f in "$work"/ping.*; do awk '/usec\/iter/ { print $(NF-1) }' "$f"; do
 bw=$(for f in "$work"/bw.*; do awk '$1 == 65536 { print $4 }' "$f"; done | median)
 perf=$(for f in "$work"/perf.*; do awk '$1 == 65536 { print $3 }' "$f"; done | median)
 
-row() { python3 "$(dirname "$0")/bench_report.py" row "$@" || exit 1; }
 g="drop-in vs rocemu's API, same work"
-row "$g" "ibv_rc_pingpong -s 2, round trip" "$pp" us \
+bench_row "$g" "ibv_rc_pingpong -s 2, round trip" "$pp" us \
 	--ref "rocemu ping --poll" "$ping" --target "<=1.1"
-row "$g" "ib_write_bw 64 KiB, 128 in flight" "$bw" MB/s \
+bench_row "$g" "ib_write_bw 64 KiB, 128 in flight" "$bw" MB/s \
 	--ref "rocemu perf write --poll" "$perf" --target ">=0.9"
