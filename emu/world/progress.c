@@ -113,6 +113,8 @@ int rocemu_world_start(struct rocemu_world *w)
 		w->core.threaded = false;
 		return -rc;
 	}
+	/* Named so that top -H and perf tell it from the program's threads. */
+	pthread_setname_np(w->core.thread, "rocemu-progress");
 	return 0;
 }
 

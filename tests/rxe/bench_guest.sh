@@ -8,7 +8,10 @@
 # path MTU 1024:
 #   ib_send_lat 64 B, ib_send_bw 64 B, ib_write_bw 64 KiB
 # Each side's output goes to OUT/bench/<stack>-<program>.{server,client};
-# the client's lines hold the figures.
+# the client's lines hold the figures. When the initramfs holds perf
+# (RXE_LAB_PERF=1 in parts.sh), each guest also profiles itself, the whole
+# guest with the kernel, during each run: OUT/bench/<stack>-<program>.<role>.perf
+# is perf report's text, by command and object, then by symbol too.
 # usage (in the guest): sh bench_guest.sh a|b OUT
 set -eu
 name=${1:?usage: bench_guest.sh a|b OUT}
@@ -34,6 +37,27 @@ runs="ib_send_lat:-s 64 -n 1000
 ib_send_bw:-s 64 -n 5000
 ib_write_bw:-s 65536 -n 300"
 
+# prof FILE CMD...: runs CMD, under a whole-guest perf record when perf is
+# here; the profile's report goes to FILE.perf.
+prof() {
+	local f=$1
+	shift
+	if ! command -v perf >/dev/null; then
+		"$@"
+		return
+	fi
+	local rc=0
+	perf record -q -a -e cpu-clock -o "$f.data" -- "$@" || rc=$?
+	{
+		perf report -q -i "$f.data" --stdio --sort comm,dso
+		echo
+		perf report -q -i "$f.data" --stdio --sort comm,dso,symbol \
+			--percent-limit 0.3
+	} >"$f.perf" 2>&1 || :
+	rm -f "$f.data"
+	return $rc
+}
+
 # bench STACK DEV PORT: every run, a as the server, b as the client (again while
 # the server does not listen yet).
 bench() {
@@ -43,15 +67,15 @@ bench() {
 		f=$logs/$stack-$prog
 		rc=0
 		if [ "$name" = a ]; then
-			timeout 300 $prog -d $dev -x 1 -m 1024 -F $opts -p $port \
-				>"$f.server" 2>&1 || rc=$?
+			prof "$f.server" timeout 300 $prog -d $dev -x 1 -m 1024 -F $opts \
+				-p $port >"$f.server" 2>&1 || rc=$?
 			echo "bench: $stack $prog server exit $rc"
 		else
 			i=0
 			while :; do
 				rc=0
-				timeout 300 $prog -d $dev -x 1 -m 1024 -F $opts -p $port \
-					10.0.1.1 >"$f.client" 2>&1 || rc=$?
+				prof "$f.client" timeout 300 $prog -d $dev -x 1 -m 1024 -F $opts \
+					-p $port 10.0.1.1 >"$f.client" 2>&1 || rc=$?
 				[ $rc != 0 ] && grep -qi 'connect' "$f.client" &&
 					[ $i -lt 150 ] || break
 				i=$((i + 1))

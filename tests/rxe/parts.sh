@@ -9,6 +9,8 @@
 # usage: tests/rxe/parts.sh BUILD_DIR
 #   BUILD_DIR holds rocemu's build (lib/libibverbs.so.1, bin/rocemu); the
 #   parts go to BUILD_DIR/rxe: vmlinuz, initrd.gz, kernel/ (the cache).
+#   RXE_LAB_PERF=1 adds the host's perf (linux-perf) for make rxe-bench's
+#   profiles; it is left out otherwise, as it triples the initramfs.
 # Exit 77 (with one line saying why) when a host tool is missing or no
 # kernel can be had; 1 on other errors.
 set -eu
@@ -46,6 +48,10 @@ for p in $progs; do
 	f=$(command -v "$p") || die "'$p' missing (make rxe-deps installs it)"
 	paths="$paths $(readlink -f "$f")"
 done
+if [ "${RXE_LAB_PERF:-0}" = 1 ]; then
+	f=$(command -v perf) || die "RXE_LAB_PERF=1 but no perf (apt-get install linux-perf)"
+	paths="$paths $(readlink -f "$f")"
+fi
 provider_dir=$(dirname "$(readlink -f "$(env -u LD_LIBRARY_PATH -u LD_PRELOAD \
 	ldd "$(command -v ibv_devinfo)" | awk '/libibverbs.so.1 =>/ {print $3}')")")/libibverbs
 rxe_provider=$(ls "$provider_dir"/librxe-rdmav*.so 2>/dev/null | head -n 1)
