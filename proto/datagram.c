@@ -7,6 +7,7 @@
 #include "rocemu/datagram.h"
 #include "rocemu/icrc.h"
 #include "byteorder.h"
+#include "icrc_memo.h"
 
 enum {
 	TTL = 64,		/* what a Linux socket sends with by default */
@@ -67,20 +68,12 @@ static uint32_t crc_to_bth(const uint8_t *hdr, size_t hl,
 	return __builtin_bswap32(icrc);
 }
 
-/* The CRC carried on through the payload after its BTH, to its ICRC. */
-static uint32_t crc_on(uint32_t crc, const uint8_t *payload, size_t len)
-{
-	size_t rest = len - ROCE_BTH_LEN - ROCE_ICRC_LEN;
-
-	return roce_crc32(crc, payload + ROCE_BTH_LEN, rest);
-}
-
 /* The ICRC, as roce_icrc_calc gives it, of headers hdr and payload. */
 static uint32_t icrc_of(const uint8_t *hdr, size_t hl, const uint8_t *payload,
 			size_t len)
 {
-	return __builtin_bswap32(crc_on(crc_to_bth(hdr, hl, payload), payload,
-					len));
+	return __builtin_bswap32(
+		icrc_crc_of_parts(hdr, hl, payload, len - ROCE_ICRC_LEN));
 }
 
 /*
@@ -98,13 +91,14 @@ static bool ipv4_id_found(struct roce_frame *f, uint8_t *hdr,
 	uint32_t want = get_be32(payload + len - ROCE_ICRC_LEN);
 
 	put_be16(hdr + 6, ROCE_IPV4_DF);
-	uint32_t df = crc_to_bth(hdr, hl, payload);
-	uint32_t full_df = crc_on(df, payload, len);
+	uint32_t full_df = icrc_crc_of_parts(hdr, hl, payload,
+					     len - ROCE_ICRC_LEN);
 	*icrc = want;
 	if (__builtin_bswap32(full_df) == want) {
 		f->ip_frag = ROCE_IPV4_DF;
 		return true;
 	}
+	uint32_t df = crc_to_bth(hdr, hl, payload);
 	put_be16(hdr + 6, 0);
 	uint32_t none = crc_to_bth(hdr, hl, payload);
 	/* Two CRCs carried on through the same bytes differ by their

@@ -108,6 +108,34 @@ START_TEST(test_icrc_seed_is_crc_of_eight_ones)
 }
 END_TEST
 
+/* The four bytes at p, least significant first (the ICRC field's order). */
+static uint32_t get_le32_of(const uint8_t *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* The masked frame's ICRC by bits, as in the test above (a RoCEv2 frame at
+ * b, n bytes, Ethernet without VLAN, IP version ipv; m: scratch of n). */
+static uint32_t ref_icrc(const uint8_t *b, size_t n, unsigned ipv, uint8_t *m)
+{
+	size_t ip = 14, iph = ipv == 4 ? 20 : 40, udp = ip + iph;
+
+	memcpy(m, b, n);
+	if (ipv == 4) {
+		m[ip + 1] = 0xff;			/* TOS */
+		m[ip + 8] = 0xff;			/* TTL */
+		m[ip + 10] = m[ip + 11] = 0xff;		/* checksum */
+	} else {
+		m[ip] |= 0x0f;				/* traffic class */
+		m[ip + 1] = m[ip + 2] = m[ip + 3] = 0xff; /* and flow */
+		m[ip + 7] = 0xff;			/* hop limit */
+	}
+	m[udp + 6] = m[udp + 7] = 0xff;			/* UDP checksum */
+	m[udp + 8 + 4] = 0xff;				/* FECN BECN resv6 */
+	return ~crc_raw(0xdebb20e3, m + ip, n - ip - 4);
+}
+
 /* Masks written out from IBTA A17.3.3, applied to a copy, then the
  * bitwise CRC; compared with the library for every opcode, both IPs. */
 START_TEST(test_icrc_matches_bitwise_reference)
@@ -131,24 +159,84 @@ START_TEST(test_icrc_matches_bitwise_reference)
 	ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, b, (size_t)n,
 					  (size_t)n, &g, &why), 0);
 
-	size_t ip = 14, iph = ipv == 4 ? 20 : 40, udp = ip + iph;
-	memcpy(m, b, (size_t)n);
-	if (ipv == 4) {
-		m[ip + 1] = 0xff;			/* TOS */
-		m[ip + 8] = 0xff;			/* TTL */
-		m[ip + 10] = m[ip + 11] = 0xff;		/* checksum */
-	} else {
-		m[ip] |= 0x0f;				/* traffic class */
-		m[ip + 1] = m[ip + 2] = m[ip + 3] = 0xff; /* and flow */
-		m[ip + 7] = 0xff;			/* hop limit */
-	}
-	m[udp + 6] = m[udp + 7] = 0xff;			/* UDP checksum */
-	m[udp + 8 + 4] = 0xff;				/* FECN BECN resv6 */
-	uint32_t crc = ~crc_raw(0xdebb20e3, m + ip, (size_t)n - ip - 4);
+	uint32_t crc = ref_icrc(b, (size_t)n, ipv, m);
 	/* Stored least significant byte first. */
 	ck_assert_uint_eq(b[n - 4], crc & 0xff);
 	ck_assert_uint_eq(b[n - 1], crc >> 24);
 	ck_assert(roce_frame_icrc_ok(&g));
+}
+END_TEST
+
+/*
+ * A flow of one packet size, as the per-thread memo of corrections sees
+ * it (one CRC pass per packet once it holds the flow): PSN and payload
+ * change each packet; TOS, TTL, flow label, the UDP checksum and the BTH's
+ * FECN/BECN byte (all masked) change now and then, the source address and
+ * port too. Each built frame, roce_icrc_calc of it and the ICRC of its
+ * datagram as a socket delivers it must all equal the bitwise reference.
+ */
+START_TEST(test_icrc_flow_of_one_size)
+{
+	static uint8_t b[ROCE_FRAME_MAX], m[ROCE_FRAME_MAX];
+	uint64_t rng = 4242 + (uint64_t)_i;
+	unsigned ipv = _i & 1 ? 6 : 4;
+	uint8_t payload[1024] = { 0 }, hdr[ROCE_DATAGRAM_HDR_MAX];
+	uint32_t plen = (uint32_t)(_i < 2 ? 64 : 1024);
+	struct roce_frame f, g;
+	const char *why = "";
+
+	/* Offsets in the frame of the whole bytes the ICRC masks: TOS, TTL,
+	 * IPv4 checksum or traffic class and flow label, hop limit; the UDP
+	 * checksum; the BTH's FECN/BECN byte. */
+	static const uint8_t masked4[] = { 15, 22, 24, 25, 40, 41, 46, 0 };
+	static const uint8_t masked6[] = { 15, 16, 17, 21, 60, 61, 66, 0 };
+	const uint8_t *masked = ipv == 4 ? masked4 : masked6;
+
+	t_make_frame(&f, ipv, 0x04 /* RC SEND only */, payload, plen, &rng);
+	for (int k = 0; k < 60; k++) {
+		for (size_t i = 0; i < plen; i++)
+			payload[i] = (uint8_t)t_rand(&rng);
+		f.ib.bth.psn = (uint32_t)t_rand(&rng) & 0xffffff;
+		/* A socket delivers what it gets with TOS 0, TTL 64, ID 0, DF,
+		 * flow label 0; other values half the time. */
+		bool as_socket = t_rand(&rng) & 1;
+		f.tos = as_socket ? 0 : (uint8_t)t_rand(&rng);
+		f.ttl = as_socket ? 64 : (uint8_t)t_rand(&rng);
+		f.flow_label = as_socket ? 0 : (uint32_t)t_rand(&rng) & 0xfffff;
+		f.ip_id = 0;
+		f.ip_frag = ROCE_IPV4_DF;
+		f.udp_csum = as_socket ? 0 : (uint16_t)t_rand(&rng);
+		if (t_rand(&rng) % 4 == 0)
+			f.sport = (uint16_t)(0xc000 | (t_rand(&rng) & 3));
+		if (t_rand(&rng) % 4 == 0)
+			f.src_gid[15] ^= 1;
+		f.ib.bth.fecn = t_rand(&rng) & 1;
+		f.ib.bth.becn = t_rand(&rng) & 1;
+		int n = roce_frame_build(&f, b, sizeof(b));
+		ck_assert_int_gt(n, 0);
+		uint32_t want = ref_icrc(b, (size_t)n, ipv, m), got = 0;
+		ck_assert_uint_eq(get_le32_of(b + n - 4), want);
+		ck_assert_int_eq(roce_icrc_calc(b + 14, (size_t)n - 14, &got), 0);
+		ck_assert_uint_eq(got, __builtin_bswap32(want));
+		/* Masked bytes changed one by one, not as a sender changes
+		 * them (a TTL with its checksum): the ICRC stays. */
+		memcpy(m, b, (size_t)n);
+		for (size_t i = 0; masked[i]; i++)
+			if (t_rand(&rng) & 1)
+				m[masked[i]] = (uint8_t)t_rand(&rng);
+		ck_assert_int_eq(roce_icrc_calc(m + 14, (size_t)n - 14, &got), 0);
+		ck_assert_uint_eq(got, __builtin_bswap32(want));
+		if (!as_socket)
+			continue;
+		struct roce_datagram_addr a = { .sport = f.sport };
+		memcpy(a.src_gid, f.src_gid, 16);
+		memcpy(a.dst_gid, f.dst_gid, 16);
+		size_t udp = 14 + (ipv == 4 ? 20 : 40) + 8;
+		ck_assert_int_eq(roce_datagram_parse(&a, b + udp, (size_t)n - udp,
+						     hdr, &g, &why), 0);
+		ck_assert_uint_eq(g.icrc_calc, __builtin_bswap32(want));
+		ck_assert(roce_frame_icrc_ok(&g));
+	}
 }
 END_TEST
 
@@ -221,6 +309,7 @@ Suite *icrc_suite(void)
 	tcase_add_test(tc, test_icrc_connectx4_cnp_vector);
 	tcase_add_test(tc, test_icrc_seed_is_crc_of_eight_ones);
 	tcase_add_loop_test(tc, test_icrc_matches_bitwise_reference, 0, 200);
+	tcase_add_loop_test(tc, test_icrc_flow_of_one_size, 0, 8);
 	tcase_add_loop_test(tc, test_crc32_matches_bitwise_reference, 0, 700);
 	tcase_add_test(tc, test_icrc_rejects_short_input);
 	tcase_add_loop_test(tc, test_icrc_solves_hidden_ipv4_id, 0, 200);
