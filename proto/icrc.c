@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ICRC: CRC-32 over a masked copy of IP/UDP/BTH, then the rest as is. */
+/* ICRC: one CRC-32 pass over the datagram as it is, corrected for the masked fields (icrc_memo.c); the masked copy of IP/UDP/BTH finds the correction. */
 #include <errno.h>
 #include <string.h>
 #include <zlib.h>
@@ -66,7 +66,7 @@ static uint32_t masked_crc(const uint8_t *ip, size_t len, int iplen,
 
 /* The memo key of the datagram at ip: its IP header's first byte (version
  * and length: where the masked fields lie) and the masked fields' values
- * but the IPv4 checksum's, which with the length fix the masked message's
+ * but the checksums', which with the length fix the masked message's
  * difference from the bytes as they are. */
 static uint64_t calc_key(const uint8_t *ip, int iplen)
 {
@@ -79,8 +79,7 @@ static uint64_t calc_key(const uint8_t *ip, int iplen)
 	k = k << 8 | ip[v4 ? 8 : 2];
 	k = k << 8 | (v4 ? 0 : ip[3]);	/* an IPv4 checksum: see csum_fix */
 	k = k << 8 | (v4 ? 0 : ip[7]);
-	k = k << 8 | udp[6];
-	k = k << 8 | udp[7];
+	k = k << 8 | udp[UDP_LEN + 4];	/* the checksum at udp + 6 neither */
 	return k;
 }
 
@@ -96,10 +95,10 @@ static int ip_hlen(const uint8_t *ip, size_t len)
 	return -EBADMSG;
 }
 
-/* Fills hit's IPv4 checksum correction for a pass in which z bytes follow
- * the checksum: bit k of the difference contributes the CRC register of
- * that bit alone carried through z zero bytes. */
-static void csum_tables(struct icrc_memo_hit *hit, size_t z)
+/* Fills csum_fix[at..at+3] of hit for a checksum after which z bytes of
+ * the pass follow: bit k of the difference contributes the CRC register
+ * of that bit alone carried through z zero bytes. */
+static void csum_tables(struct icrc_memo_hit *hit, unsigned at, size_t z)
 {
 	uLong op = crc32_combine_gen((z_off_t)z);
 	uint32_t bit[16];
@@ -115,15 +114,34 @@ static void csum_tables(struct icrc_memo_hit *hit, size_t z)
 			for (unsigned b = 0; b < 4; b++)
 				if (v >> b & 1)
 					t ^= bit[4 * j + b];
-			hit->csum_fix[j][v] = t;
+			hit->csum_fix[at + j][v] = t;
 		}
 }
 
-/* The correction for an IPv4 checksum that differs by d from csum0. */
-static uint32_t csum_fix(const struct icrc_memo_hit *hit, unsigned d)
+/* The correction for a checksum that differs by d from the one hit's fix
+ * was found with: tables at (0, IPv4's) or 4 (UDP's). */
+static uint32_t csum_fix(const struct icrc_memo_hit *hit, unsigned at,
+			 unsigned d)
 {
-	return hit->csum_fix[0][d & 15] ^ hit->csum_fix[1][d >> 4 & 15] ^
-	       hit->csum_fix[2][d >> 8 & 15] ^ hit->csum_fix[3][d >> 12 & 15];
+	const uint32_t(*t)[16] = hit->csum_fix + at;
+
+	return t[0][d & 15] ^ t[1][d >> 4 & 15] ^ t[2][d >> 8 & 15] ^
+	       t[3][d >> 12 & 15];
+}
+
+/* Fills hit's checksum tables for a pass of body bytes over a datagram
+ * whose IP header is iplen bytes (IPv4's checksum ends 12 bytes in, UDP's
+ * 8 past the IP header); a first packet whose checksums repeat never
+ * needs them. */
+static void fill_tables(struct icrc_memo_hit *hit, bool v4, int iplen,
+			size_t body)
+{
+	if (v4)
+		csum_tables(hit, 0, body - 12);
+	else
+		memset(hit->csum_fix, 0, sizeof(hit->csum_fix[0]) * 4);
+	csum_tables(hit, 4, body - (size_t)iplen - UDP_LEN);
+	hit->tables = true;
 }
 
 int roce_icrc_calc(const uint8_t *ip, size_t len, uint32_t *icrc)
@@ -138,27 +156,32 @@ int roce_icrc_calc(const uint8_t *ip, size_t len, uint32_t *icrc)
 	size_t body = len - ROCE_ICRC_LEN;
 	bool v4 = ip[0] >> 4 == 4;
 	unsigned csum = v4 ? (unsigned)ip[10] << 8 | ip[11] : 0;
-	uint64_t key[2] = { calc_key(ip, iplen), ip[iplen + UDP_LEN + 4] };
-	const struct icrc_memo_hit *hit = icrc_memo_find(key, 2, body);
+	unsigned ucsum = (unsigned)ip[iplen + 6] << 8 | ip[iplen + 7];
+	uint64_t key[1] = { calc_key(ip, iplen) };
+	struct icrc_memo_hit *hit = icrc_memo_find(key, 1, body);
 	uint32_t crc;
 
 	if (hit) {
-		crc = roce_crc32(0, ip, body) ^ hit->fix ^
-		      csum_fix(hit, csum ^ hit->csum0);
+		unsigned d = csum ^ hit->csum0, u = ucsum ^ hit->udp0;
+		if ((d | u) && !hit->tables)
+			fill_tables(hit, v4, iplen, body);
+		crc = roce_crc32(0, ip, body) ^ hit->fix;
+		if (d) /* a flow changes one of the two, if any: skip the other */
+			crc ^= csum_fix(hit, 0, d);
+		if (u)
+			crc ^= csum_fix(hit, 4, u);
 	} else {
 		uint8_t buf[LRH_ONES + ONE_CALL_MAX];
 		memset(buf, 0xff, LRH_ONES);
 		mask_ip(ip, len, buf + LRH_ONES);
 		crc = masked_crc(ip, len, iplen, buf);
-		struct icrc_memo_hit *put = icrc_memo_put(key, 2, body);
+		struct icrc_memo_hit *put = icrc_memo_put(key, 1, body);
 		if (put) {
 			put->start = 0;
 			put->fix = crc ^ roce_crc32(0, ip, body);
 			put->csum0 = (uint16_t)csum;
-			if (v4)
-				csum_tables(put, body - 12);
-			else
-				memset(put->csum_fix, 0, sizeof(put->csum_fix));
+			put->udp0 = (uint16_t)ucsum;
+			put->tables = false;
 		}
 	}
 	*icrc = __builtin_bswap32(crc);
@@ -181,7 +204,7 @@ uint32_t icrc_crc_of_parts(const uint8_t *hdr, size_t hl,
 			t = t << 8 | hdr[i];
 		key[words++] = t;
 	}
-	const struct icrc_memo_hit *found = icrc_memo_find(key, words, n);
+	struct icrc_memo_hit *found = icrc_memo_find(key, words, n);
 	if (found)
 		return roce_crc32(found->start, payload, n) ^ found->fix;
 
@@ -202,8 +225,8 @@ uint32_t icrc_crc_of_parts(const uint8_t *hdr, size_t hl,
 	if (put) { /* the headers are keyed whole: no checksum correction */
 		put->start = start;
 		put->fix = crc ^ roce_crc32(start, payload, n);
-		put->csum0 = 0;
-		memset(put->csum_fix, 0, sizeof(put->csum_fix));
+		put->csum0 = put->udp0 = 0;
+		put->tables = false;
 	}
 	return crc;
 }

@@ -46,8 +46,8 @@ static bool matches(const struct entry *e, const uint64_t *key, size_t words,
 	return true;
 }
 
-const struct icrc_memo_hit *icrc_memo_find(const uint64_t *key, size_t words,
-					   size_t len)
+struct icrc_memo_hit *icrc_memo_find(const uint64_t *key, size_t words,
+				     size_t len)
 {
 	unsigned last = memo.last % WAYS;
 

@@ -17,21 +17,25 @@ enum { ICRC_MEMO_WORDS = 1 + (ROCE_DATAGRAM_HDR_MAX + 7) / 8 };
 struct icrc_memo_hit {
 	uint32_t start;	/* the CRC the single pass starts from */
 	uint32_t fix;	/* XORed into that pass's result */
-	/* An IPv4 header checksum is keyed out (an IP ID that counts changes
-	 * it each packet): csum0 is the one fix was found with, and the
-	 * difference from it, a nibble at a time, indexes the correction
-	 * (CRC-32 is linear in it too). Zero for IPv6. */
-	uint16_t csum0;
-	uint32_t csum_fix[4][16];
+	/* The IPv4 header checksum and the UDP checksum are keyed out (an IP
+	 * ID that counts changes the one each packet, a socket's checksums
+	 * the other): csum0 and udp0 are the values fix was found with, and
+	 * their differences from them, a nibble at a time, index the
+	 * correction (CRC-32 is linear in them too): csum_fix[0..3] for the
+	 * IPv4 checksum, [4..7] for UDP's, filled when first needed. */
+	uint16_t csum0, udp0;
+	bool tables;
+	uint32_t csum_fix[8][16];
 };
 
 /*
  * Looks up key (words words, 1 to ICRC_MEMO_WORDS) for a pass of len bytes
- * in the calling thread's memo; returns its entry, valid until this
- * thread's next icrc_memo_put, or NULL if none holds it.
+ * in the calling thread's memo; returns its entry (the caller may fill its
+ * tables), valid until this thread's next icrc_memo_put, or NULL if none
+ * holds it.
  */
-const struct icrc_memo_hit *icrc_memo_find(const uint64_t *key, size_t words,
-					   size_t len);
+struct icrc_memo_hit *icrc_memo_find(const uint64_t *key, size_t words,
+				     size_t len);
 
 /* Makes an entry for key (as icrc_memo_find takes it) and len in the
  * calling thread's memo, replacing its oldest, and returns it for the
