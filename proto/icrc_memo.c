@@ -11,9 +11,11 @@
  * (the CRC of their difference, carried through the zeros after it). The
  * ICRC's masked message differs from the bytes as they are only in the
  * masked fields; a flow's packets of one size carry the same values there
- * (and a UDP socket's datagrams the same IP and UDP headers), so the
- * correction found for the first packet serves the rest: one CRC call per
- * packet where there were two, and no copy of the headers.
+ * but in the checksums (and a UDP socket's datagrams the same IP and UDP
+ * headers), so the correction found for the first packet serves the rest,
+ * the checksums' part looked up by their change (struct icrc_memo_hit):
+ * one CRC call per packet where there were two, and no copy of the
+ * headers.
  *
  * Per thread, so that threads never share or lock it; eight entries hold
  * the packets of a few flows in both directions (data and ACKs).
