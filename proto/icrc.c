@@ -22,30 +22,37 @@ enum {
 	ONE_CALL_MAX = 512,
 };
 
+/* The length of the IP header at ip (len bytes); -EBADMSG if it is no
+ * IPv4 or IPv6 header. */
+static int ip_hlen(const uint8_t *ip, size_t len)
+{
+	if (len >= 20 && ip[0] >> 4 == 4 && (ip[0] & 0xf) >= 5 &&
+	    (ip[0] & 0xf) * 4u <= len)
+		return (ip[0] & 0xf) * 4;
+	if (len >= IPV6_LEN && ip[0] >> 4 == 6)
+		return IPV6_LEN;
+	return -EBADMSG;
+}
+
 /* Copies the IP header at ip into out with its variant fields set to ones;
  * returns its length or -EBADMSG. */
 static int mask_ip(const uint8_t *ip, size_t len, uint8_t *out)
 {
-	if (len < 1)
-		return -EBADMSG;
+	int hl = ip_hlen(ip, len);
+
+	if (hl < 0)
+		return hl;
+	memcpy(out, ip, (size_t)hl);
 	if (ip[0] >> 4 == 4) {
-		size_t ihl = (size_t)(ip[0] & 0xf) * 4;
-		if (ihl < 20 || len < ihl)
-			return -EBADMSG;
-		memcpy(out, ip, ihl);
 		out[1] = 0xff;			/* TOS */
 		out[8] = 0xff;			/* TTL */
 		out[10] = out[11] = 0xff;	/* header checksum */
-		return (int)ihl;
-	}
-	if (ip[0] >> 4 == 6 && len >= IPV6_LEN) {
-		memcpy(out, ip, IPV6_LEN);
+	} else {
 		out[0] |= 0x0f;			/* traffic class, flow label */
 		out[1] = out[2] = out[3] = 0xff;
 		out[7] = 0xff;			/* hop limit */
-		return IPV6_LEN;
 	}
-	return -EBADMSG;
+	return hl;
 }
 
 /* The CRC (not yet byte-swapped) of the masked message: the masked copy of
@@ -83,18 +90,6 @@ static uint64_t calc_key(const uint8_t *ip, int iplen)
 	return k;
 }
 
-/* The length of the IP header at ip (len bytes), checked as mask_ip
- * checks it; -EBADMSG if it is no IPv4 or IPv6 header. */
-static int ip_hlen(const uint8_t *ip, size_t len)
-{
-	if (len >= 20 && ip[0] >> 4 == 4 && (ip[0] & 0xf) * 4u <= len &&
-	    (ip[0] & 0xf) >= 5)
-		return (ip[0] & 0xf) * 4;
-	if (len >= IPV6_LEN && ip[0] >> 4 == 6)
-		return IPV6_LEN;
-	return -EBADMSG;
-}
-
 /* Fills csum_fix[at..at+3] of hit for a checksum after which z bytes of
  * the pass follow: bit k of the difference contributes the CRC register
  * of that bit alone carried through z zero bytes. */
@@ -119,7 +114,7 @@ static void csum_tables(struct icrc_memo_hit *hit, unsigned at, size_t z)
 }
 
 /* The correction for a checksum that differs by d from the one hit's fix
- * was found with: tables at (0, IPv4's) or 4 (UDP's). */
+ * was found with: the tables at 0 (IPv4's) or at 4 (UDP's). */
 static uint32_t csum_fix(const struct icrc_memo_hit *hit, unsigned at,
 			 unsigned d)
 {
@@ -166,7 +161,7 @@ int roce_icrc_calc(const uint8_t *ip, size_t len, uint32_t *icrc)
 		if ((d | u) && !hit->tables)
 			fill_tables(hit, v4, iplen, body);
 		crc = roce_crc32(0, ip, body) ^ hit->fix;
-		if (d) /* a flow changes one of the two, if any: skip the other */
+		if (d) /* looked up only for a checksum that changed */
 			crc ^= csum_fix(hit, 0, d);
 		if (u)
 			crc ^= csum_fix(hit, 4, u);
