@@ -29,8 +29,9 @@ static double now(void)
 static volatile uint32_t sink;
 
 /* A 4 KiB RC SEND_ONLY frame over IPv4, the k-th of a flow: from k = 1
- * on, the IP ID counts and the UDP checksum is set, as a socket's packets
- * seen on a wire carry them; returns its length. */
+ * on, the IP ID differs from packet to packet and the UDP checksum is
+ * set, as a socket's packets seen on a wire carry them; returns its
+ * length. */
 static int make_frame(uint8_t *buf, size_t cap, unsigned k)
 {
 	static uint8_t payload[PAYLOAD];
