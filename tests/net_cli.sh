@@ -131,6 +131,9 @@ expect_counter perf-stats.client tx_packets -ge 801
 expect_counter perf-stats.server rx_packets -ge 801
 expect_counter perf-stats.server acks_sent -ge 1
 expect_counter perf-stats.client rx_drop_icrc -eq 0
+# The wire's own counters come last, after the device's.
+expect_counter perf-stats.client wire_dropped -eq 0
+expect_counter perf-stats.server wire_gro_batches -ge 0
 # Without --stats, no counters.
 grep -q "^counter " "$work/ping-rc-1.client" "$work/perf-write.server" \
 	&& bad "counters printed without --stats" || ok

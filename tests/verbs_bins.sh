@@ -150,6 +150,8 @@ if cc -Wall -Wextra -Werror -o "$work/two_contexts" "$work/two_contexts.c" -libv
 		&& ok || bad "two contexts and a fork: exit $?"
 	[ "$(grep -c "^rocemu: counter tx_packets " "$work/two_contexts.out")" = 1 ] \
 		&& ok || bad "two contexts and a fork: counters not printed once"
+	[ "$(grep -c "^rocemu: counter wire_dropped 0$" "$work/two_contexts.out")" = 1 ] \
+		&& ok || bad "two contexts and a fork: wire counters not printed once"
 else
 	bad "the two-context program does not compile"
 fi

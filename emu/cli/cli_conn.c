@@ -331,15 +331,9 @@ void conn_print_counters(struct conn *c)
 {
 	if (!c->dev)
 		return;
-	struct rocemu_wire_stats s;
-
 	rocemu_world_stop(c->w);
 	rocemu_dev_print_counters(c->dev, stdout, "");
-	rocemu_world_wire_stats(c->w, &s);
-	printf("counter wire_dropped %llu\ncounter wire_gso_sends %llu\n"
-	       "counter wire_gro_batches %llu\n",
-	       (unsigned long long)s.dropped, (unsigned long long)s.gso_sends,
-	       (unsigned long long)s.gro_batches);
+	rocemu_world_print_wire_stats(c->w, stdout, "");
 	fflush(stdout);
 }
 

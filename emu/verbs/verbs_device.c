@@ -190,15 +190,8 @@ static void print_counters(void)
 
 	if (!v || !*v || !strcmp(v, "0"))
 		return;
-	struct rocemu_wire_stats s;
-
 	rocemu_dev_print_counters(dev, stderr, "rocemu: ");
-	rocemu_world_wire_stats(world, &s);
-	fprintf(stderr, "rocemu: counter wire_dropped %llu\n"
-			"rocemu: counter wire_gso_sends %llu\n"
-			"rocemu: counter wire_gro_batches %llu\n",
-		(unsigned long long)s.dropped, (unsigned long long)s.gso_sends,
-		(unsigned long long)s.gro_batches);
+	rocemu_world_print_wire_stats(world, stderr, "rocemu: ");
 }
 
 /*

@@ -64,6 +64,19 @@ void rocemu_world_wire_stats(struct rocemu_world *w,
 					 .gro_batches = w->base->gro_batches };
 }
 
+void rocemu_world_print_wire_stats(struct rocemu_world *w, FILE *f,
+				   const char *prefix)
+{
+	struct rocemu_wire_stats s;
+
+	rocemu_world_wire_stats(w, &s); /* no stdio under the world lock */
+	fprintf(f, "%scounter wire_dropped %llu\n%scounter wire_gso_sends %llu\n"
+		   "%scounter wire_gro_batches %llu\n",
+		prefix, (unsigned long long)s.dropped, prefix,
+		(unsigned long long)s.gso_sends, prefix,
+		(unsigned long long)s.gro_batches);
+}
+
 void rocemu_world_free(struct rocemu_world *w)
 {
 	if (!w)

@@ -74,6 +74,12 @@ struct rocemu_wire_stats {
 void rocemu_world_wire_stats(struct rocemu_world *w,
 			     struct rocemu_wire_stats *s);
 
+/* Writes the wire's counters to f as rocemu_dev_print_counters writes the
+ * device's: one "<prefix>counter wire_NAME VALUE" line each (dropped,
+ * gso_sends, gro_batches); cannot fail, changes nothing. */
+void rocemu_world_print_wire_stats(struct rocemu_world *w, FILE *f,
+				   const char *prefix);
+
 /* Waits up to max_ns for datagrams or the next timer, then does all work
  * due (UDP worlds; a deterministic world just runs). */
 void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns);
