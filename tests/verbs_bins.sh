@@ -167,6 +167,20 @@ if cc -Wall -Wextra -Werror -o "$calls" "$(dirname "$0")/verbs_calls.c" -libverb
 		&& ok || { bad "names or rates differ from libibverbs'"; head "$work/tables.diff"; }
 	ROCEMU_ADDR=127.0.0.2 "$calls" >"$work/calls.out" 2>&1 \
 		&& ok || { bad "verbs_calls"; cat "$work/calls.out"; }
+	# The calls that need no device, on both libraries: the same answers.
+	for lib in sys rocemu; do
+		for sysfs in "" /tmp/sysfs//; do
+			if [ $lib = sys ]; then
+				set -- env -u LD_LIBRARY_PATH -u LD_PRELOAD
+			else
+				set -- env
+			fi
+			"$@" ${sysfs:+SYSFS_PATH=$sysfs} "$calls" --driver \
+				>"$work/driver.$lib.out" 2>&1 \
+				&& ok || { bad "verbs_calls --driver on $lib's library" \
+					"(SYSFS_PATH=$sysfs): exit $?"; cat "$work/driver.$lib.out"; }
+		done
+	done
 else
 	bad "tests/verbs_calls.c does not compile"
 fi

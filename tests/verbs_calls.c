@@ -3,11 +3,14 @@
  * The libibverbs calls besides the data path, checked against what the
  * verbs man pages and the IBTA say, through the system header as a user
  * program sees them. Prints each failure; exits with how many failed.
- * With --tables, prints every name and rate conversion instead.
+ * With --tables, prints every name and rate conversion instead; with
+ * --driver, checks only the calls that need no device.
  */
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "verbs_check.h"
@@ -84,6 +87,32 @@ static void unsupported(struct ibv_context *ctx)
 	EXPECT(ibv_dealloc_pd(pd) == 0);
 }
 
+/* rdma-core's own declarations (driver.h, not installed with the headers
+ * programs use): what providers, librdmacm and MPI libraries call. */
+const char *ibv_get_sysfs_path(void);
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
+extern bool verbs_allow_disassociate_destroy;
+
+/*
+ * The entry points outside verbs.h, called as their callers declare them:
+ * the sysfs root is a string ("/sys" unless SYSFS_PATH says otherwise, its
+ * trailing slashes dropped, as rdma-core answers); the fork ranges succeed,
+ * fork protection being unneeded (ibv_is_fork_initialized); the destroy
+ * flag is data, and off.
+ */
+static void driver_calls(void)
+{
+	const char *sysfs = ibv_get_sysfs_path();
+	char buf[64];
+
+	EXPECT(sysfs && strlen(sysfs) > 0);
+	EXPECT(sysfs && !strcmp(sysfs, getenv("SYSFS_PATH") ? "/tmp/sysfs" : "/sys"));
+	EXPECT(ibv_dontfork_range(buf, sizeof(buf)) == 0);
+	EXPECT(ibv_dofork_range(buf, sizeof(buf)) == 0);
+	EXPECT(!verbs_allow_disassociate_destroy);
+}
+
 int main(int argc, char **argv)
 {
 	int n = 0;
@@ -91,6 +120,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--tables")) {
 		print_tables();
 		return 0;
+	}
+	driver_calls();
+	if (argc > 1 && !strcmp(argv[1], "--driver")) {
+		printf("verbs_calls --driver: %d failed\n", failed);
+		return failed;
 	}
 	struct ibv_device **list = ibv_get_device_list(&n);
 	struct ibv_context *ctx = n > 0 ? ibv_open_device(list[0]) : NULL;
