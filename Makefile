@@ -211,6 +211,7 @@ check: all
 	$(Q)$(ISOLATED) tests/verbs_mr_calls.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_cqex.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/verbs_stress.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/verbs_fork.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/examples.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/ladder_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/pyverbs.sh $(BUILD) >$(BUILD)/pyverbs.txt 2>&1 || \

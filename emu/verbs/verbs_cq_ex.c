@@ -38,6 +38,8 @@ static int cq_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 {
 	struct rv_cq *cq = to_rv(cqx);
 
+	if (rv_stale(cqx->context))
+		return EIO;
 	if (attr->comp_mask)
 		return EINVAL; /* no attribute is defined */
 	/* Programs that spin here progress the device, as with ibv_poll_cq. */
@@ -48,7 +50,7 @@ static int cq_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 
 static int cq_next_poll(struct ibv_cq_ex *cqx)
 {
-	return take(to_rv(cqx));
+	return rv_stale(cqx->context) ? EIO : take(to_rv(cqx));
 }
 
 static void cq_end_poll(struct ibv_cq_ex *cqx)
@@ -144,7 +146,7 @@ static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *context,
 					 struct ibv_cq_init_attr_ex *attr)
 {
 	struct rv_cq *cq;
-	int rc = check_attr(attr);
+	int rc = rv_stale(context) ? EIO : check_attr(attr);
 
 	if (rc) {
 		errno = rc;

@@ -18,6 +18,15 @@ static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rocemu_world *world;
 static struct rocemu_dev *dev;
 static pid_t owner; /* the process that made them; not a forked child */
+/* Forks since this process's line first made a device: each child counts
+ * one more, so a context remembers the process it was opened in (written
+ * only in a child's fork handler, where the child has one thread). */
+static unsigned fork_gen;
+static bool atfork_set;
+/* The device's address, capture and trace files, so a forked child can
+ * tell its parent's from its own (NULL: none). */
+static char *cur_addr, *cur_pcap, *cur_trace;
+static char *parent_addr, *parent_pcap, *parent_trace;
 static struct ibv_device the_device = {
 	.node_type = IBV_NODE_CA,
 	.transport_type = IBV_TRANSPORT_IB,
@@ -26,6 +35,13 @@ static struct ibv_device the_device = {
 	.dev_path = "/sys/class/infiniband_verbs/uverbs0",
 	.ibdev_path = "/sys/class/infiniband/rocemu0",
 };
+
+/* Whether path names the file of the parent's (one this process got in
+ * a fork). */
+static bool parents_file(const char *path, const char *parents)
+{
+	return parents && !strcmp(path, parents);
+}
 
 static void print_trace(void *arg, const char *line)
 {
@@ -48,6 +64,13 @@ static void trace_from_env(void)
 		rocemu_world_trace(world, print_trace, NULL);
 		return;
 	}
+	if (parents_file(v, parent_trace)) {
+		fprintf(stderr, "rocemu: ROCEMU_TRACE=%s is the parent's trace; "
+				"this forked child writes none (set ROCEMU_TRACE to "
+				"a file of its own)\n", v);
+		return;
+	}
+	cur_trace = strdup(v);
 	events = fopen(v, "w");
 	if (!events || setvbuf(events, NULL, _IOLBF, 0) ||
 	    rocemu_trace_begin(events)) {
@@ -91,16 +114,60 @@ static int offload_from_env(bool *on)
 	return -1;
 }
 
-/* A child forked while the device runs must not write the capture's
- * buffer into the file a second time when it exits. */
+/*
+ * fork(): the device stays the parent's. prepare holds the device's making
+ * and the world still, and writes out the capture's buffer, so that a
+ * child that exits does not write it into the file a second time.
+ */
 static void fork_prepare(void)
 {
-	rocemu_world_fork_prepare(world);
+	pthread_mutex_lock(&once_lock);
+	if (world)
+		rocemu_world_fork_prepare(world);
 }
 
-static void fork_done(void)
+static void fork_parent(void)
 {
-	rocemu_world_fork_done(world);
+	if (world)
+		rocemu_world_fork_parent(world);
+	pthread_mutex_unlock(&once_lock);
+}
+
+/*
+ * The child abandons the parent's world: its threads are not here, its
+ * sockets and capture are the parent's, and its lock is held by a thread
+ * of the parent's, which cannot be released from here. What the child
+ * inherited from it is dead (rv_stale); its first ibv_open_device makes a
+ * world and device of its own, on its own address (make_device). The
+ * locks are made anew: the parent's threads may have held them.
+ */
+static void fork_child(void)
+{
+	if (world)
+		rocemu_world_fork_child(world);
+	world = NULL;
+	dev = NULL;
+	/* Line-buffered and written under the world lock: nothing of the
+	 * parent's is left in its buffer to write again. */
+	events = NULL;
+	free(parent_addr), free(parent_pcap), free(parent_trace);
+	parent_addr = cur_addr, parent_pcap = cur_pcap, parent_trace = cur_trace;
+	cur_addr = cur_pcap = cur_trace = NULL;
+	fork_gen++;
+	pthread_mutex_init(&once_lock, NULL);
+	rv_events_fork_child();
+	rv_dm_fork_child();
+}
+
+bool rv_stale(const struct ibv_context *context)
+{
+	const struct rv_context *ctx = (const void *)((const char *)context -
+		offsetof(struct rv_context, vctx.context));
+
+	if (ctx->gen == fork_gen)
+		return false;
+	errno = EIO;
+	return true;
 }
 
 /* ROCEMU_TEST_MISBEHAVE=NAME (test-only): the responder breaks one rule
@@ -151,19 +218,37 @@ static int make_device(void)
 	owner = getpid();
 	if (!dev) {
 		int e = errno;
-		fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s (another "
-				"rocemu or an rxe device binds it: stop it, or set "
-				"ROCEMU_ADDR to a free local address)\n", addr,
-			strerror(e));
+		if (e == EADDRINUSE && parents_file(addr, parent_addr))
+			fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s "
+					"(this process was forked from the process "
+					"whose device binds it, and a device is not "
+					"shared between processes: set ROCEMU_ADDR to "
+					"another local address, e.g. 127.0.0.2, before "
+					"the child opens the device)\n", addr,
+				strerror(e));
+		else
+			fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s "
+					"(another rocemu or an rxe device binds it: "
+					"stop it, or set ROCEMU_ADDR to a free local "
+					"address)\n", addr, strerror(e));
 		rocemu_world_free(world);
 		world = NULL;
 		return -e;
 	}
+	cur_addr = strdup(addr);
 	const char *pcap = getenv("ROCEMU_PCAP");
-	if (pcap && *pcap && rocemu_world_record(world, pcap))
+	if (pcap && *pcap && parents_file(pcap, parent_pcap))
+		fprintf(stderr, "rocemu: ROCEMU_PCAP=%s is the parent's capture; "
+				"this forked child records none (set ROCEMU_PCAP "
+				"to a file of its own)\n", pcap);
+	else if (pcap && *pcap && rocemu_world_record(world, pcap))
 		fprintf(stderr, "rocemu: cannot write ROCEMU_PCAP=%s\n", pcap);
+	else if (pcap && *pcap)
+		cur_pcap = strdup(pcap);
 	trace_from_env();
-	pthread_atfork(fork_prepare, fork_done, fork_done);
+	if (!atfork_set) /* a forked child has its parent's handlers */
+		atfork_set = !pthread_atfork(fork_prepare, fork_parent,
+					     fork_child);
 	return rocemu_world_start(world);
 }
 
@@ -272,6 +357,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->num_comp_vectors = 1;
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->vctx.sz = sizeof(ctx->vctx);
+	ctx->gen = fork_gen;
 	pthread_mutex_init(&c->mutex, NULL);
 	rv_fill_ops(ctx);
 	return c;
@@ -290,8 +376,11 @@ int ibv_close_device(struct ibv_context *context)
 int ibv_query_device(struct ibv_context *context,
 		     struct ibv_device_attr *device_attr)
 {
-	(void)context;
-	rocemu_dev_attr(rv_dev(), device_attr);
+	struct rocemu_dev *d = rv_stale(context) ? NULL : rv_dev();
+
+	if (!d)
+		return errno;
+	rocemu_dev_attr(d, device_attr);
 	return 0;
 }
 
@@ -321,7 +410,8 @@ int rv_query_port(struct ibv_context *context, uint8_t port,
 {
 	struct ibv_port_attr a;
 
-	(void)context;
+	if (rv_stale(context))
+		return EIO;
 	if (port != 1)
 		return EINVAL;
 	port_attr(&a);
@@ -343,9 +433,8 @@ int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
 		  union ibv_gid *gid)
 {
-	struct rocemu_dev *d = rv_dev();
+	struct rocemu_dev *d = rv_stale(context) ? NULL : rv_dev();
 
-	(void)context;
 	if (port_num != 1 || index < 0 || !d)
 		return -1;
 	int rc = rocemu_dev_gid_at(d, (unsigned)index, gid->raw);
@@ -365,10 +454,9 @@ int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 		       unsigned int index, int *type)
 {
-	struct rocemu_dev *d = rv_dev();
+	struct rocemu_dev *d = rv_stale(context) ? NULL : rv_dev();
 	uint8_t gid[16];
 
-	(void)context;
 	if (port_num != 1 || !d || rocemu_dev_gid_at(d, index, gid))
 		return -1;
 	*type = GID_TYPE_SYSFS_ROCE_V2;
@@ -417,9 +505,8 @@ int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 {
 	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num,
 				   .gid_type = IBV_GID_TYPE_ROCE_V2 };
-	struct rocemu_dev *d = rv_dev();
+	struct rocemu_dev *d = rv_stale(context) ? NULL : rv_dev();
 
-	(void)context;
 	if (!d)
 		return errno;
 	if (flags || entry_size < sizeof(e) || port_num != 1)

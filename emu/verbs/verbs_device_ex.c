@@ -15,10 +15,9 @@ static int op_query_device_ex(struct ibv_context *context,
 			      const struct ibv_query_device_ex_input *input,
 			      struct ibv_device_attr_ex *attr, size_t attr_size)
 {
-	struct rocemu_dev *d = rv_dev();
+	struct rocemu_dev *d = rv_stale(context) ? NULL : rv_dev();
 	struct ibv_device_attr_ex a;
 
-	(void)context;
 	if (input && input->comp_mask)
 		return EINVAL;
 	if (!d)

@@ -20,6 +20,13 @@ static pthread_mutex_t dm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rv_dm *dm_list;
 static uint32_t dm_handles;
 
+void rv_dm_fork_child(void)
+{
+	pthread_mutex_init(&dm_lock, NULL);
+	dm_list = NULL;
+	atomic_store(&dm_in_use, 0);
+}
+
 static struct rv_dm *to_rv(struct ibv_dm *dm)
 {
 	return (struct rv_dm *)(void *)dm;
@@ -62,7 +69,7 @@ static int dm_range(const struct rv_dm *dm, uint64_t off, size_t len)
 static int dm_to(struct ibv_dm *ibdm, uint64_t off, const void *src, size_t len)
 {
 	struct rv_dm *dm = to_rv(ibdm);
-	int rc = dm_range(dm, off, len);
+	int rc = rv_stale(ibdm->context) ? EIO : dm_range(dm, off, len);
 
 	if (!rc && len)
 		memcpy(dm->mem + off, src, len);
@@ -72,7 +79,7 @@ static int dm_to(struct ibv_dm *ibdm, uint64_t off, const void *src, size_t len)
 static int dm_from(void *dst, struct ibv_dm *ibdm, uint64_t off, size_t len)
 {
 	struct rv_dm *dm = to_rv(ibdm);
-	int rc = dm_range(dm, off, len);
+	int rc = rv_stale(ibdm->context) ? EIO : dm_range(dm, off, len);
 
 	if (!rc && len)
 		memcpy(dst, dm->mem + off, len);
@@ -87,6 +94,8 @@ static struct ibv_dm *op_alloc_dm(struct ibv_context *context,
 		       << (attr->log_align_req > 3 ? attr->log_align_req : 3);
 	int rc;
 
+	if (rv_stale(context))
+		return NULL;
 	if (attr->comp_mask || !attr->length ||
 	    attr->log_align_req > RV_DM_MAX_LOG_ALIGN) {
 		errno = EINVAL;
@@ -139,6 +148,8 @@ static int op_free_dm(struct ibv_dm *ibdm)
 	struct rv_dm *dm = to_rv(ibdm);
 	int rc;
 
+	if (rv_stale(ibdm->context))
+		return EIO;
 	if (dm->orig) {
 		ibv_unimport_dm(ibdm);
 		return 0;
@@ -175,6 +186,8 @@ static struct ibv_mr *op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 	struct rv_mr *mr;
 	int e;
 
+	if (rv_stale(pd->context))
+		return NULL;
 	if (!(access & IBV_ACCESS_ZERO_BASED) || off > dm->len ||
 	    len > dm->len - off) {
 		errno = EINVAL;
@@ -209,9 +222,11 @@ static struct ibv_mr *op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
  * EINVAL if there is none. */
 struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t handle)
 {
-	struct rv_dm *dm, *imp = calloc(1, sizeof(*imp));
+	struct rv_dm *dm, *imp;
 
-	if (!imp) {
+	if (rv_stale(context))
+		return NULL;
+	if (!(imp = calloc(1, sizeof(*imp)))) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -237,8 +252,8 @@ void ibv_unimport_dm(struct ibv_dm *ibdm)
 {
 	struct rv_dm *imp = to_rv(ibdm);
 
-	if (!imp->orig)
-		return; /* not an import: nothing to let go of */
+	if (!imp->orig || rv_stale(ibdm->context))
+		return; /* not an import, or the parent's: nothing to let go */
 	pthread_mutex_lock(&dm_lock);
 	imp->orig->imports--;
 	pthread_mutex_unlock(&dm_lock);

@@ -13,6 +13,11 @@
  * respect to that object's destroy (the device has one event queue). */
 static pthread_mutex_t async_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void rv_events_fork_child(void)
+{
+	pthread_mutex_init(&async_lock, NULL);
+}
+
 /* Waits for fd to be readable, as a read(2) on the kernel's fd would:
  * 0, or -1 with errno EAGAIN when the application made it non-blocking
  * (or EINTR, as read(2) would). */
@@ -32,9 +37,13 @@ static int wait_readable(int fd)
 
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
-	struct rv_channel *ch = calloc(1, sizeof(*ch));
-	struct rocemu_dev *d = rv_dev();
+	struct rv_channel *ch;
+	struct rocemu_dev *d;
 
+	if (rv_stale(context))
+		return NULL;
+	ch = calloc(1, sizeof(*ch));
+	d = rv_dev();
 	if (!ch || !d || !(ch->c = rocemu_channel_new(d))) {
 		int e = !ch ? ENOMEM : errno; /* rv_dev's, or the channel's */
 		free(ch);
@@ -50,7 +59,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	struct rv_channel *ch = WRAP(rv_channel, channel);
-	int rc = rocemu_channel_free(ch->c);
+	int rc = rv_stale(channel->context) ? -EIO : rocemu_channel_free(ch->c);
 
 	if (rc)
 		return rv_err(rc);
@@ -64,6 +73,8 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 {
 	struct rv_channel *ch = WRAP(rv_channel, channel);
 
+	if (rv_stale(channel->context))
+		return -1;
 	for (;;) {
 		struct rocemu_cq *c;
 
@@ -84,6 +95,8 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 
 void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
+	if (rv_stale(cq->context))
+		return;
 	pthread_mutex_lock(&cq->mutex);
 	cq->comp_events_completed += nevents;
 	pthread_cond_signal(&cq->cond);
@@ -120,7 +133,7 @@ static void name_verbs_object(struct ibv_async_event *ev)
 int ibv_get_async_event(struct ibv_context *context,
 			struct ibv_async_event *event)
 {
-	struct rocemu_dev *d = rv_dev();
+	struct rocemu_dev *d = rv_stale(context) ? NULL : rv_dev();
 
 	if (!d)
 		return -1;
@@ -139,27 +152,33 @@ int ibv_get_async_event(struct ibv_context *context,
 
 void ibv_ack_async_event(struct ibv_async_event *event)
 {
+	struct ibv_context *ctx;
 	pthread_mutex_t *m;
 	pthread_cond_t *c;
 	uint32_t *done;
 
 	switch (event->event_type) {
 	case IBV_EVENT_CQ_ERR:
+		ctx = event->element.cq->context;
 		m = &event->element.cq->mutex;
 		c = &event->element.cq->cond;
 		done = &event->element.cq->async_events_completed;
 		break;
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
 	case IBV_EVENT_SRQ_ERR:
+		ctx = event->element.srq->context;
 		m = &event->element.srq->mutex;
 		c = &event->element.srq->cond;
 		done = &event->element.srq->events_completed;
 		break;
 	default:
+		ctx = event->element.qp->context;
 		m = &event->element.qp->mutex;
 		c = &event->element.qp->cond;
 		done = &event->element.qp->events_completed;
 	}
+	if (rv_stale(ctx))
+		return; /* the parent's event: its parent acknowledges it */
 	pthread_mutex_lock(m);
 	++*done;
 	pthread_cond_signal(c);

@@ -16,6 +16,7 @@
  */
 struct rv_context {
 	struct verbs_context vctx;	/* ends with the ibv_context */
+	unsigned gen;	/* the process it was opened in (rv_stale) */
 };
 
 struct rv_pd {
@@ -108,6 +109,22 @@ struct rv_channel {
 struct rocemu_dev *rv_dev(void);
 /* The world rv_dev made; NULL before it made one. */
 struct rocemu_world *rv_world(void);
+
+/*
+ * True, with errno set to EIO, when context was opened before this
+ * process was forked from the one that opened it: the device behind it
+ * is the parent's, and everything made on it is dead here (as a device
+ * the kernel took away, whose verbs fail with EIO). Every verbs call on
+ * an object checks this before anything of the device's is touched, lock
+ * included. False, errno unchanged, for a context of this process's.
+ */
+bool rv_stale(const struct ibv_context *context);
+/* In a forked child: the async event lock made anew (a thread of the
+ * parent's may have held it). Never fails. */
+void rv_events_fork_child(void);
+/* In a forked child: the device-memory list and budget start empty (what
+ * they held is the parent's), their lock made anew. Never fails. */
+void rv_dm_fork_child(void);
 
 /* ibv_query_port for attr of len bytes (older programs pass less). */
 int rv_query_port(struct ibv_context *context, uint8_t port,

@@ -32,6 +32,8 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
 	struct rv_mr *mr = WRAP(rv_mr, ibmr);
 	int rc;
 
+	if (rv_stale(ibmr->context))
+		return IBV_REREG_MR_ERR_CMD;
 	if (!rereg_input_ok(flags, addr, length, access)) {
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
@@ -65,6 +67,8 @@ static int op_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 {
 	if (!pd)
 		return EINVAL;
+	if (rv_stale(pd->context))
+		return EIO;
 	return rv_err(rocemu_mr_advise(WRAP(rv_pd, pd)->p, (int)advice, flags,
 				       sg_list, num_sge));
 }

@@ -9,9 +9,11 @@
 
 static struct ibv_mw *op_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 {
-	struct rv_mw *mw = calloc(1, sizeof(*mw));
+	struct rv_mw *mw;
 
-	if (!mw) {
+	if (rv_stale(ibpd->context))
+		return NULL;
+	if (!(mw = calloc(1, sizeof(*mw)))) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -31,7 +33,7 @@ static struct ibv_mw *op_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 static int op_dealloc_mw(struct ibv_mw *ibmw)
 {
 	struct rv_mw *mw = WRAP(rv_mw, ibmw);
-	int rc = rocemu_mw_dealloc(mw->m);
+	int rc = rv_stale(ibmw->context) ? -EIO : rocemu_mw_dealloc(mw->m);
 
 	if (!rc)
 		free(mw);

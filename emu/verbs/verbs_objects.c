@@ -26,8 +26,11 @@ static void *or_errno(void *p, int err)
 
 struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
-	struct rv_pd *pd = calloc(1, sizeof(*pd));
+	struct rv_pd *pd;
 
+	if (rv_stale(context))
+		return NULL;
+	pd = calloc(1, sizeof(*pd));
 	if (!pd || !(pd->p = rocemu_pd_alloc(ctx_dev(context)))) {
 		free(pd);
 		return or_errno(NULL, ENOMEM);
@@ -39,7 +42,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct rv_pd *pd = WRAP(rv_pd, pd, ibpd);
-	int rc = rocemu_pd_free(pd->p);
+	int rc = rv_stale(ibpd->context) ? -EIO : rocemu_pd_free(pd->p);
 
 	if (!rc)
 		free(pd);
@@ -49,9 +52,11 @@ int ibv_dealloc_pd(struct ibv_pd *ibpd)
 struct ibv_mr *ibv_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			  int access)
 {
-	struct rv_mr *mr = calloc(1, sizeof(*mr));
+	struct rv_mr *mr;
 
-	if (!mr)
+	if (rv_stale(ibpd->context))
+		return NULL;
+	if (!(mr = calloc(1, sizeof(*mr))))
 		return or_errno(NULL, ENOMEM);
 	mr->m = rocemu_mr_reg(WRAP(rv_pd, pd, ibpd)->p, addr, length,
 			      access & ~IBV_ACCESS_OPTIONAL_RANGE);
@@ -81,7 +86,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct rv_mr *mr = WRAP(rv_mr, mr, ibmr);
-	int rc = rocemu_mr_dereg(mr->m);
+	int rc = rv_stale(ibmr->context) ? -EIO : rocemu_mr_dereg(mr->m);
 
 	if (!rc && mr->dm)
 		rv_dm_mr_gone(mr->dm);
@@ -96,6 +101,8 @@ struct rv_cq *rv_cq_create(struct ibv_context *context, int cqe,
 {
 	struct rv_cq *cq;
 
+	if (rv_stale(context))
+		return NULL;
 	/* One completion vector, as ibv_open_device reports. */
 	if (comp_vector < 0 || comp_vector >= context->num_comp_vectors)
 		return or_errno(NULL, EINVAL);
@@ -135,6 +142,8 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	int rc;
 
+	if (rv_stale(ibcq->context))
+		return EIO;
 	rocemu_world_poll(rv_world());
 	rc = rocemu_cq_resize(WRAP(rv_cq, cq, ibcq)->c, cqe);
 
@@ -146,7 +155,7 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 int ibv_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct rv_cq *cq = WRAP(rv_cq, cq, ibcq);
-	int rc = rv_cq_destroy(cq);
+	int rc = rv_stale(ibcq->context) ? -EIO : rv_cq_destroy(cq);
 
 	if (rc)
 		return rv_err(rc);
@@ -161,6 +170,8 @@ struct rv_qp *rv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	struct rv_qp *qp;
 	struct ibv_qp_init_attr a = *attr;
 
+	if (rv_stale(ibpd->context))
+		return NULL;
 	/* Every QP type has both CQs (ibv_create_qp(3)). */
 	if (!attr->send_cq || !attr->recv_cq)
 		return or_errno(NULL, EINVAL);
@@ -200,7 +211,8 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct rv_qp *qp = WRAP(rv_qp, qp, ibqp);
-	int rc = rocemu_qp_modify(qp->q, attr, mask);
+	int rc = rv_stale(ibqp->context) ? -EIO
+					 : rocemu_qp_modify(qp->q, attr, mask);
 
 	if (!rc && (mask & IBV_QP_STATE))
 		ibqp->state = attr->qp_state;
@@ -211,7 +223,10 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 		 struct ibv_qp_init_attr *init)
 {
 	struct ibv_qp_init_attr dev_init;
-	int rc = rocemu_qp_query(WRAP(rv_qp, qp, ibqp)->q, attr, &dev_init);
+	int rc = rv_stale(ibqp->context)
+			 ? -EIO
+			 : rocemu_qp_query(WRAP(rv_qp, qp, ibqp)->q, attr,
+					   &dev_init);
 
 	(void)mask;
 	if (!rc && init) {
@@ -227,7 +242,7 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct rv_qp *qp = WRAP(rv_qp, qp, ibqp);
-	int rc = rv_qp_destroy(qp);
+	int rc = rv_stale(ibqp->context) ? -EIO : rv_qp_destroy(qp);
 
 	if (rc)
 		return rv_err(rc);
@@ -250,9 +265,11 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 struct ibv_srq *ibv_create_srq(struct ibv_pd *ibpd,
 			       struct ibv_srq_init_attr *attr)
 {
-	struct rv_srq *srq = calloc(1, sizeof(*srq));
+	struct rv_srq *srq;
 
-	if (!srq)
+	if (rv_stale(ibpd->context))
+		return NULL;
+	if (!(srq = calloc(1, sizeof(*srq))))
 		return or_errno(NULL, ENOMEM);
 	srq->s = rocemu_srq_new(WRAP(rv_pd, pd, ibpd)->p, attr);
 	if (!srq->s) {
@@ -271,18 +288,22 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *ibpd,
 
 int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
+	if (rv_stale(srq->context))
+		return EIO;
 	return rv_err(rocemu_srq_modify(WRAP(rv_srq, srq, srq)->s, attr, mask));
 }
 
 int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 {
+	if (rv_stale(srq->context))
+		return EIO;
 	return rv_err(rocemu_srq_query(WRAP(rv_srq, srq, srq)->s, attr));
 }
 
 int ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct rv_srq *srq = WRAP(rv_srq, srq, ibsrq);
-	int rc = rv_srq_destroy(srq);
+	int rc = rv_stale(ibsrq->context) ? -EIO : rv_srq_destroy(srq);
 
 	if (rc)
 		return rv_err(rc);
@@ -294,9 +315,11 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 {
-	struct rv_ah *ah = calloc(1, sizeof(*ah));
+	struct rv_ah *ah;
 
-	if (!ah)
+	if (rv_stale(ibpd->context))
+		return NULL;
+	if (!(ah = calloc(1, sizeof(*ah))))
 		return or_errno(NULL, ENOMEM);
 	ah->a = rocemu_ah_new(WRAP(rv_pd, pd, ibpd)->p, attr);
 	if (!ah->a) {
@@ -311,7 +334,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 int ibv_destroy_ah(struct ibv_ah *ibah)
 {
 	struct rv_ah *ah = WRAP(rv_ah, ah, ibah);
-	int rc = rocemu_ah_free(ah->a);
+	int rc = rv_stale(ibah->context) ? -EIO : rocemu_ah_free(ah->a);
 
 	if (!rc)
 		free(ah);
@@ -340,6 +363,10 @@ int rv_post_send(struct rv_qp *qp, struct ibv_send_wr *wr,
 	size_t n = 0, i;
 	int rc;
 
+	if (rv_stale(qp->qp.context)) {
+		*bad = wr;
+		return -EIO;
+	}
 	for (w = wr; w; w = w->next)
 		n++;
 	if (n > 16 && !(dev = calloc(n, sizeof(*dev)))) {
@@ -373,12 +400,20 @@ static int op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad)
 {
+	if (rv_stale(qp->context)) {
+		*bad = wr;
+		return EIO;
+	}
 	return rv_err(rocemu_post_recv(WRAP(rv_qp, qp, qp)->q, wr, bad));
 }
 
 static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			    struct ibv_recv_wr **bad)
 {
+	if (rv_stale(srq->context)) {
+		*bad = wr;
+		return EIO;
+	}
 	return rv_err(rocemu_post_srq_recv(WRAP(rv_srq, srq, srq)->s, wr, bad));
 }
 
@@ -387,8 +422,11 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct rocemu_cq *c = WRAP(rv_cq, cq, cq)->c;
-	int got = rocemu_cq_poll(c, n, wc);
+	int got;
 
+	if (rv_stale(cq->context))
+		return -EIO;
+	got = rocemu_cq_poll(c, n, wc);
 	if (got == 0 && n > 0 && rocemu_world_poll(rv_world()))
 		got = rocemu_cq_poll(c, n, wc);
 	return got;
@@ -396,6 +434,8 @@ static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 static int op_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
+	if (rv_stale(cq->context))
+		return EIO;
 	return rv_err(rocemu_cq_req_notify(WRAP(rv_cq, cq, cq)->c,
 					   solicited_only != 0));
 }

@@ -480,9 +480,8 @@ static struct ibv_qp *op_create_qp_ex(struct ibv_context *ctx,
 	    .sq_sig_all = a->sq_sig_all,
 	};
 	struct rv_qp *qp;
-	int err = check_init_attr(a);
+	int err = rv_stale(ctx) ? EIO : check_init_attr(a);
 
-	(void)ctx;
 	if (err) {
 		errno = err;
 		return NULL;

@@ -270,10 +270,17 @@ static void loop_free(struct wire *w)
 	free(l);
 }
 
+/* In memory only: no descriptors to close. */
+static void loop_forget(struct wire *w)
+{
+	(void)w;
+}
+
 static const struct wire_ops loop_ops = {
 	.attach = loop_attach, .detach = loop_detach, .send = loop_send,
 	.receive = loop_receive, .flush = loop_flush, .busy = loop_busy,
 	.next_due = loop_next_due, .pollfds = loop_pollfds, .free = loop_free,
+	.forget = loop_forget,
 };
 
 void loop_wire_set_faults(struct wire *w, const struct rocemu_faults *f)

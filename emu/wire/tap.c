@@ -139,10 +139,20 @@ static void tap_free(struct wire *w)
 	free(t);
 }
 
+/* The capture's file is left open: its buffer was written out before the
+ * fork (tap_wire_flush), so the child's exit writes nothing into it. */
+static void tap_forget(struct wire *w)
+{
+	struct wire *in = tap_of(w)->inner;
+
+	in->ops->forget(in);
+}
+
 static const struct wire_ops tap_ops = {
 	.attach = tap_attach, .detach = tap_detach, .send = tap_send,
 	.receive = tap_receive, .flush = tap_flush, .busy = tap_busy,
 	.next_due = tap_next_due, .pollfds = tap_pollfds, .free = tap_free,
+	.forget = tap_forget,
 };
 
 struct wire *tap_wire_new(struct wire *inner)

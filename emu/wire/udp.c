@@ -569,10 +569,26 @@ static void udp_free(struct wire *w)
 	free(w);
 }
 
+static void udp_forget(struct wire *w)
+{
+	struct wire_port *p, *tmp;
+	struct tx_sock *t, *ttmp;
+
+	HASH_ITER(hh, w->ports, p, tmp) {
+		struct udp_port *u = udp_of(p);
+
+		HASH_ITER(hh, u->socks, t, ttmp)
+			if (t->fd != u->fd)
+				close(t->fd);
+		close(u->fd);
+	}
+}
+
 static const struct wire_ops udp_ops = {
 	.attach = udp_attach, .detach = udp_detach, .send = udp_send,
 	.receive = udp_receive, .flush = udp_flush, .busy = udp_busy,
 	.next_due = udp_next_due, .pollfds = udp_pollfds, .free = udp_free,
+	.forget = udp_forget,
 };
 
 struct wire *udp_wire_new(struct core *c)

@@ -75,6 +75,10 @@ struct wire_ops {
 	unsigned (*pollfds)(const struct wire *w, struct pollfd *pfd,
 			    unsigned max);
 	void (*free)(struct wire *w);
+	/* In a forked child: closes the child's copies of the wire's
+	 * sockets, and sends, receives and frees nothing (the parent's wire
+	 * goes on with them). The wire is not used again. */
+	void (*forget)(struct wire *w);
 };
 
 struct wire {

@@ -13,9 +13,22 @@ void rocemu_world_fork_prepare(struct rocemu_world *w)
 	tap_wire_flush(w->wire);
 }
 
-void rocemu_world_fork_done(struct rocemu_world *w)
+void rocemu_world_fork_parent(struct rocemu_world *w)
 {
 	pthread_mutex_unlock(&w->core.lock);
+}
+
+/* The lock is recursive and owned by the thread that forked: in the child
+ * that thread has another id, and the unlock would fail (EPERM), leaving
+ * every later caller blocked. The world's threads are not in the child
+ * either, so it is left as it is, and only its descriptors go. */
+void rocemu_world_fork_child(struct rocemu_world *w)
+{
+	w->wire->ops->forget(w->wire);
+	if (w->wake_open) {
+		close(w->wake[0]);
+		close(w->wake[1]);
+	}
 }
 
 static void drain(int fd)

@@ -124,12 +124,19 @@ void rocemu_world_watch(struct rocemu_world *w, rocemu_frame_fn fn,
 			void *arg);
 
 /*
- * For pthread_atfork: prepare takes the world lock and writes out the
+ * For pthread_atfork. prepare takes the world lock and writes out the
  * capture's buffer, so that a child that exits does not write it a second
- * time into the same file; done releases the lock (in parent and child).
+ * time into the same file. parent releases the lock in the parent.
+ * child, in the child, abandons w there: the lock stays as the fork left
+ * it (held by a thread of the parent's, which the child cannot release),
+ * the child's copies of w's sockets and wake-up pipe are closed (nothing
+ * is sent or received through them: they are the parent's), and nothing
+ * is freed. The child must not use w again in any way, rocemu_world_free
+ * included; a world of its own it can make. Neither fails.
  */
 void rocemu_world_fork_prepare(struct rocemu_world *w);
-void rocemu_world_fork_done(struct rocemu_world *w);
+void rocemu_world_fork_parent(struct rocemu_world *w);
+void rocemu_world_fork_child(struct rocemu_world *w);
 
 /* Puts a frame on the wire as if another host had sent it: it reaches the
  * device that owns its destination address (replaying a capture against
