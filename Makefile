@@ -194,6 +194,7 @@ $(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
 ISOLATED := tests/isolated.sh
 check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
+	$(Q)tests/lint_ranges.sh --self-test && tests/lint_ranges.sh
 	$(Q)ROCEMU_PCAPS=pcaps $(ISOLATED) $(CHECK_BIN)
 	$(Q)tests/dump_cli.sh $(BUILD)
 	$(Q)tests/check_cli.sh $(BUILD)

@@ -227,6 +227,7 @@ START_TEST(test_window_refuses)
 		"write with the key byte of before the bind",
 		"type 1 after a rebind of length 0", "the MR's own rkey",
 		"write after SEND with Invalidate",
+		"zero based, a write whose end passes 2^64 to land inside",
 	};
 	struct pair p;
 	enum ibv_mw_type t = _i == 7 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2;
@@ -238,7 +239,9 @@ START_TEST(test_window_refuses)
 	struct rocemu_mw *mw = rocemu_mw_alloc(p.b.pd, t);
 	uint32_t old = rocemu_mw_rkey(mw);
 	uint32_t rkey = bind_b(&p, mw, _i == 2 ? IBV_ACCESS_REMOTE_WRITE
-				     : _i == 3 ? RW : ALL_REMOTE);
+				     : _i == 3 ? RW
+				     : _i == 10 ? RW | IBV_ACCESS_ZERO_BASED
+						: ALL_REMOTE);
 	raddr = addr_of(&p.b, WIN);
 	switch (_i) {
 	case 0: raddr += WIN_LEN - len + 1; break;
@@ -258,6 +261,8 @@ START_TEST(test_window_refuses)
 		rkey = rocemu_mw_rkey(mw);
 		break;
 	case 8: rkey = rocemu_mr_rkey(p.b.mr); break;
+	/* 0xffffffffffffff00 + 0x200 is 0x100 mod 2^64, inside WIN_LEN */
+	case 10: raddr = 0xffffffffffffff00ull; len = 0x200; break;
 	case 9: {
 		ck_assert_int_eq(post_recv1(&p.b, 8, 0, 64), 0);
 		ck_assert_int_eq(post_op(&p.a, 9, IBV_WR_SEND_WITH_INV, rkey), 0);
@@ -517,7 +522,7 @@ Suite *mw_suite(void)
 	tcase_add_test(tc, test_alloc_types_and_keys);
 	tcase_add_loop_test(tc, test_peer_access_through_window, 0, 2);
 	tcase_add_test(tc, test_zero_based_window);
-	tcase_add_loop_test(tc, test_window_refuses, 0, 10);
+	tcase_add_loop_test(tc, test_window_refuses, 0, 11);
 	tcase_add_test(tc, test_type2_window_belongs_to_its_qp);
 	tcase_add_test(tc, test_qp_destroy_unbinds_type2);
 	tcase_add_loop_test(tc, test_bind_rules, 0, 10);

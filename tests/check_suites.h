@@ -37,6 +37,7 @@ Suite *watch_suite(void);
 Suite *misbehave_suite(void);
 Suite *rules_suite(void);
 Suite *ladder_suite(void);
+Suite *range_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);

@@ -96,6 +96,18 @@ expect_grep "$work/na.txt" "path MTU 4096 is above the port's active MTU 1024" "
 expect_grep "$work/na.xml" '<skipped message=' "JUnit: skipped"
 expect_exit 2 "no agent listening" -- "$rocemu" conform --agent 127.0.0.1:1 --local 127.0.0.3 rc_send_only
 expect_grep "$work/err" "is rocemu-agent running there?" "no agent: the message says what to check"
+# A memory step whose off + len passes 2^64 is refused by conform itself,
+# not wrapped to a small end that passes and sent on to the agent.
+printf 'title t\nrule r\nrole responder\ntransport rc\nmr a size=4096 access=lw,rw\n%s\n' \
+	'memory a off=0xffffffffffffffff len=2 fill=0x19' >"$work/bad/wrap.scn"
+start_agent
+"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 "$work/bad/wrap.scn" \
+	>"$work/wrap.txt" 2>&1
+rc=$?
+stop_agent
+[ $rc = 1 ] && ok || bad "a memory range that wraps: exit $rc, wanted 1"
+expect_grep "$work/wrap.txt" "wrap.scn: memory needs an MR of the scenario, off=, len= within it" \
+	"a memory range that wraps is refused by conform"
 
 # ---- the test-only misbehaviour switch: each break caught by its scenario ----
 # NAME:SCENARIO: with ROCEMU_TEST_MISBEHAVE=NAME the scenario fails and the

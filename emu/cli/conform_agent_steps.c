@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rocemu/range.h"
 #include "conform_run.h"
 
 enum { COMPLETION_MS = 2000, NO_COMPLETION_MS = 100, READ_CHUNK = 1024 };
@@ -213,7 +214,8 @@ static int step_memory(struct cf_run *x, const struct cf_step *st)
 	const char *o = cf_arg_get(st->args, st->nargs, "off");
 	const char *l = cf_arg_get(st->args, st->nargs, "len");
 	if (!m || !fill || !l || (o && cf_eval(&x->e, o, &off, err, sizeof(err))) ||
-	    cf_eval(&x->e, l, &len, err, sizeof(err)) || off + len > m->size)
+	    cf_eval(&x->e, l, &len, err, sizeof(err)) ||
+	    !roce_range_inside(off, len, 0, m->size))
 		return cf_verdict(x, CF_FAIL, st->line, "%s: memory needs an MR of the scenario, "
 				  "off=, len= within it and fill=", x->sc->path);
 	int counts = want_byte(m, fill, off, &first);

@@ -6,6 +6,7 @@
 
 #include "rocemu/aeth.h"
 #include "rocemu/opcode.h"
+#include "rocemu/range.h"
 #include "conform.h"
 
 enum { PSN_MASK = 0xffffff, DEFAULT_FILL = 0x5a, ROCE_PORT = 4791 };
@@ -46,8 +47,8 @@ static int name_value(const struct cf_env *e, const char *name, size_t n,
 			*v = m->lkey;
 		else if (IS(field, fn, "size"))
 			*v = m->size;
-		else if (IS(field, fn, "end"))
-			*v = m->addr + m->size;
+		else if (IS(field, fn, "end")) /* none if the sum wraps */
+			return roce_range_end(m->addr, m->size, v) ? 0 : -1;
 		else
 			return -1;
 	}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "rocemu/range.h"
 
 /*
  * ACKs are coalesced: every packet that asks for one moves the PSN owed,
@@ -155,7 +156,8 @@ static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
 		send_rnr(qp, psn);
 		return false;
 	}
-	if ((uint64_t)qp->resp.recvd + ib->payload_len > qp->resp.wqe.length) {
+	if (!roce_range_inside(qp->resp.recvd, ib->payload_len, 0,
+			       qp->resp.wqe.length)) {
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_LOC_LEN_ERR);
 		return false;
 	}

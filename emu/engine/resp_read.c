@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* RC responder's owed responses: READ responses, atomic ACKs, ACKs and NAKs, sent in PSN order and in bounded bursts. */
 #include "engine.h"
+#include "rocemu/range.h"
 
 static const enum rocemu_counter nak_counter[] = {
 	[ROCE_NAK_PSN_SEQ] = ROCEMU_CNT_NAK_SENT_SEQ,
@@ -327,14 +328,16 @@ bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
 			continue;
 		uint64_t off = (uint64_t)roce_psn_diff(psn, r->first_psn) *
 			       qp_mtu(qp);
+		uint64_t at;
 		bool same_atomic = r->atomic && (fl & ROCE_OPF_ATOMIC) &&
 				   psn == r->first_psn;
 		/* A READ must ask for a tail of the original: same key, the
 		 * address and length its PSN implies. */
 		bool same_read = !r->atomic && (fl & ROCE_OPF_READ) &&
-				 ib->reth.rkey == r->rkey &&
-				 ib->reth.va == r->va + off &&
-				 (uint64_t)ib->reth.len + off == r->len;
+				 ib->reth.rkey == r->rkey && off <= r->len &&
+				 roce_range_end(r->va, off, &at) &&
+				 ib->reth.va == at &&
+				 ib->reth.len == r->len - off;
 		if (!same_atomic && !same_read)
 			continue;
 		/* A late retry of a READ whose MR has gone since is answered
@@ -390,9 +393,11 @@ static bool send_read_packet(struct rocemu_qp *qp, struct rd_res *r)
 	const uint8_t *data = NULL;
 
 	uint8_t *mem = NULL;
+	uint64_t at;
 	/* A page of on-demand memory may be gone since the READ executed:
 	 * ended as if its MR were. */
-	if (n && (!read_source_ok(qp, r, r->va + off, n, &mem) ||
+	if (n && (!roce_range_end(r->va, off, &at) ||
+		  !read_source_ok(qp, r, at, n, &mem) ||
 		  !(data = mem_view(qp->pd->dev, (uint64_t)(uintptr_t)mem, n,
 				    bounce)))) {
 		if (r->answered) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "obj.h"
+#include "rocemu/range.h"
 
 enum {
 	MW_RIGHTS = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
@@ -90,7 +91,6 @@ static int bind_allowed(const struct rocemu_qp *qp, const struct rocemu_mw *mw,
 			const struct rocemu_mr *mr, const struct swqe *wqe)
 {
 	int access = wqe->bind.access;
-	uint64_t base;
 
 	if (mw->pd != qp->pd || (access & ~MW_BIND_KNOWN))
 		return -EINVAL;
@@ -106,10 +106,9 @@ static int bind_allowed(const struct rocemu_qp *qp, const struct rocemu_mw *mw,
 	    ((access & MW_WRITES) && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
 		return -EINVAL;
 	/* C10-75: inside the MR (in its own addresses, from 0 for a zero
-	 * based one), written so that no sum can wrap */
-	base = mr->iova;
-	if (wqe->bind.addr < base || wqe->bind.addr - base > mr->len ||
-	    wqe->bind.len > mr->len - (wqe->bind.addr - base))
+	 * based one) */
+	if (!roce_range_in_region(wqe->bind.addr, wqe->bind.len, mr->iova,
+				  mr->len))
 		return -EINVAL;
 	return 0;
 }
@@ -178,24 +177,23 @@ void mw_forget_qp(struct rocemu_qp *qp)
 			unbind(mw);
 }
 
-/* The window's part of rkey_resolve: the offset of va into it, or -1. */
-static int64_t window_offset(const struct rocemu_qp *qp,
-			     const struct rocemu_mw *mw, uint32_t rkey,
-			     uint64_t va, uint64_t len, int access)
+/* The window's part of rkey_resolve: true with *at set to where va is
+ * in the MR's addresses if [va, va+len) lies in the window; false, *at
+ * untouched, otherwise. */
+static bool window_range(const struct rocemu_qp *qp, const struct rocemu_mw *mw,
+			 uint32_t rkey, uint64_t va, uint64_t len, int access,
+			 uint64_t *at)
 {
+	/* zero based: the address is an offset into the window */
+	uint64_t base = (mw->access & IBV_ACCESS_ZERO_BASED) ? 0 : mw->addr;
 	uint64_t off;
 
 	if (mw->rkey != rkey || !mw->mr || mw->pd != qp->pd ||
 	    (mw->type == IBV_MW_TYPE_2 && mw->qpn != qp->qpn) ||
 	    (mw->access & access) != access)
-		return -1;
-	/* zero based: the address is an offset into the window */
-	off = (mw->access & IBV_ACCESS_ZERO_BASED) ? va : va - mw->addr;
-	if (!(mw->access & IBV_ACCESS_ZERO_BASED) && va < mw->addr)
-		return -1;
-	if (off > mw->len || len > mw->len - off)
-		return -1;
-	return (int64_t)off;
+		return false;
+	return roce_range_offset(va, len, base, mw->len, &off) &&
+	       roce_range_end(mw->addr, off, at);
 }
 
 uint64_t rkey_resolve(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
@@ -203,15 +201,15 @@ uint64_t rkey_resolve(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
 {
 	struct rocemu_mr *mr = mr_check(qp->pd, rkey, va, len, access);
 	struct rocemu_mw *mw;
-	int64_t off;
+	uint64_t at;
 
 	if (mr) {
 		*mem = mr_ptr(mr, va);
 		return mr->serial;
 	}
 	mw = mw_find(qp->dev, rkey >> 8);
-	if (!mw || (off = window_offset(qp, mw, rkey, va, len, access)) < 0)
+	if (!mw || !window_range(qp, mw, rkey, va, len, access, &at))
 		return 0;
-	*mem = mr_ptr(mw->mr, mw->addr + (uint64_t)off);
+	*mem = mr_ptr(mw->mr, at);
 	return mw->serial;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rocemu/range.h"
 #include "verbs_local.h"
 
 /* Alignments a program may ask for, up to a page (log2). */
@@ -61,7 +62,7 @@ static int dm_range(const struct rv_dm *dm, uint64_t off, size_t len)
 {
 	if ((off | len) & 3)
 		return EINVAL;
-	if (off > dm->len || len > dm->len - off)
+	if (!roce_range_inside(off, len, 0, dm->len))
 		return EFAULT;
 	return 0;
 }
@@ -188,8 +189,8 @@ static struct ibv_mr *op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 
 	if (rv_stale(pd->context))
 		return NULL;
-	if (!(access & IBV_ACCESS_ZERO_BASED) || off > dm->len ||
-	    len > dm->len - off) {
+	if (!(access & IBV_ACCESS_ZERO_BASED) ||
+	    !roce_range_inside(off, len, 0, dm->len)) {
 		errno = EINVAL;
 		return NULL;
 	}
