@@ -317,7 +317,7 @@ bench-readme:
 FUZZ_DIR ?= build/fuzz
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence
+FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
@@ -327,7 +327,12 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  tests/fuzz/fuzz_responder.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_sequence \
 	  tests/fuzz/fuzz_sequence.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
-	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap >/dev/null
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_ladder_trace \
+	  -DFUZZ_DEMO_PCAP='"$(FUZZ_DIR)/demo.pcap"' \
+	  tests/fuzz/fuzz_ladder_trace.c $(PROTO_SRC) $(ANALYZE_SRC) -lz -lisal \
+	  -lpcap
+	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap \
+	  --trace $(FUZZ_DIR)/corpus_ladder_trace/demo.trace >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
 	$(Q)$(MKCAP) --transport-seeds $(FUZZ_DIR)/corpus_responder \
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap

@@ -115,6 +115,8 @@ static void judge_request(struct roce_check *c, const struct chk_pkt *p)
 	bool fresh = chk_req_psn(c, p);
 	if (!fresh)
 		p->fl->retransmitted++;
+	if (!fresh && chk_kind_of(p->flags) == CHK_READ)
+		chk_read_again(p);
 	chk_opseq(c, p, fresh);
 	if (p->ib->exts == p->ib->op->exts) {
 		chk_len_req(c, p);

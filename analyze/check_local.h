@@ -33,7 +33,7 @@ struct chk_msg {
 /* The ring of a direction's newest messages starts small and doubles
  * while its oldest message is still unanswered, up to CHK_RING_MAX: a
  * flow of a few packets costs little, a deep pipeline is followed. */
-enum { CHK_RING_MIN = 4, CHK_RING_MAX = 256, CHK_GAPS = 8 };
+enum { CHK_RING_MIN = 4, CHK_RING_MAX = 256, CHK_GAPS = 8, CHK_REDO = 4 };
 
 /* A PSN gap in the requests that nothing has explained yet. */
 struct chk_gap {
@@ -76,6 +76,8 @@ struct chk_dir {
 	unsigned ngaps;
 	struct chk_gap lost[4];	/* the latest gaps settled as loss */
 	unsigned nlost;
+	uint32_t redo_psn[CHK_REDO];	/* the latest READs sent again */
+	unsigned nredo;
 	bool had_loss;
 	/* answers from the other end */
 	bool answered;
@@ -90,6 +92,7 @@ struct chk_dir {
 	uint32_t beyond_psn;
 	bool in_read;		/* a READ response in progress */
 	bool read_whole;	/* its FIRST was seen */
+	bool read_flagged;	/* its opcode sequence or count is reported */
 	uint64_t read_seq;	/* the READ's message number */
 	uint32_t read_next_psn;
 	uint64_t read_bytes;
@@ -194,8 +197,17 @@ void chk_len_req(struct roce_check *c, const struct chk_pkt *p);
  * ONLY must fit in it (check_len.c). */
 void chk_mtu(struct roce_check *c, const struct chk_pkt *p);
 
-/* READ response rules (check_len.c). */
+/* Sets the last PSN of every READ d's ring holds by path MTU mtu: the
+ * MTU became known, or the READs' PSN spans showed it (check_len.c). */
+void chk_read_spans(struct chk_dir *d, uint32_t mtu);
+
+/* READ response rules: opcode sequence, PSNs and bytes against the READ
+ * answered (check_read.c). */
 void chk_read_resp(struct roce_check *c, const struct chk_pkt *p);
+
+/* Notes a READ request the requester sent again (a retransmission): its
+ * response may begin at its PSN, inside the original READ's (check_read.c). */
+void chk_read_again(const struct chk_pkt *p);
 
 /* AETH rules of an ACK, NAK or atomic ACK, and the AckReq rule on
  * requests (check_ack.c). */

@@ -36,9 +36,11 @@ static void end(struct chk_dir *d, const struct chk_pkt *p, bool fresh)
 			 (p->ib->exts & ROCE_EXT_IMMDT));
 	m->inval = p->ib->exts & ROCE_EXT_IETH;
 	if (d->msg_kind == CHK_READ) {
+		/* the MTU seen, else the one READ spans showed, else 4096 */
+		uint32_t mtu = p->fl->mtu ? p->fl->mtu : d->mtu_guess;
 		m->len = p->ib->reth.len;
-		m->last_psn = roce_psn_add(
-			first, chk_read_psns(m->len, p->fl->mtu) - 1);
+		m->last_psn = roce_psn_add(first,
+					   chk_read_psns(m->len, mtu) - 1);
 	}
 }
 

@@ -93,8 +93,10 @@ static bool after_open_read(struct chk_dir *d, uint32_t psn)
 			fit = mtu;
 			nfit++;
 		}
-	if (nfit == 1)
+	if (nfit == 1 && d->mtu_guess != fit) {
 		d->mtu_guess = fit;	/* later READs must agree */
+		chk_read_spans(d, fit);	/* and their answers follow it */
+	}
 	return nfit > 0;
 }
 

@@ -86,26 +86,46 @@ static int push_row(struct roce_ladder_chart *ch, size_t *cap,
 	return 0;
 }
 
+/* A name from an event, NUL or not within its ROCEMU_EV_NAME bytes, with
+ * every byte outside printable ASCII written as \xNN: a trace is input,
+ * and its names reach a terminal and an XML document. */
+static const char *printable(const char *s, char *buf)
+{
+	size_t n = strnlen(s, ROCEMU_EV_NAME), at = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)s[i];
+		if (b >= 0x20 && b < 0x7f)
+			buf[at++] = (char)b;
+		else
+			at += (size_t)sprintf(buf + at, "\\x%02x", b);
+	}
+	buf[at] = '\0';
+	return buf;
+}
+
 static void note_row(const struct rocemu_event *ev, int64_t t0,
 		     struct roce_ladder_row *r)
 {
 	bool wqe = ev->kind != ROCEMU_EV_CQE;
+	char op[4 * ROCEMU_EV_NAME + 1], status[4 * ROCEMU_EV_NAME + 1];
 
 	memset(r, 0, sizeof(*r));
 	r->kind = wqe ? ROCE_LADDER_WQE : ROCE_LADDER_CQE;
 	r->rel_ns = (int64_t)ev->time_ns - t0;
+	/* escaped names may not fit: the label is cut where it is full */
+	printable(ev->op, op);
 	if (wqe) {
-		snprintf(r->label, sizeof(r->label),
-			 "WQE %s[%" PRIu32 "] %s wr_id %" PRIu64
-			 " len %" PRIu32,
-			 ev->kind == ROCEMU_EV_WQE ? "SQ" : "RQ", ev->slot,
-			 ev->op, ev->wr_id, ev->len);
+		append(r->label, sizeof(r->label),
+		       "WQE %s[%" PRIu32 "] %s wr_id %" PRIu64 " len %" PRIu32,
+		       ev->kind == ROCEMU_EV_WQE ? "SQ" : "RQ", ev->slot, op,
+		       ev->wr_id, ev->len);
 		return;
 	}
-	snprintf(r->label, sizeof(r->label),
-		 "CQE CQ[%" PRIu32 "] %s %s wr_id %" PRIu64 " len %" PRIu32,
-		 ev->slot, ev->op, ev->status, ev->wr_id, ev->len);
-	if (strcmp(ev->status, "SUCCESS"))
+	append(r->label, sizeof(r->label),
+	       "CQE CQ[%" PRIu32 "] %s %s wr_id %" PRIu64 " len %" PRIu32,
+	       ev->slot, op, printable(ev->status, status), ev->wr_id, ev->len);
+	if (strncmp(ev->status, "SUCCESS", ROCEMU_EV_NAME))
 		r->style = ROCE_LADDER_ERROR;
 }
 

@@ -19,7 +19,12 @@ enum {
 	BOX_W = 220,
 };
 
-/* Writes s with XML's special characters escaped. */
+/*
+ * Writes s with XML's special characters escaped, and every byte outside
+ * printable ASCII as '?': XML 1.0 forbids most control characters and
+ * the document says UTF-8, which a stray byte above 0x7f may break. The
+ * layout escapes what it takes from a trace (\xNN) before this.
+ */
 static void put_text(FILE *out, const char *s)
 {
 	for (; *s; s++) {
@@ -28,7 +33,8 @@ static void put_text(FILE *out, const char *s)
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
+		case '\'': fputs("&#39;", out); break;
+		default: fputc(*s >= 0x20 && *s < 0x7f ? *s : '?', out);
 		}
 	}
 }

@@ -73,6 +73,17 @@ static void note_lane(const struct roce_ladder_row *r, size_t w, char *lane)
 	}
 }
 
+/*
+ * Writes s with every byte outside printable ASCII as '?': the layout
+ * escapes what it takes from a trace, so this only guards a layout built
+ * otherwise from writing control characters to a terminal.
+ */
+static void put_plain(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputc(*s >= 0x20 && *s < 0x7f ? *s : '?', out);
+}
+
 static void write_row(FILE *out, const struct roce_ladder_row *r, size_t w)
 {
 	char lane[LANE_MAX + 1], t[32];
@@ -82,6 +93,9 @@ static void write_row(FILE *out, const struct roce_ladder_row *r, size_t w)
 	else
 		note_lane(r, w, lane);
 	lane[w] = '\0';
+	for (size_t i = 0; i < w; i++)
+		if (lane[i] < 0x20 || lane[i] >= 0x7f)
+			lane[i] = '?';
 	ladder_seconds(r->rel_ns, t, sizeof(t));
 	if (r->kind == ROCE_LADDER_PACKET)
 		fprintf(out, "%*s|%s|  #%" PRIu64 " %s\n", MARGIN, "", lane,
@@ -99,7 +113,10 @@ static void write_head(FILE *out, const struct roce_ladder_chart *ch, size_t w)
 
 	if (at < l0 + 2)
 		at = l0 + 2;
-	fprintf(out, "%s%*s%s\n", ch->end[0], (int)(at - l0), "", ch->end[1]);
+	put_plain(out, ch->end[0]);
+	fprintf(out, "%*s", (int)(at - l0), "");
+	put_plain(out, ch->end[1]);
+	fputc('\n', out);
 	fprintf(out, "%*s|%*s|\n", MARGIN, "", (int)w, "");
 }
 
@@ -109,7 +126,9 @@ int roce_ladder_write_text(FILE *out, const struct roce_ladder *l)
 		const struct roce_ladder_chart *ch = &l->charts[k];
 		size_t w = lane_width(ch);
 
-		fprintf(out, "%s%s\n\n", k ? "\n" : "", ch->title);
+		fputs(k ? "\n" : "", out);
+		put_plain(out, ch->title);
+		fputs("\n\n", out);
 		write_head(out, ch, w);
 		for (size_t i = 0; i < ch->n; i++)
 			write_row(out, &ch->rows[i], w);

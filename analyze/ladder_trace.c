@@ -166,43 +166,71 @@ static int push(struct rocemu_event **evs, size_t *n, size_t *cap,
 	return 0;
 }
 
+/*
+ * Lines are read whole, however long (getline): a comment longer than
+ * any event stays one comment, its tail never read as an event. A line
+ * costs what its bytes do, once.
+ */
 static int read_events(FILE *f, struct rocemu_event **evs, size_t *n, char *err,
 		       size_t errlen)
 {
-	char line[512];
-	size_t cap = 0, no = 1;
+	char *line = NULL;
+	size_t len = 0, cap = 0, no = 1;
 	struct rocemu_event ev;
+	int rc = 0;
 
-	if (!fgets(line, sizeof(line), f) ||
+	if (getline(&line, &len, f) < 0 ||
 	    strncmp(line, ROCEMU_TRACE_MAGIC, strlen(ROCEMU_TRACE_MAGIC))) {
 		snprintf(err, errlen,
 			 "not a rocemu trace (the first line is "
 			 "not \"%s\")",
 			 ROCEMU_TRACE_MAGIC);
+		free(line);
 		return -EINVAL;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &len, f) >= 0) {
 		no++;
 		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
 			continue;
 		if (rocemu_event_parse(line, &ev)) {
 			snprintf(err, errlen, "line %zu is not a trace event",
 				 no);
-			return -EINVAL;
+			rc = -EINVAL;
+			break;
 		}
 		if (push(evs, n, &cap, &ev)) {
 			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
+			rc = -ENOMEM;
+			break;
 		}
 	}
+	free(line);
+	return rc;
+}
+
+int rocemu_trace_read(FILE *f, struct rocemu_event **evs, size_t *n,
+		      char *err, size_t errlen)
+{
+	struct rocemu_event *got = NULL;
+	size_t count = 0;
+	int rc = read_events(f, &got, &count, err, errlen);
+
+	if (!rc && ferror(f)) {
+		rc = -EIO;
+		snprintf(err, errlen, "read error");
+	}
+	if (rc) {
+		free(got);
+		return rc;
+	}
+	*evs = got;
+	*n = count;
 	return 0;
 }
 
 int rocemu_trace_load(const char *path, struct rocemu_event **evs, size_t *n,
 		      char *err, size_t errlen)
 {
-	struct rocemu_event *got = NULL;
-	size_t count = 0;
 	FILE *f = fopen(path, "r");
 	int rc;
 
@@ -211,17 +239,7 @@ int rocemu_trace_load(const char *path, struct rocemu_event **evs, size_t *n,
 		snprintf(err, errlen, "%s", strerror(-rc));
 		return rc;
 	}
-	rc = read_events(f, &got, &count, err, errlen);
-	if (!rc && ferror(f)) {
-		rc = -EIO;
-		snprintf(err, errlen, "read error");
-	}
+	rc = rocemu_trace_read(f, evs, n, err, errlen);
 	fclose(f);
-	if (rc) {
-		free(got);
-		return rc;
-	}
-	*evs = got;
-	*n = count;
-	return 0;
+	return rc;
 }

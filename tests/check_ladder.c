@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "check_suites.h"
 #include "rocemu/ladder.h"
@@ -260,6 +262,99 @@ START_TEST(test_text_fits_100_columns)
 }
 END_TEST
 
+/* What a renderer wrote holds no byte a terminal or an XML parser could
+ * take for something else: printable ASCII and newlines only. */
+static void assert_plain(const char *what, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)s[i];
+		ck_assert_msg(b == '\n' || (b >= 0x20 && b < 0x7f),
+			      "%s: byte 0x%02x at %zu", what, b, i);
+	}
+}
+
+/* Names from a trace with ESC, BEL, a byte above ASCII and XML's
+ * special characters: the text shows them as \xNN, the SVG as well,
+ * with &<>"' escaped. */
+START_TEST(test_render_escapes_trace_names)
+{
+	struct roce_capture c;
+	struct two_ends e;
+	struct roce_ladder l;
+	char *text = NULL, *svg = NULL;
+	size_t tlen = 0, slen = 0;
+
+	load_bad_rkey(&c, &e);
+	struct rocemu_event evs[] = {
+	    event(ROCEMU_EV_WQE, e.req_gid, e.req_qpn, 0, ""),
+	    event(ROCEMU_EV_CQE, e.req_gid, e.req_qpn, 2, "\x07" "BAD\xff"),
+	};
+	strcpy(evs[0].op, "\x1b[2J<A&'B\">");
+	strcpy(evs[1].op, "SEND\x1b]0;x\x07");
+	ck_assert_int_eq(
+	    roce_ladder_build(&c, evs, 2, ROCE_LADDER_ALL_FLOWS, &l), 0);
+	FILE *f = open_memstream(&text, &tlen);
+	ck_assert_int_eq(roce_ladder_write_text(f, &l), 0);
+	fclose(f);
+	f = open_memstream(&svg, &slen);
+	ck_assert_int_eq(roce_ladder_write_svg(f, &l), 0);
+	fclose(f);
+	assert_plain("text", text, tlen);
+	assert_plain("svg", svg, slen);
+	ck_assert_ptr_nonnull(strstr(text, "\\x1b[2J<A&'B\">"));
+	ck_assert_ptr_nonnull(strstr(text, "SEND\\x1b]0;x\\x07"));
+	ck_assert_ptr_nonnull(strstr(text, "\\x07BAD\\xff"));
+	ck_assert_ptr_nonnull(
+	    strstr(svg, "\\x1b[2J&lt;A&amp;&#39;B&quot;&gt;"));
+	ck_assert_ptr_nonnull(strstr(svg, "\\x07BAD\\xff"));
+	free(text);
+	free(svg);
+	roce_ladder_free(&l);
+	roce_capture_free(&c);
+}
+END_TEST
+
+/* A trace file in memory, under a path the loader can open. */
+static void trace_in_memory(const char *body, char *path, size_t len,
+			    int *fd)
+{
+	*fd = memfd_create("trace", 0);
+	ck_assert_int_ge(*fd, 0);
+	ck_assert_int_eq(write(*fd, body, strlen(body)), (ssize_t)strlen(body));
+	snprintf(path, len, "/proc/self/fd/%d", *fd);
+}
+
+/* A comment line longer than any event (610 bytes) whose end looks like
+ * an event (the event's text, then blanks): the comment is skipped
+ * whole, its tail is no event. */
+START_TEST(test_trace_long_comment_is_one_line)
+{
+	static const char ev_line[] = "wqe frames=0 t=0 dev=d gid=10.0.0.1 "
+				      "qp=0x000011 slot=0 op=SEND wr_id=0 "
+				      "len=1";
+	char body[2048], path[64], err[256];
+	struct rocemu_event *evs = NULL;
+	size_t n = 0;
+	int fd;
+
+	size_t at = (size_t)snprintf(body, sizeof(body), "%s\n#",
+				     ROCEMU_TRACE_MAGIC);
+	size_t start = at - 1;
+	memset(body + at, 'x', 510);	/* 511 bytes with the '#' */
+	at += 510;
+	at += (size_t)snprintf(body + at, sizeof(body) - at, "%s", ev_line);
+	memset(body + at, ' ', start + 610 - at);
+	at = start + 610;
+	snprintf(body + at, sizeof(body) - at, "\n%s\n", ev_line);
+	trace_in_memory(body, path, sizeof(path), &fd);
+	ck_assert_msg(rocemu_trace_load(path, &evs, &n, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(n, 1);
+	free(evs);
+	close(fd);
+}
+END_TEST
+
 Suite *ladder_suite(void)
 {
 	Suite *s = suite_create("ladder");
@@ -271,6 +366,8 @@ Suite *ladder_suite(void)
 	tcase_add_test(tc, test_layout_places_events);
 	tcase_add_test(tc, test_layout_events_find_their_flow);
 	tcase_add_test(tc, test_text_fits_100_columns);
+	tcase_add_test(tc, test_render_escapes_trace_names);
+	tcase_add_test(tc, test_trace_long_comment_is_one_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -72,7 +72,7 @@ static void judge(const struct cap *cap, uint32_t mtu, struct found *r)
 }
 
 static const uint8_t ip_a[4] = { 10, 0, 0, 1 }, ip_b[4] = { 10, 0, 0, 2 };
-static uint8_t data[4096];
+static uint8_t data[8192];
 
 /* One packet: requests go from A (QP 0x11) to B (QP 0x12), answers back. */
 struct pk {
@@ -272,8 +272,25 @@ START_TEST(test_read_response_wrong_psns)
 	static struct cap c;
 	struct found r;
 
-	/* 2048 bytes at MTU 1024: two response packets, PSNs 104 and 105.
-	 * The right bytes come, but the LAST at 106. */
+	/* 2048 bytes at MTU 1024: two response packets, PSNs 104 and 105,
+	 * and a SEND at 106. The right bytes come, but the LAST at 106. */
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
+			     .reth_len = 2048, .ackreq = true });
+	add(&c, SEND_ONLY(106));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST,
+			     .psn = 104, .plen = 1024,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_RESPONSE_LAST,
+			     .psn = 106, .plen = 1024,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	judge(&c, 1024, &r);
+	ck_assert(has(&r, "9.4.3", 4));
+	ck_assert_uint_eq(r.losses, 0);
+
+	/* Without the SEND, 106 is a PSN the requester never sent: the
+	 * LAST may answer a READ there the capture lost, until the capture
+	 * ends with no request showing one. */
 	c.n = 0;
 	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
 			     .reth_len = 2048, .ackreq = true });
@@ -284,8 +301,278 @@ START_TEST(test_read_response_wrong_psns)
 			     .psn = 106, .plen = 1024,
 			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
 	judge(&c, 1024, &r);
-	ck_assert(has(&r, "9.4.3", 3));
+	one_error(&r, "9.7.5.2", 3);
+}
+END_TEST
+
+/* ---- READ response opcode sequences --------------------------------- */
+
+enum { RSP_MAX = 6 };
+
+#define RF ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST
+#define RM ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE
+#define RL ROCE_OP_RC_RDMA_READ_RESPONSE_LAST
+#define RO ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY
+
+/* A READ of len bytes at PSN 104 (after a SEND at MTU 1024 when
+ * mtu_seen, so that the flow's MTU is known), answered by rsp: each
+ * wrong one must be named under 9.4.3 at frame bad_no, and errors
+ * findings in all (another rule may see the same fault from its side). */
+static const struct read_seq {
+	const char *what;
+	uint32_t len;
+	bool mtu_seen;
+	uint32_t given_mtu;	/* --mtu */
+	struct { uint8_t op; uint32_t psn, plen; } rsp[RSP_MAX];
+	uint64_t bad_no;	/* frame numbers count the READ as 1 */
+	unsigned errors;
+} bad_reads[] = {
+	{ "MIDDLE, MIDDLE, LAST", 3072, false, 0,
+	  { { RM, 104, 1024 }, { RM, 105, 1024 }, { RL, 106, 1024 } }, 2, 1 },
+	{ "FIRST, FIRST, LAST", 3072, false, 0,
+	  { { RF, 104, 1024 }, { RF, 105, 1024 }, { RL, 106, 1024 } }, 3, 1 },
+	{ "ONLY for a 2-packet READ, MTU seen", 2048, true, 0,
+	  { { RO, 104, 2048 } }, 2, 2 },
+	{ "ONLY for a 2-packet READ, --mtu", 2048, false, 1024,
+	  { { RO, 104, 2048 } }, 2, 2 },
+	{ "ONLY for 8192 bytes, no MTU can carry it in one", 8192, false, 0,
+	  { { RO, 104, 8192 } }, 2, 2 },
+	{ "LAST, LAST", 2048, false, 0,
+	  { { RL, 104, 1024 }, { RL, 105, 1024 } }, 2, 1 },
+	{ "MIDDLE where the READ's last packet goes", 3072, false, 0,
+	  { { RF, 104, 1024 }, { RM, 105, 1024 }, { RM, 106, 1024 },
+	    { RM, 107, 1024 }, { RL, 108, 1024 } }, 4, 2 },
+	{ "LAST early after a capture gap", 4096, false, 0,
+	  { { RF, 104, 1024 }, { RL, 106, 1024 } }, 3, 1 },
+	{ "FIRST for a one-packet READ", 512, true, 0,
+	  { { RF, 104, 1024 }, { RL, 105, 8 } }, 2, 2 },
+};
+
+static uint64_t read_exchange(struct cap *c, const struct read_seq *s)
+{
+	uint64_t base = 0;
+
+	c->n = 0;
+	if (s->mtu_seen) {
+		add(c, (struct pk){ .op = ROCE_OP_RC_SEND_FIRST, .psn = 100,
+				    .plen = 1024 });
+		add(c, (struct pk){ .op = ROCE_OP_RC_SEND_MIDDLE, .psn = 101,
+				    .plen = 1024 });
+		add(c, (struct pk){ .op = ROCE_OP_RC_SEND_LAST, .psn = 102,
+				    .plen = 10 });
+		add(c, (struct pk){ .op = ROCE_OP_RC_SEND_ONLY, .psn = 103,
+				    .plen = 10, .ackreq = true });
+		add(c, ACK(103, 2));
+		base = c->n;
+	}
+	add(c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
+			    .reth_len = s->len, .ackreq = true });
+	for (unsigned i = 0; i < RSP_MAX && s->rsp[i].op; i++)
+		add(c, (struct pk){ .op = s->rsp[i].op, .psn = s->rsp[i].psn,
+				    .plen = s->rsp[i].plen, .msn = 3,
+				    .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	return base;
+}
+
+START_TEST(test_read_response_bad_sequence)
+{
+	static struct cap c;
+	struct found r;
+	const struct read_seq *s = &bad_reads[_i];
+	uint64_t base = read_exchange(&c, s);
+
+	judge(&c, s->given_mtu, &r);
+	for (unsigned i = 0; i < r.n; i++)
+		fprintf(stderr, "  %s: frame %llu %s %s\n", s->what,
+			(unsigned long long)r.v[i].no, r.v[i].rule,
+			r.v[i].text);
+	ck_assert_msg(has(&r, "9.4.3", base + s->bad_no),
+		      "%s: no 9.4.3 finding at frame %llu", s->what,
+		      (unsigned long long)(base + s->bad_no));
+	ck_assert_uint_eq(r.errors, s->errors);
 	ck_assert_uint_eq(r.losses, 0);
+}
+END_TEST
+
+/* The READ of 3072 bytes at PSN 104, MTU 1024, answered and re-asked in
+ * the ways a requester's retransmission allows (9.7.5.1.1): a duplicate
+ * READ is executed again and its response starts over; a READ re-issued
+ * for what is missing is answered from its own PSN. */
+START_TEST(test_read_response_restarts_pass)
+{
+	static struct cap c;
+	struct found r;
+	const struct pk read = { .op = ROCE_OP_RC_RDMA_READ_REQUEST,
+				 .psn = 104, .reth_len = 3072,
+				 .ackreq = true };
+	const struct pk first = { .op = RF, .psn = 104, .plen = 1024,
+				  .syndrome = ROCE_AETH_ACK_NO_CREDITS,
+				  .msn = 1 };
+	struct pk middle = { .op = RM, .psn = 105, .plen = 1024 };
+	struct pk last = { .op = RL, .psn = 106, .plen = 1024,
+			   .syndrome = ROCE_AETH_ACK_NO_CREDITS, .msn = 1 };
+
+	/* the whole READ again, its response from the start */
+	c.n = 0;
+	add(&c, read);
+	add(&c, first);
+	add(&c, middle);
+	add(&c, read);
+	add(&c, first);
+	add(&c, middle);
+	add(&c, last);
+	judge(&c, 0, &r);
+	nothing(&r);
+
+	/* re-issued from PSN 105 for the last 2048 bytes */
+	c.n = 0;
+	add(&c, read);
+	add(&c, first);
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 105,
+			     .reth_len = 2048, .va = 0x10400,
+			     .ackreq = true });
+	add(&c, (struct pk){ .op = RF, .psn = 105, .plen = 1024,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS, .msn = 1 });
+	add(&c, last);
+	judge(&c, 0, &r);
+	nothing(&r);
+
+	/* re-issued from PSN 106 for the last 1024: one ONLY answers it */
+	c.n = 0;
+	add(&c, read);
+	add(&c, first);
+	add(&c, middle);
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 106,
+			     .reth_len = 1024, .va = 0x10800,
+			     .ackreq = true });
+	add(&c, (struct pk){ .op = RO, .psn = 106, .plen = 1024,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS, .msn = 1 });
+	judge(&c, 0, &r);
+	nothing(&r);
+}
+END_TEST
+
+/* A READ of 2048 bytes at PSN 104 and the requester's next request at
+ * 106: the READ spent two PSNs, which only MTU 1024 gives it (9.4.3).
+ * One ONLY cannot answer it, though no FIRST or MIDDLE ever showed the
+ * MTU. */
+START_TEST(test_read_only_for_two_psns)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
+			     .reth_len = 2048, .ackreq = true });
+	add(&c, SEND_ONLY(106));
+	add(&c, (struct pk){ .op = RO, .psn = 104, .plen = 2048, .msn = 1,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, ACK(106, 2));
+	judge(&c, 0, &r);
+	one_error(&r, "9.4.3", 3);
+}
+END_TEST
+
+/* Two READs of 3072 bytes at MTU 1024, PSNs 104..106 and 107..109,
+ * then a SEND at 110: the capture lost the second READ and, of the
+ * answers, the first READ's LAST and the second's FIRST. The MIDDLE at
+ * 108 answers the READ the capture lost, not the first: capture loss,
+ * no error. */
+START_TEST(test_read_response_after_lost_read)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
+			     .reth_len = 3072, .ackreq = true });
+	add(&c, (struct pk){ .op = RF, .psn = 104, .plen = 1024, .msn = 1,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, (struct pk){ .op = RM, .psn = 105, .plen = 1024 });
+	add(&c, SEND_ONLY(110));
+	add(&c, (struct pk){ .op = RM, .psn = 108, .plen = 1024 });
+	add(&c, (struct pk){ .op = RL, .psn = 109, .plen = 1024, .msn = 2,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, ACK(110, 3));
+	judge(&c, 0, &r);
+	for (unsigned i = 0; i < r.n; i++)
+		fprintf(stderr, "  found: frame %llu %s %s\n",
+			(unsigned long long)r.v[i].no, r.v[i].rule,
+			r.v[i].text);
+	ck_assert_uint_eq(r.errors, 0);
+	ck_assert_uint_eq(r.losses, 3);
+}
+END_TEST
+
+/* READs of 700 bytes at PSNs 104 and 106: two PSNs each, which only
+ * MTU 512 gives. No FIRST or MIDDLE has shown the MTU when the LAST at
+ * 105 comes (the capture lost the FIRST before it): it answers the
+ * first READ. */
+START_TEST(test_read_response_mtu_from_span)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
+			     .reth_len = 700, .ackreq = true });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 106,
+			     .reth_len = 700, .ackreq = true });
+	add(&c, (struct pk){ .op = RL, .psn = 105, .plen = 188, .msn = 1,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, (struct pk){ .op = RF, .psn = 106, .plen = 512, .msn = 2,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, (struct pk){ .op = RL, .psn = 107, .plen = 188, .msn = 2,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	judge(&c, 0, &r);
+	nothing(&r);
+}
+END_TEST
+
+/* READs of 700 bytes at MTU 512, PSNs 104..105 and 106..107, the second
+ * lost by the capture with the answers at 105 and 106: the LAST at 107
+ * comes before any request shows 106 was sent. The READ at 108 shows
+ * it: capture loss, no error. */
+START_TEST(test_read_response_before_the_gap_shows)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 104,
+			     .reth_len = 700, .ackreq = true });
+	add(&c, (struct pk){ .op = RF, .psn = 104, .plen = 512, .msn = 1,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, (struct pk){ .op = RL, .psn = 107, .plen = 188, .msn = 2,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 108,
+			     .reth_len = 700, .ackreq = true });
+	add(&c, (struct pk){ .op = RF, .psn = 108, .plen = 512, .msn = 3,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	add(&c, (struct pk){ .op = RL, .psn = 109, .plen = 188, .msn = 3,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+	judge(&c, 0, &r);
+	for (unsigned i = 0; i < r.n; i++)
+		fprintf(stderr, "  found: frame %llu %s %s\n",
+			(unsigned long long)r.v[i].no, r.v[i].rule,
+			r.v[i].text);
+	ck_assert_uint_eq(r.errors, 0);
+	ck_assert_uint_eq(r.losses, 2);
+}
+END_TEST
+
+/* A READ response where the requester sent a SEND: no READ to answer. */
+START_TEST(test_read_response_for_no_read)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, (struct pk){ .op = RO, .psn = 100, .plen = 64,
+			     .syndrome = ROCE_AETH_ACK_NO_CREDITS, .msn = 1 });
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2", 2);
 }
 END_TEST
 
@@ -788,6 +1075,14 @@ Suite *rules_suite(void)
 	tcase_add_loop_test(tc, test_read_response_wrong_length, 0,
 			    sizeof(last_len) / sizeof(last_len[0]));
 	tcase_add_test(tc, test_read_response_wrong_psns);
+	tcase_add_loop_test(tc, test_read_response_bad_sequence, 0,
+			    sizeof(bad_reads) / sizeof(bad_reads[0]));
+	tcase_add_test(tc, test_read_response_restarts_pass);
+	tcase_add_test(tc, test_read_response_for_no_read);
+	tcase_add_test(tc, test_read_only_for_two_psns);
+	tcase_add_test(tc, test_read_response_after_lost_read);
+	tcase_add_test(tc, test_read_response_mtu_from_span);
+	tcase_add_test(tc, test_read_response_before_the_gap_shows);
 	tcase_add_loop_test(tc, test_nak_that_does_not_fit, 0,
 			    sizeof(bad_naks) / sizeof(bad_naks[0]));
 	tcase_add_test(tc, test_fitting_naks_pass);

@@ -93,6 +93,38 @@ expect2 "line 2 is not a trace event" "$top/pcaps/rxe/send_imm.pcap" \
 expect2 "cannot write" "$top/pcaps/rxe/send_imm.pcap" --svg /nonexistent/x.svg
 expect2 "not a pcap" "$top/README.md"
 
+# A trace with ESC and BEL in a WQE's opcode and a 610-byte comment whose
+# tail, past byte 511, is an event (slot 4242): the text and the SVG hold
+# no control byte, the SVG parses as XML, the opcode shows as \xNN, and
+# the comment stays a comment.
+python3 - "$work/demo.trace" "$work/ctl.trace" <<'PY'
+import sys
+lines = open(sys.argv[1], 'rb').read().split(b'\n')
+wqe = next(i for i, l in enumerate(lines) if l.startswith(b'wqe '))
+tail = lines[wqe].replace(b' slot=0 ', b' slot=4242 ')
+lines[wqe] = lines[wqe].replace(b' op=SEND ', b' op=SE\x1b[2JND\x07 ')
+comment = b'#' + b'x' * 510 + tail
+lines.insert(wqe, comment + b' ' * (610 - len(comment)))
+open(sys.argv[2], 'wb').write(b'\n'.join(lines))
+PY
+if "$rocemu" ladder "$work/demo.pcap" --trace "$work/ctl.trace" \
+	--svg "$work/ctl.svg" >"$work/ctl.txt" 2>"$work/ctl.err"; then
+	ok
+else
+	bad "ladder with control bytes in its trace:"; cat "$work/ctl.err"
+fi
+python3 - "$work/ctl.txt" "$work/ctl.svg" <<'PY' && ok || bad "control bytes"
+import sys, xml.etree.ElementTree as ET
+text, svg = (open(p, 'rb').read() for p in sys.argv[1:3])
+for name, b in (('text', text), ('svg', svg)):
+    odd = [c for c in b if (c < 0x20 and c not in b'\n\t') or c == 0x7f]
+    assert not odd, '%s: control bytes %r' % (name, sorted(set(odd)))
+ET.fromstring(svg)
+assert b'SE\\x1b[2JND\\x07' in text, 'opcode not shown escaped in the text'
+assert b'SE\\x1b[2JND\\x07' in svg, 'opcode not shown escaped in the SVG'
+assert b'4242' not in text + svg, "the comment's tail became an event"
+PY
+
 # --flow N draws that flow alone.
 "$rocemu" ladder "$top/pcaps/rxe/srq.pcap" --flow 1 >"$work/flow1.txt"
 [ "$(grep -c '^flow ' "$work/flow1.txt")" = 1 ] &&

@@ -69,13 +69,23 @@ int rocemu_event_parse(const char *line, struct rocemu_event *ev);
 
 /*
  * Reads a whole trace file: the magic line, then one event per line
- * (blank lines and lines starting with '#' are skipped). On success
+ * (blank lines and lines starting with '#' are skipped, whatever their
+ * length; a line that is not blank or a comment and no event is an
+ * error, a line longer than any event among them). On success
  * *evs (malloc'd; free it) holds *n events in file order and 0 is
  * returned. On failure returns -errno (-EINVAL for a line that is not an
  * event, with its number in err) with a message of at most errlen bytes
  * in err; *evs and *n are then left unchanged.
  */
 int rocemu_trace_load(const char *path, struct rocemu_event **evs, size_t *n,
+		      char *err, size_t errlen);
+
+/*
+ * rocemu_trace_load on a stream open for reading, from where it stands:
+ * the same results. Reads f to its end or to the line that fails; does
+ * not close it.
+ */
+int rocemu_trace_read(FILE *f, struct rocemu_event **evs, size_t *n,
 		      char *err, size_t errlen);
 
 #endif
