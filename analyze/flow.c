@@ -9,6 +9,7 @@
 
 #include "rocemu/flow.h"
 #include "rocemu/psn.h"
+#include "flow_wait.h"
 
 /*
  * A half flow is what one packet's headers name: sender address,
@@ -23,33 +24,28 @@ struct half {
 	UT_hash_handle hh;
 };
 
-/* RC and UC flows whose first end's QP is still unknown, by the pair of
- * addresses and the kind: where the other half of a connection looks. */
-enum { PAIR_KEY_LEN = 16 + 16 + 1 };
-
-struct waiting {
-	uint8_t key[PAIR_KEY_LEN];
-	unsigned *ids;		/* oldest first */
-	size_t n, cap;
-	UT_hash_handle hh;
-};
-
 struct roce_flows {
 	struct roce_flow *v;
 	size_t n, cap;
 	struct half *halves;
-	struct waiting *waiting;
+	struct flow_waits *waits;	/* RC and UC flows whose first end's
+					 * QP is still unknown */
 };
 
 struct roce_flows *roce_flows_new(void)
 {
-	return calloc(1, sizeof(struct roce_flows));
+	struct roce_flows *t = calloc(1, sizeof(*t));
+
+	if (t && !(t->waits = flow_waits_new())) {
+		free(t);
+		t = NULL;
+	}
+	return t;
 }
 
 void roce_flows_free(struct roce_flows *t)
 {
 	struct half *h, *htmp;
-	struct waiting *w, *wtmp;
 
 	if (!t)
 		return;
@@ -57,11 +53,7 @@ void roce_flows_free(struct roce_flows *t)
 		HASH_DEL(t->halves, h);
 		free(h);
 	}
-	HASH_ITER(hh, t->waiting, w, wtmp) {
-		HASH_DEL(t->waiting, w);
-		free(w->ids);
-		free(w);
-	}
+	flow_waits_free(t->waits);
 	free(t->v);
 	free(t);
 }
@@ -130,12 +122,12 @@ static void half_key(uint8_t key[HALF_KEY_LEN], const uint8_t *from,
 	key[40] = tag;
 }
 
-static void pair_key(uint8_t key[PAIR_KEY_LEN], const uint8_t *a,
-		     const uint8_t *b, enum roce_flow_kind k)
+/* The key flow fl waits under: from its first end to its second. */
+static const uint8_t *pair_of(const struct roce_flow *fl,
+			      uint8_t key[FLOW_PAIR_KEY_LEN])
 {
-	memcpy(key, a, 16);
-	memcpy(key + 16, b, 16);
-	key[32] = (uint8_t)k;
+	flow_pair_key(key, fl->end[0].gid, fl->end[1].gid, fl->kind);
+	return key;
 }
 
 static struct half *half_find(struct roce_flows *t,
@@ -189,88 +181,17 @@ static int flow_add(struct roce_flows *t, enum roce_flow_kind k,
 	return (int)t->n++;
 }
 
-static int waiting_push(struct roce_flows *t, unsigned id)
-{
-	const struct roce_flow *fl = &t->v[id];
-	uint8_t key[PAIR_KEY_LEN];
-	struct waiting *w;
-
-	pair_key(key, fl->end[0].gid, fl->end[1].gid, fl->kind);
-	HASH_FIND(hh, t->waiting, key, PAIR_KEY_LEN, w);
-	if (!w) {
-		w = calloc(1, sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		memcpy(w->key, key, PAIR_KEY_LEN);
-		HASH_ADD(hh, t->waiting, key, PAIR_KEY_LEN, w);
-	}
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 4;
-		unsigned *ids = realloc(w->ids, cap * sizeof(*ids));
-		if (!ids)
-			return -ENOMEM;
-		w->ids = ids;
-		w->cap = cap;
-	}
-	w->ids[w->n++] = id;
-	return 0;
-}
-
-/*
- * How well flow fl (whose end[0] has not heard back) fits a first packet
- * from its end[1]: a response to a PSN end[0] has sent fits best, then
- * the distance from its latest request; lower is better.
- */
-static uint32_t fit(const struct roce_flow *fl, const struct roce_frame *f)
-{
-	if (!(f->ib.op->flags & ROCE_OPF_RESP) || !fl->requests[0])
-		return ROCE_PSN_MASK + 1;
-	uint32_t psn = f->ib.bth.psn;
-	if (roce_psn_cmp(psn, fl->first_req_psn[0]) < 0)
-		return ROCE_PSN_MASK + 1;
-	/* READ responses run ahead of the request's PSN: distance from
-	 * the latest request, either way */
-	uint32_t d = roce_psn_diff(psn, fl->last_req_psn[0]);
-	return d < (1u << 23) ? d : roce_psn_diff(fl->last_req_psn[0], psn);
-}
-
-/* The waiting flow from f's destination to its source that f answers,
- * taken off the waiting list; -1 if there is none. */
-static int waiting_take(struct roce_flows *t, enum roce_flow_kind k,
-			const struct roce_frame *f)
-{
-	uint8_t key[PAIR_KEY_LEN];
-	struct waiting *w;
-
-	pair_key(key, f->dst_gid, f->src_gid, k);
-	HASH_FIND(hh, t->waiting, key, PAIR_KEY_LEN, w);
-	if (!w || !w->n)
-		return -1;
-	size_t best = 0;
-	uint32_t best_fit = fit(&t->v[w->ids[0]], f);
-	for (size_t i = 1; i < w->n && best_fit; i++) {
-		uint32_t v = fit(&t->v[w->ids[i]], f);
-		if (v < best_fit) {
-			best = i;
-			best_fit = v;
-		}
-	}
-	unsigned id = w->ids[best];
-	memmove(w->ids + best, w->ids + best + 1,
-		(w->n - best - 1) * sizeof(*w->ids));
-	w->n--;
-	return (int)id;
-}
-
 /* A half flow seen for the first time: joins or starts a flow. */
 static int half_new(struct roce_flows *t, const uint8_t key[HALF_KEY_LEN],
 		    enum roce_flow_kind k, const struct roce_frame *f,
 		    uint64_t no, unsigned *dir)
 {
+	uint8_t pair[FLOW_PAIR_KEY_LEN];
 	int id = -1;
 
 	if (k == ROCE_FLOW_RC || k == ROCE_FLOW_UC) {
-		id = waiting_take(t, k, f);
+		flow_pair_key(pair, f->dst_gid, f->src_gid, k);
+		id = flow_waits_take(t->waits, pair, t->v, f);
 		if (id >= 0) {
 			t->v[id].end[0].qpn = f->ib.bth.dqpn;
 			t->v[id].end[0].qpn_known = true;
@@ -283,7 +204,8 @@ static int half_new(struct roce_flows *t, const uint8_t key[HALF_KEY_LEN],
 			return id;
 		*dir = 0;
 		if ((k == ROCE_FLOW_RC || k == ROCE_FLOW_UC) &&
-		    waiting_push(t, (unsigned)id))
+		    flow_waits_push(t->waits, pair_of(&t->v[id], pair),
+				    (unsigned)id))
 			return -ENOMEM;
 	}
 	int rc = half_add(t, key, (unsigned)id, *dir);
@@ -306,16 +228,22 @@ static int ud_reverse(struct roce_flows *t, const struct roce_frame *f,
 	return (int)h->flow;
 }
 
-static void account(struct roce_flow *fl, const struct roce_frame *f,
-		    uint64_t no, unsigned dir)
+static int account(struct roce_flows *t, struct roce_flow *fl,
+		   const struct roce_frame *f, uint64_t no, unsigned dir)
 {
+	uint8_t pair[FLOW_PAIR_KEY_LEN];
+
 	fl->last_no = no;
 	fl->packets[dir]++;
 	if (!(f->ib.op->flags & ROCE_OPF_REQ))
-		return;
+		return 0;
 	if (!fl->requests[dir]++)
 		fl->first_req_psn[dir] = f->ib.bth.psn;
 	fl->last_req_psn[dir] = f->ib.bth.psn;
+	if (dir || (fl->kind != ROCE_FLOW_RC && fl->kind != ROCE_FLOW_UC))
+		return 0;
+	return flow_waits_note(t->waits, pair_of(fl, pair), fl->id,
+			       f->ib.bth.psn);
 }
 
 int roce_flows_classify(struct roce_flows *t, const struct roce_frame *f,
@@ -347,6 +275,6 @@ int roce_flows_classify(struct roce_flows *t, const struct roce_frame *f,
 		if (id < 0)
 			return id;
 	}
-	account(&t->v[id], f, no, *dir);
-	return id;
+	int rc = account(t, &t->v[id], f, no, *dir);
+	return rc ? rc : id;
 }

@@ -91,6 +91,51 @@ START_TEST(rc_answers_pair_by_psn)
 }
 END_TEST
 
+/*
+ * More connections wait between two addresses than an unmatched answer
+ * is fitted against (analyze/flow_wait.h): answers that carry their
+ * request's PSN still find their own flow, in any order, and one that
+ * matches no PSN joins the best fit among the newest. A table that
+ * fitted only a window, or fitted every answer against all of them,
+ * would pair these wrongly or take time quadratic in flows.
+ */
+START_TEST(many_waiting_pair_by_psn)
+{
+	enum { N = 3000 };
+	struct roce_flows *t = roce_flows_new();
+	unsigned dir;
+	uint64_t no = 1;
+
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_int_eq(classify(t, pkt(ip_a, ip_b,
+						 ROCE_OP_RC_SEND_ONLY,
+						 0x1000 + i, 7 * i), no++,
+					  &dir), (int)i);
+	/* answered in a shuffled order (N - 1 is prime), mostly from
+	 * outside the newest flows */
+	for (unsigned k = 0; k < N - 1; k++) {
+		unsigned i = (k * 1237) % (N - 1);
+		ck_assert_int_eq(classify(t, pkt(ip_b, ip_a, ROCE_OP_RC_ACK,
+						 0x9000 + i, 7 * i), no++,
+					  &dir), (int)i);
+	}
+	/* a PSN no request carried: the nearest of the newest */
+	ck_assert_int_eq(classify(t, pkt(ip_b, ip_a, ROCE_OP_RC_ACK, 0x8fff,
+					 7 * (N - 1) + 2), no++, &dir), N - 1);
+	ck_assert_uint_eq(dir, 1);
+	for (unsigned i = 0; i < N - 1; i++) {
+		ck_assert_uint_eq(roce_flows_get(t, i)->end[0].qpn, 0x9000 + i);
+		ck_assert(roce_flows_get(t, i)->end[0].qpn_known);
+	}
+	ck_assert_uint_eq(roce_flows_count(t), N);
+	/* nothing waits any more: a new answer starts a flow of its own */
+	ck_assert_int_eq(classify(t, pkt(ip_b, ip_a, ROCE_OP_RC_ACK, 0x7777,
+					 1), no++, &dir), N);
+	ck_assert_uint_eq(dir, 0);
+	roce_flows_free(t);
+}
+END_TEST
+
 START_TEST(ud_names_both_ends)
 {
 	struct roce_flows *t = roce_flows_new();
@@ -215,6 +260,7 @@ Suite *flow_suite(void)
 
 	tcase_add_test(tc, rc_halves_pair_into_one_flow);
 	tcase_add_test(tc, rc_answers_pair_by_psn);
+	tcase_add_test(tc, many_waiting_pair_by_psn);
 	tcase_add_test(tc, ud_names_both_ends);
 	tcase_add_test(tc, no_bth_is_refused);
 	tcase_add_test(tc, end_text);

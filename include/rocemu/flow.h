@@ -19,6 +19,10 @@
  * once. CNPs, RD packets and undefined opcodes form flows of their own
  * kind per half. Pairing is a guess only where two QPs between the same
  * two addresses start talking at once without answering each other.
+ * Each request of a flow still waiting is indexed by its PSN, so an
+ * answer carrying one finds its flow at once; one that carries none is
+ * fitted against the 1024 newest flows waiting between its addresses
+ * (linear in packets however many never hear back).
  */
 enum roce_flow_kind {
 	ROCE_FLOW_RC,
