@@ -122,8 +122,8 @@ static bool ipv4_id_found(const struct roce_datagram_addr *a,
 			roce_ipid_seen(ids, src, dst, a->when_ns);
 		return false;
 	}
-	/* Any ICRC at all is explained by some ID and DF 2^-15 of the time:
-	 * only the flow's predicted ones keep the other 2^-17. */
+	/* Some ID and DF explain a random ICRC 2^-15 of the time: taking
+	 * only the few the flow predicts keeps the check near 32 bits. */
 	if (ids ? !roce_ipid_accept(ids, src, dst, a->when_ns, id,
 				    frag == ROCE_IPV4_DF)
 		: id != 0)
