@@ -153,5 +153,21 @@ for as in responder requester; do
 		bad "a FIRST with no payload, as $as: exit $rc"
 done
 
+# 6. Captures made to break replay (mkcap --replay; docs/capture-limits.md)
+mkcap=$build/tests/mkcap
+for c in wrap bigread lowqpn badpad; do
+	"$mkcap" --replay "$work/$c.pcap" $c || bad "mkcap --replay $c"
+done
+# A malformed WRITE (its pad count exceeds its payload: no payload at all)
+# gave memcpy a NULL source as the requester (UBSan under SAN=1)
+for as in responder requester; do
+	timeout 120 "$rocemu" replay --as $as "$work/badpad.pcap" \
+		>"$work/badpad.$as" 2>&1
+	rc=$?
+	[ $rc = 0 ] && grep -q "no divergence" "$work/badpad.$as" &&
+		! grep -q "runtime error" "$work/badpad.$as" && ok ||
+		bad "malformed WRITE as $as: exit $rc: $(head -n 3 "$work/badpad.$as")"
+done
+
 echo "replay_cli: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -87,7 +87,8 @@ int rp_read_data(const struct rp_plan *p, size_t k, uint8_t *buf,
 		uint32_t take = ib->payload_avail;
 		if (off + take > len)
 			take = len > off ? len - off : 0;
-		memcpy(buf + off, ib->payload, take);
+		if (take)	/* a malformed one may have no payload (NULL) */
+			memcpy(buf + off, ib->payload, take);
 		got += take;
 	}
 	return got == len ? 0 : -ENOENT;

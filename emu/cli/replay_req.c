@@ -126,7 +126,9 @@ static void msg_data(const struct rp_plan *p, size_t k, uint8_t *dst,
 		uint32_t n = ib->payload_avail;
 		if (n > len - off)
 			n = len - off;
-		memcpy(dst + off, ib->payload, n);
+		/* a malformed packet parses without a payload (NULL) */
+		if (n)
+			memcpy(dst + off, ib->payload, n);
 		off += ib->payload_len;
 	} while (off < len && walk_next(p, &w));
 }
