@@ -169,5 +169,22 @@ for as in responder requester; do
 		bad "malformed WRITE as $as: exit $rc: $(head -n 3 "$work/badpad.$as")"
 done
 
+# A READ and an atomic whose va + length wraps past 2^64 to end inside
+# the region an earlier WRITE reached passed the bounds checks, and the
+# captured response was copied before rocemu's buffer (ASan under SAN=1,
+# heap corruption else). They are refused instead: rocemu NAKs them where
+# the captured responder answered, a divergence (exit 1).
+timeout 120 "$rocemu" replay "$work/wrap.pcap" >"$work/wrap.txt" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "request #3 names va 0xffffffffffffffc0 length 128, a range that wraps past 2^64: refused, not planned (2 such requests)" "$work/wrap.txt" &&
+	grep -q "answer 2 diverges: opcode" "$work/wrap.txt" &&
+	grep -q "nak_sent_rem_access +1" "$work/wrap.txt" && ok ||
+	bad "wrapping ranges: exit $rc: $(head -n 3 "$work/wrap.txt")"
+timeout 120 "$rocemu" replay --as requester "$work/wrap.pcap" \
+	>"$work/wrap.req" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "3 requests the same" "$work/wrap.req" && ok ||
+	bad "wrapping ranges as requester: exit $rc: $(head -n 3 "$work/wrap.req")"
+
 echo "replay_cli: $pass passed, $fail failed"
 [ $fail = 0 ]

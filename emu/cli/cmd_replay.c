@@ -2,6 +2,7 @@
 /* rocemu replay: a capture's requests fed to rocemu as the responder, its answers compared with the captured ones. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,25 @@ static int write_sent(struct roce_pcap_writer *pw, const struct rp_result *r)
 	return 0;
 }
 
+/* Says which accepted requests the plan refused: their range wraps past
+ * 2^64, so no memory can stand for it, and rocemu refuses them too. */
+static void report_wrapped(const struct rp_plan *p)
+{
+	const struct roce_ib *ib = &p->cap->pkts[p->first_wrapped].f.ib;
+	bool reth = ib->exts & ROCE_EXT_RETH;
+
+	if (!p->wrapped)
+		return;
+	rp_head(stdout, p);
+	printf(": request #%" PRIu64 " names va 0x%" PRIx64 " length %" PRIu64
+	       ", a range that wraps past 2^64: refused, not planned (%zu "
+	       "such request%s)\n",
+	       p->cap->pkts[p->first_wrapped].no,
+	       reth ? ib->reth.va : ib->atmeth.va,
+	       reth ? (uint64_t)ib->reth.len : 8, p->wrapped,
+	       p->wrapped == 1 ? "" : "s");
+}
+
 /* One direction of one flow: 0 same, 1 diverges, 2 could not run. */
 static int replay_dir(const struct roce_capture *cap,
 		      const struct roce_flow *fl, unsigned req,
@@ -97,6 +117,8 @@ static int replay_dir(const struct roce_capture *cap,
 
 	if (rc)
 		return rc == -ENOENT ? 0 : 2;
+	if (!o->requester)	/* the requester sends them as captured */
+		report_wrapped(&p);
 	if (o->requester)
 		rc = rp_run_requester(&p, o->verbose, stdout, &res);
 	else

@@ -33,6 +33,9 @@ struct rp_plan {
 	size_t nreq, nresp;		/* requests to feed, answers captured */
 	struct rp_region *regions;
 	size_t nregions;
+	/* accepted requests whose range wraps past 2^64: left out of the
+	 * regions (rocemu refuses them); the first of them */
+	size_t wrapped, first_wrapped;
 };
 
 /* A frame rocemu sent, parsed, and the request it was answering. */
@@ -84,6 +87,9 @@ bool rp_accepted(const struct rp_plan *p, size_t k);
  */
 int rp_read_data(const struct rp_plan *p, size_t k, uint8_t *buf,
 		 uint32_t len);
+
+/* Response packets a READ of len bytes takes at a path MTU of mtu. */
+uint32_t rp_read_packets(uint32_t len, unsigned mtu);
 
 /* The original value the captured atomic ACK for request k carried: 0,
  * or -ENOENT without one. */

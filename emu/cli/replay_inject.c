@@ -27,6 +27,9 @@ static bool map(const struct rp_plan *p, uint32_t *rkey, uint64_t *va)
 		*rkey = k;
 		return changed;
 	}
+	/* The same offset in rocemu's buffer; for a range the region does
+	 * not hold this lies outside rocemu's MR too (the sum wraps as
+	 * unsigned arithmetic does), and rocemu's own checks refuse it. */
 	*va = (uintptr_t)g->buf + (*va - g->lo);
 	*rkey = rocemu_mr_rkey(g->mr);
 	return true;

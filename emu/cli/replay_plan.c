@@ -7,6 +7,7 @@
 #include "replay.h"
 #include "rocemu/aeth.h"
 #include "rocemu/psn.h"
+#include "rocemu/range.h"
 
 static const struct roce_cap_pkt *pkt(const struct rp_plan *p, size_t k)
 {
@@ -59,17 +60,16 @@ bool rp_accepted(const struct rp_plan *p, size_t k)
 	return true;
 }
 
-/* Response packets a READ of len bytes takes at this MTU. */
-static uint32_t read_packets(uint32_t len, unsigned mtu)
+uint32_t rp_read_packets(uint32_t len, unsigned mtu)
 {
-	return len ? (len + mtu - 1) / mtu : 1;
+	return len ? (uint32_t)(((uint64_t)len + mtu - 1) / mtu) : 1;
 }
 
 int rp_read_data(const struct rp_plan *p, size_t k, uint8_t *buf,
 		 uint32_t len)
 {
 	uint32_t psn = pkt(p, k)->f.ib.bth.psn;
-	uint32_t n = read_packets(len, p->mtu_bytes), got = 0;
+	uint32_t n = rp_read_packets(len, p->mtu_bytes), got = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t want = roce_psn_add(psn, i), off = i * p->mtu_bytes;
@@ -85,7 +85,7 @@ int rp_read_data(const struct rp_plan *p, size_t k, uint8_t *buf,
 			return -ENOENT;
 		const struct roce_ib *ib = &pkt(p, j)->f.ib;
 		uint32_t take = ib->payload_avail;
-		if (off + take > len)
+		if (!roce_range_inside(off, take, 0, len))
 			take = len > off ? len - off : 0;
 		if (take)	/* a malformed one may have no payload (NULL) */
 			memcpy(buf + off, ib->payload, take);
@@ -117,12 +117,16 @@ struct rp_region *rp_region_of(const struct rp_plan *p, uint32_t rkey)
 	return NULL;
 }
 
-/* Widens rkey's region to [va, va + len), creating it: 0 or -ENOMEM. */
+/* Widens rkey's region to [va, va + len), creating it: 0, -ERANGE when
+ * the range wraps past 2^64 (nothing changed), or -ENOMEM. */
 static int region_add(struct rp_plan *p, uint32_t rkey, uint64_t va,
 		      uint64_t len)
 {
 	struct rp_region *r = rp_region_of(p, rkey);
+	uint64_t end;
 
+	if (!roce_range_end(va, len, &end))
+		return -ERANGE;
 	if (!r) {
 		r = realloc(p->regions, (p->nregions + 1) * sizeof(*r));
 		if (!r)
@@ -132,12 +136,12 @@ static int region_add(struct rp_plan *p, uint32_t rkey, uint64_t va,
 		memset(r, 0, sizeof(*r));
 		r->rkey = rkey;
 		r->lo = va;
-		r->hi = va + len;
+		r->hi = end;
 	}
 	if (va < r->lo)
 		r->lo = va;
-	if (va + len > r->hi)
-		r->hi = va + len;
+	if (end > r->hi)
+		r->hi = end;
 	return 0;
 }
 
@@ -225,9 +229,13 @@ static int scan(struct rp_plan *p)
 		count_send(p, c, &msg);
 		uint32_t rkey;
 		uint64_t va, len;
-		if (remote_range(c, &rkey, &va, &len) && rp_accepted(p, k) &&
-		    region_add(p, rkey, va, len))
-			return -ENOMEM;
+		if (!remote_range(c, &rkey, &va, &len) || !rp_accepted(p, k))
+			continue;
+		int rc = region_add(p, rkey, va, len);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc && !p->wrapped++)	/* refused: rocemu will too */
+			p->first_wrapped = k;
 	}
 	return p->nreq ? 0 : -ENOENT;
 }

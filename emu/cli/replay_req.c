@@ -192,9 +192,7 @@ static bool new_message(const struct rp_plan *p, size_t k, uint32_t *next)
 		return false;	/* sent again */
 	uint32_t n = 1;
 	if (ib->op->flags & ROCE_OPF_READ)
-		n = ib->reth.len ? (ib->reth.len + p->mtu_bytes - 1) /
-					   p->mtu_bytes
-				 : 1;
+		n = rp_read_packets(ib->reth.len, p->mtu_bytes);
 	*next = roce_psn_add(ib->bth.psn, n);
 	return ib->op->flags & (ROCE_OPF_FIRST | ROCE_OPF_ONLY);
 }

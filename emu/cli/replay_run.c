@@ -6,6 +6,7 @@
 
 #include "replay.h"
 #include "rocemu/psn.h"
+#include "rocemu/range.h"
 
 enum {
 	RP_MAX_RD_ATOMIC = 16,
@@ -124,20 +125,22 @@ static void prefill(struct run *r, size_t k)
 {
 	const struct roce_ib *ib = &r->p->cap->pkts[k].f.ib;
 	struct rp_region *g;
+	uint64_t off, v;
 
 	if (!rp_accepted(r->p, k))
 		return;
+	/* only a range inside the region: one that wraps was never planned */
 	if (ib->op->flags & ROCE_OPF_READ) {
 		g = rp_region_of(r->p, ib->reth.rkey);
-		if (g && ib->reth.va >= g->lo && ib->reth.va + ib->reth.len <= g->hi)
-			rp_read_data(r->p, k, g->buf + (ib->reth.va - g->lo),
-				     ib->reth.len);
+		if (g && roce_range_offset(ib->reth.va, ib->reth.len, g->lo,
+					   g->hi - g->lo, &off))
+			rp_read_data(r->p, k, g->buf + off, ib->reth.len);
 	} else if (ib->exts & ROCE_EXT_ATMETH) {
-		uint64_t v;
 		g = rp_region_of(r->p, ib->atmeth.rkey);
-		if (g && ib->atmeth.va >= g->lo && ib->atmeth.va + 8 <= g->hi &&
+		if (g && roce_range_offset(ib->atmeth.va, 8, g->lo,
+					   g->hi - g->lo, &off) &&
 		    !rp_atomic_orig(r->p, k, &v))
-			memcpy(g->buf + (ib->atmeth.va - g->lo), &v, 8);
+			memcpy(g->buf + off, &v, 8);
 	}
 }
 
