@@ -123,6 +123,20 @@ static int replay_dir(const struct roce_capture *cap,
 		rc = rp_run_requester(&p, o->verbose, stdout, &res);
 	else
 		rc = rp_run_responder(&p, &res);
+	if (rc == -E2BIG) {
+		const char *what = "memory";
+		uint64_t need = res.need;
+		if (!o->requester)
+			rp_responder_fits(&p, &need, &what);
+		fprintf(stderr, "rocemu replay: flow %u: needs %" PRIu64
+				" bytes of %s, more than the capture carries "
+				"(limit %" PRIu64 " bytes: its %" PRIu64
+				" payload bytes and %llu); not replayed\n",
+			fl->id, need, what, rp_mem_limit(&p), p.carried,
+			RP_MEM_SLACK);
+		rp_plan_free(&p);
+		return 2;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "rocemu replay: flow %u: rocemu's %s could "
 				"not be set up: %s\n",

@@ -20,6 +20,13 @@ struct rp_region {
 	struct rocemu_mr *mr;
 };
 
+/*
+ * Memory a replay may plan beyond the payload bytes the flow's packets
+ * carry in the capture (docs/capture-limits.md): so that a request of a
+ * few bytes cannot ask for gigabytes.
+ */
+#define RP_MEM_SLACK (1ull << 20)
+
 /* One direction of a flow to replay: end[req] asks, end[1 - req] answers. */
 struct rp_plan {
 	const struct roce_capture *cap;
@@ -36,7 +43,26 @@ struct rp_plan {
 	/* accepted requests whose range wraps past 2^64: left out of the
 	 * regions (rocemu refuses them); the first of them */
 	size_t wrapped, first_wrapped;
+	uint64_t carried;		/* payload bytes the flow's packets hold */
+	uint64_t read_bytes;		/* the requests' READ lengths, summed */
 };
+
+/* What a replay of the plan may plan in memory: the payload bytes the
+ * flow carries plus RP_MEM_SLACK. */
+uint64_t rp_mem_limit(const struct rp_plan *p);
+
+/*
+ * Whether rocemu as the plan's responder stays within rp_mem_limit: the
+ * bytes of its regions and receive buffer, and those of the READ
+ * responses the requests ask of it. Returns 0; -E2BIG with the figure
+ * in *need and what it counts in *what ("memory", "READ responses").
+ */
+int rp_responder_fits(const struct rp_plan *p, uint64_t *need,
+		      const char **what);
+
+/* The receive buffer rocemu's responder posts: the largest SEND and the
+ * 40-byte GRH a UD receive starts with. */
+uint64_t rp_rbuf_len(const struct rp_plan *p);
 
 /* A frame rocemu sent, parsed, and the request it was answering. */
 struct rp_sent {
@@ -167,12 +193,14 @@ struct rp_result {
 	size_t cut;			/* requests cut by the capture, not fed */
 	size_t messages;		/* fed messages that take a receive */
 	size_t received;		/* receive completions, successful */
+	uint64_t need;			/* -E2BIG: the bytes it would need */
 };
 
 /*
  * Runs rocemu as the plan's responder on a deterministic world: feeds
  * every request in captured order and keeps every frame it sends.
- * Returns 0; -errno when the device cannot be set up (res empty).
+ * Returns 0; -E2BIG (nothing run) when rp_responder_fits says no; -errno
+ * when the device cannot be set up (res empty).
  */
 int rp_run_responder(const struct rp_plan *p, struct rp_result *res);
 
@@ -218,7 +246,8 @@ void rp_head(FILE *out, const struct rp_plan *p);
  * moves on when the capture shows a request rocemu has not sent yet
  * (retries). Prints the first divergence and a summary line to out;
  * rocemu's frames go into res->sent. Returns 0 same, 1 diverged, or
- * -errno when rocemu cannot be set up (res empty).
+ * -errno when rocemu cannot be set up (res empty): -E2BIG, with the bytes
+ * in res->need, when its WQEs' buffers would pass rp_mem_limit.
  */
 int rp_run_requester(const struct rp_plan *p, bool verbose, FILE *out,
 		     struct rp_result *res);

@@ -211,6 +211,8 @@ static int scan(struct rp_plan *p)
 
 	for (size_t k = 0; k < p->cap->n; k++) {
 		const struct roce_cap_pkt *c = pkt(p, k);
+		if (c->flow == p->fl->id)
+			p->carried += c->f.ib.payload_avail;
 		if (rp_is_answer(p, k)) {
 			p->nresp++;
 			if (has_aeth(c) && !p->rnr_code &&
@@ -227,6 +229,8 @@ static int scan(struct rp_plan *p)
 			p->qkey = c->f.ib.deth.qkey;
 		}
 		count_send(p, c, &msg);
+		if (op_flags(c) & ROCE_OPF_READ)
+			p->read_bytes += c->f.ib.reth.len;
 		uint32_t rkey;
 		uint64_t va, len;
 		if (!remote_range(c, &rkey, &va, &len) || !rp_accepted(p, k))
@@ -252,6 +256,39 @@ int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
 	if (rc)
 		rp_plan_free(p);
 	return rc;
+}
+
+uint64_t rp_mem_limit(const struct rp_plan *p)
+{
+	return p->carried + RP_MEM_SLACK;
+}
+
+uint64_t rp_rbuf_len(const struct rp_plan *p)
+{
+	return (uint64_t)p->max_send + 40;
+}
+
+int rp_responder_fits(const struct rp_plan *p, uint64_t *need,
+		      const char **what)
+{
+	uint64_t mem = rp_rbuf_len(p);
+
+	/* each region as setup_memory allocates it: at least a byte, and
+	 * 8 more for an atomic's alignment */
+	for (size_t i = 0; i < p->nregions; i++)
+		mem += (p->regions[i].hi - p->regions[i].lo) + 1 + 8;
+	if (mem > rp_mem_limit(p)) {
+		*need = mem;
+		*what = "memory";
+		return -E2BIG;
+	}
+	/* rocemu keeps every frame it sends: READ responses too */
+	if (p->read_bytes > rp_mem_limit(p)) {
+		*need = p->read_bytes;
+		*what = "READ responses";
+		return -E2BIG;
+	}
+	return 0;
 }
 
 void rp_plan_free(struct rp_plan *p)

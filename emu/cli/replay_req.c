@@ -98,11 +98,11 @@ static bool walk_next(const struct rp_plan *p, struct walk *w)
 }
 
 /* Bytes a message's packets carry (its RETH's for READ, 8 for atomics). */
-static uint32_t msg_bytes(const struct rp_plan *p, size_t k)
+static uint64_t msg_bytes(const struct rp_plan *p, size_t k)
 {
 	const struct roce_ib *ib = ib_of(p, k);
 	struct walk w = { k, ib->bth.psn };
-	uint32_t n = 0;
+	uint64_t n = 0;
 
 	if (ib->op->flags & ROCE_OPF_READ)
 		return ib->reth.len;
@@ -202,24 +202,32 @@ static int plan_wqes(struct req_run *r)
 {
 	const struct rp_plan *p = r->p;
 	uint32_t next = p->first_psn;
-	size_t total = 0, off = 0;
+	uint64_t total = 0, off = 0;
 
 	for (int pass = 0; pass < 2; pass++) {
 		next = p->first_psn;
 		for (size_t k = 0; k < p->cap->n; k++) {
 			if (!rp_is_request(p, k) || !new_message(p, k, &next))
 				continue;
-			uint32_t len = msg_bytes(p, k);
+			uint64_t len = msg_bytes(p, k);
 			if (pass == 0) {
 				r->nmsgs++;
-				total += len + 8;
+				/* a message's length is 32 bits on the wire:
+				 * more makes the sum too big, as it is */
+				total += len > UINT32_MAX ? UINT64_MAX / 2
+							  : len + 8;
 				continue;
 			}
-			fill_wr(r, k, &r->msgs[r->nmsgs++], off, len);
+			fill_wr(r, k, &r->msgs[r->nmsgs++], off, (uint32_t)len);
 			off += len + 8;
 		}
 		if (pass)
 			break;
+		/* the buffers stay within what the capture carries */
+		if (total > rp_mem_limit(p)) {
+			r->res->need = total;
+			return -E2BIG;
+		}
 		r->msgs = calloc(r->nmsgs ? r->nmsgs : 1, sizeof(*r->msgs));
 		r->buf_len = total ? total : 1;
 		r->buf = calloc(1, r->buf_len);
@@ -441,7 +449,10 @@ int rp_run_requester(const struct rp_plan *p, bool verbose, FILE *out,
 	if (!rc && r.col.err)
 		rc = r.col.err;
 	teardown(&r);
-	if (rc < 0)
+	if (rc < 0) {
+		uint64_t need = res->need;
 		rp_result_free(res);
+		res->need = need;
+	}
 	return rc;
 }

@@ -26,13 +26,6 @@ struct run {
 	uint32_t last_posted;		/* first PSN of the last SEND given one */
 };
 
-/* The receive buffer: the largest SEND, and room for the 40-byte GRH a
- * UD receive starts with. */
-static uint32_t rbuf_len(const struct rp_plan *p)
-{
-	return p->max_send + 40;
-}
-
 static int setup_memory(struct run *r)
 {
 	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -49,10 +42,10 @@ static int setup_memory(struct run *r)
 		if (!g->mr)
 			return -errno;
 	}
-	r->rbuf = calloc(1, rbuf_len(r->p));
+	r->rbuf = calloc(1, rp_rbuf_len(r->p));
 	if (!r->rbuf)
 		return -ENOMEM;
-	r->rmr = rocemu_mr_reg(r->d.pd, r->rbuf, rbuf_len(r->p),
+	r->rmr = rocemu_mr_reg(r->d.pd, r->rbuf, rp_rbuf_len(r->p),
 			       IBV_ACCESS_LOCAL_WRITE);
 	return r->rmr ? 0 : -errno;
 }
@@ -110,7 +103,7 @@ static int maybe_post_recv(struct run *r, size_t k)
 	if (!rp_accepted(r->p, k))
 		return 0;
 	struct ibv_sge sge = { .addr = (uintptr_t)r->rbuf,
-			       .length = rbuf_len(r->p),
+			       .length = rp_rbuf_len(r->p),
 			       .lkey = rocemu_mr_lkey(r->rmr) };
 	struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
@@ -188,8 +181,14 @@ static void feed_all(struct run *r)
 int rp_run_responder(const struct rp_plan *p, struct rp_result *res)
 {
 	struct run r = { .p = p, .res = res };
+	const char *what;
+	uint64_t need;
 
 	memset(res, 0, sizeof(*res));
+	if (rp_responder_fits(p, &need, &what)) {
+		res->need = need;
+		return -E2BIG;
+	}
 	res->deltas = calloc(p->nreq * ROCEMU_CNT_COUNTER_MAX,
 			     sizeof(*res->deltas));
 	res->fed_at = calloc(p->nreq, sizeof(*res->fed_at));
