@@ -111,10 +111,18 @@ static int replay_dir(const struct roce_capture *cap,
 		      const struct replay_opts *o,
 		      struct roce_pcap_writer *pw)
 {
+	const struct roce_flow_end *me = &fl->end[o->requester ? req : 1 - req];
 	struct rp_plan p;
 	struct rp_result res;
-	int rc = rp_plan_make(&p, cap, fl, req);
 
+	if (me->qpn < RP_MIN_QPN) {
+		printf("flow %u: not replayed: its %s is QP%u, which the IBTA "
+		       "keeps for %s; rocemu creates no such QP\n", fl->id,
+		       o->requester ? "requester" : "responder", me->qpn,
+		       me->qpn ? "the GSI (MADs)" : "the SMI");
+		return 0;
+	}
+	int rc = rp_plan_make(&p, cap, fl, req);
 	if (rc)
 		return rc == -ENOENT ? 0 : 2;
 	if (!o->requester)	/* the requester sends them as captured */

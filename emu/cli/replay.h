@@ -143,6 +143,10 @@ struct rp_dev {
 	struct rocemu_qp *qp;
 };
 
+/* QP0 and QP1 are special (IBTA: the SMI and GSI QPs): rocemu creates
+ * none, so a flow whose emulated end is one of them is not replayed. */
+enum { RP_MIN_QPN = 2 };
+
 /* The ibv_mtu of a path MTU in bytes (1024 for one that is none). */
 enum ibv_mtu rp_mtu_enum(unsigned bytes);
 
@@ -151,9 +155,9 @@ enum ibv_mtu rp_mtu_enum(unsigned bytes);
  * a QP of the flow's transport numbered as captured, connected to the
  * other end with cp (its peer, QPN and MTU filled in here; UC takes only
  * the PSNs of the rest, UD only sq_psn and the plan's Q_Key) and
- * max_send_wr send WQEs. Returns 0;
- * -EADDRINUSE when the QPN cannot be had, another -errno else (then
- * rp_dev_close frees what was made).
+ * max_send_wr send WQEs. Returns 0; -EPERM (nothing made) for a
+ * captured QPN below RP_MIN_QPN; -EADDRINUSE when the QPN cannot be had,
+ * another -errno else (then rp_dev_close frees what was made).
  */
 int rp_dev_open(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 		struct rocemu_rc_params *cp, uint32_t max_send_wr);
