@@ -27,10 +27,30 @@ struct rp_region {
  */
 #define RP_MEM_SLACK (1ull << 20)
 
-/* One direction of a flow to replay: end[req] asks, end[1 - req] answers. */
+/* The capture's packets grouped by flow, each flow's in capture order:
+ * flow f's are pk[start[f]] .. pk[start[f + 1] - 1]. Made in one pass,
+ * so that each flow's replay walks its own packets only. */
+struct rp_index {
+	const struct roce_cap_pkt **pk;
+	size_t *start;
+	unsigned nflows;
+};
+
+/* Indexes cap's packets by flow: 0, or -ENOMEM (ix empty). */
+int rp_index_make(struct rp_index *ix, const struct roce_capture *cap);
+
+/* Frees what rp_index_make allocated; ix is left empty. */
+void rp_index_free(struct rp_index *ix);
+
+/* One direction of a flow to replay: end[req] asks, end[1 - req] answers.
+ * A packet index k below names the flow's k-th packet (rp_pkt). */
 struct rp_plan {
 	const struct roce_capture *cap;
 	const struct roce_flow *fl;
+	const struct roce_cap_pkt *const *pk;	/* the flow's packets */
+	size_t n;
+	uint64_t *visits;		/* rp_pkt calls counted here, or NULL */
+	size_t answers_end;		/* past the flow's last answer */
 	unsigned req;			/* the requester's end */
 	unsigned mtu_bytes;		/* the path MTU the capture shows */
 	uint8_t rnr_code;		/* of the first RNR NAK, else 0 */
@@ -69,17 +89,30 @@ struct rp_sent {
 	uint8_t *data;
 	uint32_t len;
 	struct roce_frame f;
-	size_t after;		/* index in cap->pkts of the request fed last */
+	size_t after;		/* which request fed (0, 1, ...) it followed */
 	uint64_t ts_ns;
 };
 
+/* The flow's packet k (k < p->n), counted in *p->visits: the work a
+ * replay does is the packets it looks at. */
+static inline const struct roce_cap_pkt *rp_pkt(const struct rp_plan *p,
+						size_t k)
+{
+	if (p->visits)
+		(*p->visits)++;
+	return p->pk[k];
+}
+
 /*
- * Works out what the capture implies for direction req of flow fl: MTU,
- * the memory regions accepted requests reached, the RNR timer. Returns 0;
- * -ENOENT when end[req] sent no request; -ENOMEM.
+ * Works out what the capture implies for direction req of flow fl (its
+ * packets as ix holds them): MTU, the memory regions accepted requests
+ * reached, the RNR timer. visits (or NULL) counts the packets looked at,
+ * then and later. Returns 0; -ENOENT when end[req] sent no request;
+ * -ENOMEM.
  */
 int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
-		 const struct roce_flow *fl, unsigned req);
+		 const struct rp_index *ix, const struct roce_flow *fl,
+		 unsigned req, uint64_t *visits);
 
 /* The requester's rnr_retry the capture shows: when its last RNR NAK was
  * never followed by the PSN again, the requester gave up after one
@@ -188,10 +221,10 @@ struct rp_result {
 	struct rp_sent *sent;		/* what rocemu's responder sent */
 	size_t nsent;
 	/* counters that moved while rocemu handled each request fed:
-	 * deltas[k * ROCEMU_CNT_COUNTER_MAX + c], k over cap->pkts */
+	 * deltas[k * ROCEMU_CNT_COUNTER_MAX + c], k over those fed */
 	uint64_t *deltas;
 	size_t fed;
-	size_t *fed_at;			/* cap->pkts index of each fed */
+	size_t *fed_at;			/* the plan's index of each fed */
 	char qp_state[512];		/* rocemu_qp_describe at the end */
 	size_t receives;		/* receive WQEs posted */
 	size_t cut;			/* requests cut by the capture, not fed */

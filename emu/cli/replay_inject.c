@@ -37,7 +37,7 @@ static bool map(const struct rp_plan *p, uint32_t *rkey, uint64_t *va)
 
 int rp_inject(const struct rp_plan *p, size_t k, struct rocemu_world *w)
 {
-	const struct roce_cap_pkt *c = &p->cap->pkts[k];
+	const struct roce_cap_pkt *c = rp_pkt(p, k);
 	struct roce_frame f = c->f;
 	bool rebuild = c->f.link != ROCE_LINK_ETH;
 

@@ -93,7 +93,7 @@ static bool takes_receive(const struct roce_ib *ib)
 /* A receive for a message the captured responder took, once each. */
 static int maybe_post_recv(struct run *r, size_t k)
 {
-	const struct roce_cap_pkt *c = &r->p->cap->pkts[k];
+	const struct roce_cap_pkt *c = rp_pkt(r->p, k);
 	uint32_t psn = c->f.ib.bth.psn;
 
 	if (!takes_receive(&c->f.ib))
@@ -116,7 +116,7 @@ static int maybe_post_recv(struct run *r, size_t k)
 /* What the captured responder's memory held before a READ or atomic. */
 static void prefill(struct run *r, size_t k)
 {
-	const struct roce_ib *ib = &r->p->cap->pkts[k].f.ib;
+	const struct roce_ib *ib = &rp_pkt(r->p, k)->f.ib;
 	struct rp_region *g;
 	uint64_t off, v;
 
@@ -156,7 +156,7 @@ static void feed_all(struct run *r)
 	const struct rp_plan *p = r->p;
 	uint64_t before[ROCEMU_CNT_COUNTER_MAX];
 
-	for (size_t k = 0; k < p->cap->n && !r->col.err; k++) {
+	for (size_t k = 0; k < p->n && !r->col.err; k++) {
 		if (!rp_is_request(p, k))
 			continue;
 		maybe_post_recv(r, k);
@@ -165,7 +165,7 @@ static void feed_all(struct run *r)
 			before[c] = rocemu_dev_counter(r->d.dev, c);
 		r->res->fed_at[r->fed] = k;
 		r->col.after = r->fed++;
-		r->col.ts_ns = p->cap->pkts[k].ts_ns;
+		r->col.ts_ns = rp_pkt(p, k)->ts_ns;
 		if (rp_inject(p, k, r->d.w))
 			r->res->cut++;
 		rocemu_world_settle(r->d.w, RP_SETTLE_NS);
