@@ -38,7 +38,8 @@ static const char usage_text[] =
 	"  -v            every answer that agrees, too, and at the end the\n"
 	"                packets looked at (\"packet visits\")\n"
 	"Exit status: 0 when rocemu answers as captured, 1 at a divergence,\n"
-	"2 for a usage or file error.\n";
+	"2 for a usage or file error, or a flow that could not be replayed\n"
+	"(docs/capture-limits.md).\n";
 
 static int parse_args(int argc, char **argv, struct replay_opts *o)
 {
