@@ -297,7 +297,8 @@ bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) $(ROCEMU) 
 	  $(BENCH_DEV) && $(BENCH_SCALE) && $(BENCH_NET) && \
 	  tests/tools/bench_bw.sh $(BUILD) && \
 	  tests/tools/bench_verbs.sh $(BUILD) && \
-	  tests/ladder_bench.sh $(BUILD)
+	  tests/ladder_bench.sh $(BUILD) && \
+	  tests/tools/bench_replay.sh $(BUILD)
 ifeq ($(RXE),1)
 	$(Q)if $(MAKE) -s --no-print-directory rxe-deps; then \
 	  BENCH_JSONL=$(CURDIR)/$(BENCH_ROWS) tests/rxe/bench.sh $(BUILD); \
@@ -311,16 +312,20 @@ bench-readme:
 	$(Q)python3 tests/tools/bench_report.py readme README.md $(BUILD)/bench.json
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
-# Three targets: the frame decoder; an RC responder in RTS that must never
-# touch memory outside its MR; and sequences of packets interleaved with
+# Five targets: the frame decoder; an RC responder in RTS that must never
+# touch memory outside its MR; sequences of packets interleaved with
 # verbs calls (MRs deregistered mid-message, QPs reset and destroyed, CQs,
 # an SRQ, AHs), after which no memory outside a registered MR may be
-# touched. Each replays its inputs in tests/fuzz/regress_<name>/ (found
-# bugs) first, then runs for FUZZ_SECONDS.
+# touched; whole captures through rocemu replay, as responder and as
+# requester (its limits, docs/capture-limits.md, bound each); and any
+# bytes as a ladder --trace file, laid on the demo's ladder and rendered
+# as text and SVG. Each replays its inputs in tests/fuzz/regress_<name>/
+# (found bugs) first, then runs for FUZZ_SECONDS.
 FUZZ_DIR ?= build/fuzz
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace
+FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace \
+	fuzz_replay
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
@@ -334,6 +339,9 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  -DFUZZ_DEMO_PCAP='"$(FUZZ_DIR)/demo.pcap"' \
 	  tests/fuzz/fuzz_ladder_trace.c $(PROTO_SRC) $(ANALYZE_SRC) -lz -lisal \
 	  -lpcap
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_replay \
+	  tests/fuzz/fuzz_replay.c $(wildcard emu/cli/replay_*.c) $(PROTO_SRC) \
+	  $(ANALYZE_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap \
 	  --trace $(FUZZ_DIR)/corpus_ladder_trace/demo.trace >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
@@ -341,6 +349,7 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
 	$(Q)$(MKCAP) --sequence-seeds $(FUZZ_DIR)/corpus_sequence \
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
+	$(Q)cp pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap $(FUZZ_DIR)/corpus_replay/
 	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
 	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
 	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \

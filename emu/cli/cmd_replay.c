@@ -2,6 +2,7 @@
 /* rocemu replay: a capture's requests fed to rocemu as the responder, its answers compared with the captured ones. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +35,11 @@ static const char usage_text[] =
 	"                and its requests are compared with the captured ones\n"
 	"  --flow N      only flow N (as rocemu ladder and check number them)\n"
 	"  --write FILE  rocemu's answers as a pcap\n"
-	"  -v            every answer that agrees, too\n"
+	"  -v            every answer that agrees, too, and at the end the\n"
+	"                packets looked at (\"packet visits\")\n"
 	"Exit status: 0 when rocemu answers as captured, 1 at a divergence,\n"
-	"2 for a usage or file error.\n";
+	"2 for a usage or file error, or a flow that could not be replayed\n"
+	"(docs/capture-limits.md).\n";
 
 static int parse_args(int argc, char **argv, struct replay_opts *o)
 {
@@ -85,22 +88,65 @@ static int write_sent(struct roce_pcap_writer *pw, const struct rp_result *r)
 	return 0;
 }
 
+/* Says which accepted requests the plan refused: their range wraps past
+ * 2^64, so no memory can stand for it, and rocemu refuses them too. */
+static void report_wrapped(const struct rp_plan *p)
+{
+	const struct roce_ib *ib = &rp_pkt(p, p->first_wrapped)->f.ib;
+	bool reth = ib->exts & ROCE_EXT_RETH;
+
+	if (!p->wrapped)
+		return;
+	rp_head(stdout, p);
+	printf(": request #%" PRIu64 " names va 0x%" PRIx64 " length %" PRIu64
+	       ", a range that wraps past 2^64: refused, not planned (%zu "
+	       "such request%s)\n",
+	       rp_pkt(p, p->first_wrapped)->no,
+	       reth ? ib->reth.va : ib->atmeth.va,
+	       reth ? (uint64_t)ib->reth.len : 8, p->wrapped,
+	       p->wrapped == 1 ? "" : "s");
+}
+
 /* One direction of one flow: 0 same, 1 diverges, 2 could not run. */
 static int replay_dir(const struct roce_capture *cap,
-		      const struct roce_flow *fl, unsigned req,
-		      const struct replay_opts *o,
-		      struct roce_pcap_writer *pw)
+		      const struct rp_index *ix, const struct roce_flow *fl,
+		      unsigned req, const struct replay_opts *o,
+		      struct roce_pcap_writer *pw, uint64_t *visits)
 {
+	const struct roce_flow_end *me = &fl->end[o->requester ? req : 1 - req];
 	struct rp_plan p;
 	struct rp_result res;
-	int rc = rp_plan_make(&p, cap, fl, req);
 
+	if (me->qpn < RP_MIN_QPN) {
+		printf("flow %u: not replayed: its %s is QP%u, which the IBTA "
+		       "keeps for %s; rocemu creates no such QP\n", fl->id,
+		       o->requester ? "requester" : "responder", me->qpn,
+		       me->qpn ? "the GSI (MADs)" : "the SMI");
+		return 0;
+	}
+	int rc = rp_plan_make(&p, cap, ix, fl, req, visits);
 	if (rc)
 		return rc == -ENOENT ? 0 : 2;
+	if (!o->requester)	/* the requester sends them as captured */
+		report_wrapped(&p);
 	if (o->requester)
 		rc = rp_run_requester(&p, o->verbose, stdout, &res);
 	else
 		rc = rp_run_responder(&p, &res);
+	if (rc == -E2BIG) {
+		const char *what = "memory";
+		uint64_t need = res.need;
+		if (!o->requester)
+			rp_responder_fits(&p, &need, &what);
+		fprintf(stderr, "rocemu replay: flow %u: needs %" PRIu64
+				" bytes of %s, more than the capture carries "
+				"(limit %" PRIu64 " bytes: its %" PRIu64
+				" payload bytes and %llu); not replayed\n",
+			fl->id, need, what, rp_mem_limit(&p), p.carried,
+			RP_MEM_SLACK);
+		rp_plan_free(&p);
+		return 2;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "rocemu replay: flow %u: rocemu's %s could "
 				"not be set up: %s\n",
@@ -119,9 +165,9 @@ static int replay_dir(const struct roce_capture *cap,
 }
 
 static int replay_flow(const struct roce_capture *cap,
-		       const struct roce_flow *fl,
+		       const struct rp_index *ix, const struct roce_flow *fl,
 		       const struct replay_opts *o,
-		       struct roce_pcap_writer *pw)
+		       struct roce_pcap_writer *pw, uint64_t *visits)
 {
 	char a[96], b[96];
 	int worst = 0;
@@ -140,7 +186,7 @@ static int replay_flow(const struct roce_capture *cap,
 			       "a packet to one of its QPs\n", fl->id);
 			return 0;
 		}
-		int rc = replay_dir(cap, fl, d, o, pw);
+		int rc = replay_dir(cap, ix, fl, d, o, pw, visits);
 		if (rc > worst)
 			worst = rc;
 	}
@@ -152,6 +198,8 @@ static int replay_all(const struct roce_capture *cap,
 		      struct roce_pcap_writer *pw)
 {
 	unsigned n = roce_flows_count(cap->flows);
+	struct rp_index ix;
+	uint64_t visits = 0;
 	int worst = 0;
 
 	if (o->flow >= (int)n) {
@@ -159,14 +207,24 @@ static int replay_all(const struct roce_capture *cap,
 			o->path, n, o->flow);
 		return CLI_USAGE;
 	}
+	if (rp_index_make(&ix, cap)) {
+		fprintf(stderr, "rocemu replay: out of memory\n");
+		return CLI_USAGE;
+	}
 	for (unsigned id = 0; id < n; id++) {
 		if (o->flow >= 0 && id != (unsigned)o->flow)
 			continue;
-		int rc = replay_flow(cap, roce_flows_get(cap->flows, id), o,
-				     pw);
+		int rc = replay_flow(cap, &ix, roce_flows_get(cap->flows, id),
+				     o, pw, &visits);
 		if (rc > worst)
 			worst = rc;
 	}
+	rp_index_free(&ix);
+	/* the work done, in packets looked at: a multiple of the packets
+	 * (tests/replay_cli.sh holds it so) */
+	if (o->verbose)
+		printf("replay: %u flows, %zu packets, %" PRIu64
+		       " packet visits\n", n, cap->n, visits);
 	return worst == 2 ? CLI_USAGE : worst ? CLI_FAIL : CLI_OK;
 }
 

@@ -20,10 +20,37 @@ struct rp_region {
 	struct rocemu_mr *mr;
 };
 
-/* One direction of a flow to replay: end[req] asks, end[1 - req] answers. */
+/*
+ * Memory a replay may plan beyond the payload bytes the flow's packets
+ * carry in the capture (docs/capture-limits.md): so that a request of a
+ * few bytes cannot ask for gigabytes.
+ */
+#define RP_MEM_SLACK (1ull << 20)
+
+/* The capture's packets grouped by flow, each flow's in capture order:
+ * flow f's are pk[start[f]] .. pk[start[f + 1] - 1]. Made in one pass,
+ * so that each flow's replay walks its own packets only. */
+struct rp_index {
+	const struct roce_cap_pkt **pk;
+	size_t *start;
+	unsigned nflows;
+};
+
+/* Indexes cap's packets by flow: 0, or -ENOMEM (ix empty). */
+int rp_index_make(struct rp_index *ix, const struct roce_capture *cap);
+
+/* Frees what rp_index_make allocated; ix is left empty. */
+void rp_index_free(struct rp_index *ix);
+
+/* One direction of a flow to replay: end[req] asks, end[1 - req] answers.
+ * A packet index k below names the flow's k-th packet (rp_pkt). */
 struct rp_plan {
 	const struct roce_capture *cap;
 	const struct roce_flow *fl;
+	const struct roce_cap_pkt *const *pk;	/* the flow's packets */
+	size_t n;
+	uint64_t *visits;		/* rp_pkt calls counted here, or NULL */
+	size_t answers_end;		/* past the flow's last answer */
 	unsigned req;			/* the requester's end */
 	unsigned mtu_bytes;		/* the path MTU the capture shows */
 	uint8_t rnr_code;		/* of the first RNR NAK, else 0 */
@@ -33,24 +60,59 @@ struct rp_plan {
 	size_t nreq, nresp;		/* requests to feed, answers captured */
 	struct rp_region *regions;
 	size_t nregions;
+	/* accepted requests whose range wraps past 2^64: left out of the
+	 * regions (rocemu refuses them); the first of them */
+	size_t wrapped, first_wrapped;
+	uint64_t carried;		/* payload bytes the flow's packets hold */
+	uint64_t read_bytes;		/* the requests' READ lengths, summed */
 };
+
+/* What a replay of the plan may plan in memory: the payload bytes the
+ * flow carries plus RP_MEM_SLACK. */
+uint64_t rp_mem_limit(const struct rp_plan *p);
+
+/*
+ * Whether rocemu as the plan's responder stays within rp_mem_limit: the
+ * bytes of its regions and receive buffer, and those of the READ
+ * responses the requests ask of it. Returns 0; -E2BIG with the figure
+ * in *need and what it counts in *what ("memory", "READ responses").
+ */
+int rp_responder_fits(const struct rp_plan *p, uint64_t *need,
+		      const char **what);
+
+/* The receive buffer rocemu's responder posts: the largest SEND and the
+ * 40-byte GRH a UD receive starts with. */
+uint64_t rp_rbuf_len(const struct rp_plan *p);
 
 /* A frame rocemu sent, parsed, and the request it was answering. */
 struct rp_sent {
 	uint8_t *data;
 	uint32_t len;
 	struct roce_frame f;
-	size_t after;		/* index in cap->pkts of the request fed last */
+	size_t after;		/* which request fed (0, 1, ...) it followed */
 	uint64_t ts_ns;
 };
 
+/* The flow's packet k (k < p->n), counted in *p->visits: the work a
+ * replay does is the packets it looks at. */
+static inline const struct roce_cap_pkt *rp_pkt(const struct rp_plan *p,
+						size_t k)
+{
+	if (p->visits)
+		(*p->visits)++;
+	return p->pk[k];
+}
+
 /*
- * Works out what the capture implies for direction req of flow fl: MTU,
- * the memory regions accepted requests reached, the RNR timer. Returns 0;
- * -ENOENT when end[req] sent no request; -ENOMEM.
+ * Works out what the capture implies for direction req of flow fl (its
+ * packets as ix holds them): MTU, the memory regions accepted requests
+ * reached, the RNR timer. visits (or NULL) counts the packets looked at,
+ * then and later. Returns 0; -ENOENT when end[req] sent no request;
+ * -ENOMEM.
  */
 int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
-		 const struct roce_flow *fl, unsigned req);
+		 const struct rp_index *ix, const struct roce_flow *fl,
+		 unsigned req, uint64_t *visits);
 
 /* The requester's rnr_retry the capture shows: when its last RNR NAK was
  * never followed by the PSN again, the requester gave up after one
@@ -85,6 +147,9 @@ bool rp_accepted(const struct rp_plan *p, size_t k);
 int rp_read_data(const struct rp_plan *p, size_t k, uint8_t *buf,
 		 uint32_t len);
 
+/* Response packets a READ of len bytes takes at a path MTU of mtu. */
+uint32_t rp_read_packets(uint32_t len, unsigned mtu);
+
 /* The original value the captured atomic ACK for request k carried: 0,
  * or -ENOENT without one. */
 int rp_atomic_orig(const struct rp_plan *p, size_t k, uint64_t *v);
@@ -111,6 +176,10 @@ struct rp_dev {
 	struct rocemu_qp *qp;
 };
 
+/* QP0 and QP1 are special (IBTA: the SMI and GSI QPs): rocemu creates
+ * none, so a flow whose emulated end is one of them is not replayed. */
+enum { RP_MIN_QPN = 2 };
+
 /* The ibv_mtu of a path MTU in bytes (1024 for one that is none). */
 enum ibv_mtu rp_mtu_enum(unsigned bytes);
 
@@ -119,9 +188,9 @@ enum ibv_mtu rp_mtu_enum(unsigned bytes);
  * a QP of the flow's transport numbered as captured, connected to the
  * other end with cp (its peer, QPN and MTU filled in here; UC takes only
  * the PSNs of the rest, UD only sq_psn and the plan's Q_Key) and
- * max_send_wr send WQEs. Returns 0;
- * -EADDRINUSE when the QPN cannot be had, another -errno else (then
- * rp_dev_close frees what was made).
+ * max_send_wr send WQEs. Returns 0; -EPERM (nothing made) for a
+ * captured QPN below RP_MIN_QPN; -EADDRINUSE when the QPN cannot be had,
+ * another -errno else (then rp_dev_close frees what was made).
  */
 int rp_dev_open(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 		struct rocemu_rc_params *cp, uint32_t max_send_wr);
@@ -152,21 +221,23 @@ struct rp_result {
 	struct rp_sent *sent;		/* what rocemu's responder sent */
 	size_t nsent;
 	/* counters that moved while rocemu handled each request fed:
-	 * deltas[k * ROCEMU_CNT_COUNTER_MAX + c], k over cap->pkts */
+	 * deltas[k * ROCEMU_CNT_COUNTER_MAX + c], k over those fed */
 	uint64_t *deltas;
 	size_t fed;
-	size_t *fed_at;			/* cap->pkts index of each fed */
+	size_t *fed_at;			/* the plan's index of each fed */
 	char qp_state[512];		/* rocemu_qp_describe at the end */
 	size_t receives;		/* receive WQEs posted */
 	size_t cut;			/* requests cut by the capture, not fed */
 	size_t messages;		/* fed messages that take a receive */
 	size_t received;		/* receive completions, successful */
+	uint64_t need;			/* -E2BIG: the bytes it would need */
 };
 
 /*
  * Runs rocemu as the plan's responder on a deterministic world: feeds
  * every request in captured order and keeps every frame it sends.
- * Returns 0; -errno when the device cannot be set up (res empty).
+ * Returns 0; -E2BIG (nothing run) when rp_responder_fits says no; -errno
+ * when the device cannot be set up (res empty).
  */
 int rp_run_responder(const struct rp_plan *p, struct rp_result *res);
 
@@ -212,7 +283,8 @@ void rp_head(FILE *out, const struct rp_plan *p);
  * moves on when the capture shows a request rocemu has not sent yet
  * (retries). Prints the first divergence and a summary line to out;
  * rocemu's frames go into res->sent. Returns 0 same, 1 diverged, or
- * -errno when rocemu cannot be set up (res empty).
+ * -errno when rocemu cannot be set up (res empty): -E2BIG, with the bytes
+ * in res->need, when its WQEs' buffers would pass rp_mem_limit.
  */
 int rp_run_requester(const struct rp_plan *p, bool verbose, FILE *out,
 		     struct rp_result *res);

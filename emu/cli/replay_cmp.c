@@ -113,7 +113,8 @@ void rp_line(FILE *out, const char *who, const struct roce_frame *f,
 
 int64_t rp_rel(const struct rp_plan *p, size_t k)
 {
-	return (int64_t)(p->cap->pkts[k].ts_ns - p->cap->pkts[0].ts_ns);
+	/* the capture's first packet, not the flow's */
+	return (int64_t)(rp_pkt(p, k)->ts_ns - p->cap->pkts[0].ts_ns);
 }
 
 /* The counters that moved while rocemu handled the request fed last
@@ -126,7 +127,7 @@ static void why(FILE *out, const struct rp_plan *p,
 	size_t k = res->fed_at[fed];
 	const uint64_t *d = &res->deltas[fed * ROCEMU_CNT_COUNTER_MAX];
 	fprintf(out, "    rocemu, handling request #%" PRIu64 ":",
-		p->cap->pkts[k].no);
+		rp_pkt(p, k)->no);
 	unsigned moved = 0;
 	for (int c = 0; c < ROCEMU_CNT_COUNTER_MAX; c++)
 		if (d[c] && c != ROCEMU_CNT_RX_PACKETS &&
@@ -169,10 +170,10 @@ void rp_head(FILE *out, const struct rp_plan *p)
 		roce_flow_end_text(&p->fl->end[1 - p->req], b, sizeof(b)));
 }
 
-/* The next captured answer at or after *from, or cap->n. */
+/* The next captured answer at or after from, or p->n. */
 static size_t next_answer(const struct rp_plan *p, size_t from)
 {
-	while (from < p->cap->n && !rp_is_answer(p, from))
+	while (from < p->n && !rp_is_answer(p, from))
 		from++;
 	return from;
 }
@@ -212,8 +213,8 @@ static void divergence(FILE *out, const struct rp_plan *p,
 {
 	rp_head(out, p);
 	fprintf(out, ": answer %zu diverges: %s\n", ci + 1, what);
-	if (k < p->cap->n)
-		rp_line(out, "captured", &p->cap->pkts[k].f, p->cap->pkts[k].no,
+	if (k < p->n)
+		rp_line(out, "captured", &rp_pkt(p, k)->f, rp_pkt(p, k)->no,
 		     rp_rel(p, k));
 	else
 		fprintf(out, "    captured  (nothing more)\n");
@@ -232,14 +233,14 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 	size_t k = next_answer(p, 0), ci = 0, ri = 0, same = 0, merged = 0;
 	struct diff d;
 
-	while (k < p->cap->n || ri < res->nsent) {
-		if (k >= p->cap->n || ri >= res->nsent) {
+	while (k < p->n || ri < res->nsent) {
+		if (k >= p->n || ri >= res->nsent) {
 			divergence(out, p, res, ci, k, ri,
-				   k >= p->cap->n ? "rocemu sent more"
+				   k >= p->n ? "rocemu sent more"
 						  : "rocemu sent no such answer");
 			goto diverged;
 		}
-		const struct roce_frame *cf = &p->cap->pkts[k].f;
+		const struct roce_frame *cf = &rp_pkt(p, k)->f;
 		const struct roce_frame *rf = &res->sent[ri].f;
 		compare(cf, rf, &d);
 		int co = d.len ? coalesced(cf, rf) : 0;
@@ -250,7 +251,7 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 		if (co)
 			merged++;
 		else if (verbose)
-			rp_line(out, "same", cf, p->cap->pkts[k].no, rp_rel(p, k));
+			rp_line(out, "same", cf, rp_pkt(p, k)->no, rp_rel(p, k));
 		same += !co;
 		if (co <= 0)
 			ri++;

@@ -96,9 +96,12 @@ int rp_dev_open(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 	const struct roce_flow_end *me = &p->fl->end[side];
 	struct rocemu_dev_cfg cfg = { .name = "replay",
 				      .mtu = rp_mtu_enum(p->mtu_bytes),
-				      .first_qpn = me->qpn };
+				      .first_qpn = me->qpn,
+				      .min_qpn = me->qpn };
 
 	memset(d, 0, sizeof(*d));
+	if (me->qpn < RP_MIN_QPN)
+		return -EPERM;
 	memcpy(cfg.gid, me->gid, 16);
 	d->w = rocemu_world_new(1);
 	if (!d->w)

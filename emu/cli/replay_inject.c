@@ -27,6 +27,9 @@ static bool map(const struct rp_plan *p, uint32_t *rkey, uint64_t *va)
 		*rkey = k;
 		return changed;
 	}
+	/* The same offset in rocemu's buffer; for a range the region does
+	 * not hold this lies outside rocemu's MR too (the sum wraps as
+	 * unsigned arithmetic does), and rocemu's own checks refuse it. */
 	*va = (uintptr_t)g->buf + (*va - g->lo);
 	*rkey = rocemu_mr_rkey(g->mr);
 	return true;
@@ -34,7 +37,7 @@ static bool map(const struct rp_plan *p, uint32_t *rkey, uint64_t *va)
 
 int rp_inject(const struct rp_plan *p, size_t k, struct rocemu_world *w)
 {
-	const struct roce_cap_pkt *c = &p->cap->pkts[k];
+	const struct roce_cap_pkt *c = rp_pkt(p, k);
 	struct roce_frame f = c->f;
 	bool rebuild = c->f.link != ROCE_LINK_ETH;
 

@@ -1,16 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /* What a captured flow implies for an emulated responder: MTU, memory, RNR timer, and which requests it accepted. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "replay.h"
 #include "rocemu/aeth.h"
 #include "rocemu/psn.h"
+#include "rocemu/range.h"
 
-static const struct roce_cap_pkt *pkt(const struct rp_plan *p, size_t k)
+int rp_index_make(struct rp_index *ix, const struct roce_capture *cap)
 {
-	return &p->cap->pkts[k];
+	unsigned nfl = roce_flows_count(cap->flows);
+
+	memset(ix, 0, sizeof(*ix));
+	ix->start = calloc((size_t)nfl + 1, sizeof(*ix->start));
+	ix->pk = calloc(cap->n ? cap->n : 1, sizeof(*ix->pk));
+	if (!ix->start || !ix->pk) {
+		rp_index_free(ix);
+		return -ENOMEM;
+	}
+	/* counts, then where each flow's run begins, then the packets */
+	for (size_t k = 0; k < cap->n; k++)
+		ix->start[cap->pkts[k].flow + 1]++;
+	for (unsigned f = 0; f < nfl; f++)
+		ix->start[f + 1] += ix->start[f];
+	size_t *at = calloc(nfl ? nfl : 1, sizeof(*at));
+	if (!at) {
+		rp_index_free(ix);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < cap->n; k++) {
+		unsigned f = cap->pkts[k].flow;
+		ix->pk[ix->start[f] + at[f]++] = &cap->pkts[k];
+	}
+	free(at);
+	ix->nflows = nfl;
+	return 0;
+}
+
+void rp_index_free(struct rp_index *ix)
+{
+	free(ix->start);
+	free(ix->pk);
+	memset(ix, 0, sizeof(*ix));
 }
 
 static unsigned op_flags(const struct roce_cap_pkt *c)
@@ -20,7 +54,7 @@ static unsigned op_flags(const struct roce_cap_pkt *c)
 
 bool rp_is_request(const struct rp_plan *p, size_t k)
 {
-	const struct roce_cap_pkt *c = pkt(p, k);
+	const struct roce_cap_pkt *c = rp_pkt(p, k);
 
 	return c->flow == p->fl->id && c->dir == p->req &&
 	       (op_flags(c) & ROCE_OPF_REQ);
@@ -28,7 +62,7 @@ bool rp_is_request(const struct rp_plan *p, size_t k)
 
 bool rp_is_answer(const struct rp_plan *p, size_t k)
 {
-	const struct roce_cap_pkt *c = pkt(p, k);
+	const struct roce_cap_pkt *c = rp_pkt(p, k);
 
 	return c->flow == p->fl->id && c->dir != p->req &&
 	       (op_flags(c) & ROCE_OPF_RESP);
@@ -41,13 +75,15 @@ static bool has_aeth(const struct roce_cap_pkt *c)
 
 bool rp_accepted(const struct rp_plan *p, size_t k)
 {
-	uint32_t psn = pkt(p, k)->f.ib.bth.psn;
+	uint32_t psn = rp_pkt(p, k)->f.ib.bth.psn;
 
 	/* The first answer at or after k's PSN decides: an ACK there or
 	 * beyond covers k (answers come in PSN order); so the walk ends
-	 * within the requests in flight, not at the end of the capture. */
-	for (size_t j = k + 1; j < p->cap->n; j++) {
-		const struct roce_cap_pkt *c = pkt(p, j);
+	 * within the requests in flight, not at the end of the capture.
+	 * Past the last answer nothing can decide (UC and UD have none):
+	 * a flow's unanswered tail costs no walk per request. */
+	for (size_t j = k + 1; j < p->answers_end; j++) {
+		const struct roce_cap_pkt *c = rp_pkt(p, j);
 		if (rp_is_request(p, j) && c->f.ib.bth.psn == psn)
 			return true;	/* sent again: judged there */
 		if (!rp_is_answer(p, j) ||
@@ -59,35 +95,49 @@ bool rp_accepted(const struct rp_plan *p, size_t k)
 	return true;
 }
 
-/* Response packets a READ of len bytes takes at this MTU. */
-static uint32_t read_packets(uint32_t len, unsigned mtu)
+uint32_t rp_read_packets(uint32_t len, unsigned mtu)
 {
-	return len ? (len + mtu - 1) / mtu : 1;
+	return len ? (uint32_t)(((uint64_t)len + mtu - 1) / mtu) : 1;
+}
+
+/* The first READ response with PSN want among packets [lo, hi), or
+ * SIZE_MAX. */
+static size_t read_response(const struct rp_plan *p, size_t lo, size_t hi,
+			    uint32_t want)
+{
+	for (size_t j = lo; j < hi; j++) {
+		const struct roce_cap_pkt *c = rp_pkt(p, j);
+		if (rp_is_answer(p, j) && (op_flags(c) & ROCE_OPF_READ) &&
+		    c->f.ib.bth.psn == want)
+			return j;
+	}
+	return SIZE_MAX;
 }
 
 int rp_read_data(const struct rp_plan *p, size_t k, uint8_t *buf,
 		 uint32_t len)
 {
-	uint32_t psn = pkt(p, k)->f.ib.bth.psn;
-	uint32_t n = read_packets(len, p->mtu_bytes), got = 0;
+	uint32_t psn = rp_pkt(p, k)->f.ib.bth.psn;
+	uint32_t n = rp_read_packets(len, p->mtu_bytes), got = 0;
+
+	size_t from = k + 1;
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t want = roce_psn_add(psn, i), off = i * p->mtu_bytes;
-		size_t j = k + 1;
-		for (; j < p->cap->n; j++) {
-			const struct roce_cap_pkt *c = pkt(p, j);
-			if (rp_is_answer(p, j) &&
-			    (op_flags(c) & ROCE_OPF_READ) &&
-			    c->f.ib.bth.psn == want)
-				break;
-		}
-		if (j == p->cap->n)
+		/* responses come in PSN order: look on from the last one
+		 * found, then (a response sent again) from k on */
+		size_t j = read_response(p, from, p->answers_end, want);
+		if (j == SIZE_MAX)
+			j = read_response(p, k + 1, from, want);
+		if (j == SIZE_MAX)
 			return -ENOENT;
-		const struct roce_ib *ib = &pkt(p, j)->f.ib;
+		from = j + 1;
+		const struct roce_ib *ib = &rp_pkt(p, j)->f.ib;
 		uint32_t take = ib->payload_avail;
-		if (off + take > len)
+		if (!roce_range_inside(off, take, 0, len))
 			take = len > off ? len - off : 0;
-		memcpy(buf + off, ib->payload, take);
+		if (take)	/* a malformed one may have no payload (NULL) */
+			memcpy(buf + off, ib->payload, take);
 		got += take;
 	}
 	return got == len ? 0 : -ENOENT;
@@ -95,10 +145,10 @@ int rp_read_data(const struct rp_plan *p, size_t k, uint8_t *buf,
 
 int rp_atomic_orig(const struct rp_plan *p, size_t k, uint64_t *v)
 {
-	uint32_t psn = pkt(p, k)->f.ib.bth.psn;
+	uint32_t psn = rp_pkt(p, k)->f.ib.bth.psn;
 
-	for (size_t j = k + 1; j < p->cap->n; j++) {
-		const struct roce_cap_pkt *c = pkt(p, j);
+	for (size_t j = k + 1; j < p->answers_end; j++) {
+		const struct roce_cap_pkt *c = rp_pkt(p, j);
 		if (rp_is_answer(p, j) && (c->f.ib.exts & ROCE_EXT_ATMACK) &&
 		    c->f.ib.bth.psn == psn) {
 			*v = c->f.ib.atmack;
@@ -116,12 +166,16 @@ struct rp_region *rp_region_of(const struct rp_plan *p, uint32_t rkey)
 	return NULL;
 }
 
-/* Widens rkey's region to [va, va + len), creating it: 0 or -ENOMEM. */
+/* Widens rkey's region to [va, va + len), creating it: 0, -ERANGE when
+ * the range wraps past 2^64 (nothing changed), or -ENOMEM. */
 static int region_add(struct rp_plan *p, uint32_t rkey, uint64_t va,
 		      uint64_t len)
 {
 	struct rp_region *r = rp_region_of(p, rkey);
+	uint64_t end;
 
+	if (!roce_range_end(va, len, &end))
+		return -ERANGE;
 	if (!r) {
 		r = realloc(p->regions, (p->nregions + 1) * sizeof(*r));
 		if (!r)
@@ -131,12 +185,12 @@ static int region_add(struct rp_plan *p, uint32_t rkey, uint64_t va,
 		memset(r, 0, sizeof(*r));
 		r->rkey = rkey;
 		r->lo = va;
-		r->hi = va + len;
+		r->hi = end;
 	}
 	if (va < r->lo)
 		r->lo = va;
-	if (va + len > r->hi)
-		r->hi = va + len;
+	if (end > r->hi)
+		r->hi = end;
 	return 0;
 }
 
@@ -168,8 +222,8 @@ static unsigned infer_mtu(const struct rp_plan *p)
 {
 	uint32_t most = 0;
 
-	for (size_t k = 0; k < p->cap->n; k++) {
-		const struct roce_cap_pkt *c = pkt(p, k);
+	for (size_t k = 0; k < p->n; k++) {
+		const struct roce_cap_pkt *c = rp_pkt(p, k);
 		uint32_t n = c->f.ib.payload_len;
 		if (c->flow != p->fl->id)
 			continue;
@@ -204,8 +258,10 @@ static int scan(struct rp_plan *p)
 {
 	uint32_t msg = 0;
 
-	for (size_t k = 0; k < p->cap->n; k++) {
-		const struct roce_cap_pkt *c = pkt(p, k);
+	for (size_t k = 0; k < p->n; k++) {
+		const struct roce_cap_pkt *c = rp_pkt(p, k);
+		if (c->flow == p->fl->id)
+			p->carried += c->f.ib.payload_avail;
 		if (rp_is_answer(p, k)) {
 			p->nresp++;
 			if (has_aeth(c) && !p->rnr_code &&
@@ -222,27 +278,73 @@ static int scan(struct rp_plan *p)
 			p->qkey = c->f.ib.deth.qkey;
 		}
 		count_send(p, c, &msg);
+		if (op_flags(c) & ROCE_OPF_READ)
+			p->read_bytes += c->f.ib.reth.len;
 		uint32_t rkey;
 		uint64_t va, len;
-		if (remote_range(c, &rkey, &va, &len) && rp_accepted(p, k) &&
-		    region_add(p, rkey, va, len))
-			return -ENOMEM;
+		if (!remote_range(c, &rkey, &va, &len) || !rp_accepted(p, k))
+			continue;
+		int rc = region_add(p, rkey, va, len);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc && !p->wrapped++)	/* refused: rocemu will too */
+			p->first_wrapped = k;
 	}
 	return p->nreq ? 0 : -ENOENT;
 }
 
 int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
-		 const struct roce_flow *fl, unsigned req)
+		 const struct rp_index *ix, const struct roce_flow *fl,
+		 unsigned req, uint64_t *visits)
 {
 	memset(p, 0, sizeof(*p));
 	p->cap = cap;
 	p->fl = fl;
+	p->pk = ix->pk + ix->start[fl->id];
+	p->n = ix->start[fl->id + 1] - ix->start[fl->id];
+	p->visits = visits;
+	for (size_t k = 0; k < p->n; k++)
+		if (rp_is_answer(p, k))
+			p->answers_end = k + 1;
 	p->req = req;
 	p->mtu_bytes = infer_mtu(p);
 	int rc = scan(p);
 	if (rc)
 		rp_plan_free(p);
 	return rc;
+}
+
+uint64_t rp_mem_limit(const struct rp_plan *p)
+{
+	return p->carried + RP_MEM_SLACK;
+}
+
+uint64_t rp_rbuf_len(const struct rp_plan *p)
+{
+	return (uint64_t)p->max_send + 40;
+}
+
+int rp_responder_fits(const struct rp_plan *p, uint64_t *need,
+		      const char **what)
+{
+	uint64_t mem = rp_rbuf_len(p);
+
+	/* each region as setup_memory allocates it: at least a byte, and
+	 * 8 more for an atomic's alignment */
+	for (size_t i = 0; i < p->nregions; i++)
+		mem += (p->regions[i].hi - p->regions[i].lo) + 1 + 8;
+	if (mem > rp_mem_limit(p)) {
+		*need = mem;
+		*what = "memory";
+		return -E2BIG;
+	}
+	/* rocemu keeps every frame it sends: READ responses too */
+	if (p->read_bytes > rp_mem_limit(p)) {
+		*need = p->read_bytes;
+		*what = "READ responses";
+		return -E2BIG;
+	}
+	return 0;
 }
 
 void rp_plan_free(struct rp_plan *p)
@@ -256,20 +358,20 @@ void rp_plan_free(struct rp_plan *p)
 
 unsigned rp_rnr_retry(const struct rp_plan *p)
 {
-	size_t last = p->cap->n;
+	size_t last = p->n;
 
-	for (size_t k = 0; k < p->cap->n; k++) {
-		const struct roce_cap_pkt *c = pkt(p, k);
+	for (size_t k = 0; k < p->n; k++) {
+		const struct roce_cap_pkt *c = rp_pkt(p, k);
 		if (rp_is_answer(p, k) && has_aeth(c) &&
 		    roce_aeth_type(c->f.ib.aeth.syndrome) == ROCE_AETH_RNR_NAK)
 			last = k;
 	}
-	if (last == p->cap->n)
+	if (last == p->n)
 		return 7;
-	uint32_t psn = pkt(p, last)->f.ib.bth.psn;
+	uint32_t psn = rp_pkt(p, last)->f.ib.bth.psn;
 	unsigned naks = 0;
-	for (size_t k = 0; k < p->cap->n; k++) {
-		const struct roce_cap_pkt *c = pkt(p, k);
+	for (size_t k = 0; k < p->n; k++) {
+		const struct roce_cap_pkt *c = rp_pkt(p, k);
 		if (k > last && rp_is_request(p, k) && c->f.ib.bth.psn == psn)
 			return 7;	/* it tried again: no sign of a limit */
 		if (rp_is_answer(p, k) && has_aeth(c) &&

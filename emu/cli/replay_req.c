@@ -41,7 +41,7 @@ struct req_run {
 
 static const struct roce_ib *ib_of(const struct rp_plan *p, size_t k)
 {
-	return &p->cap->pkts[k].f.ib;
+	return &rp_pkt(p, k)->f.ib;
 }
 
 /* The WR opcode of the message from its first and last packets (the
@@ -68,7 +68,7 @@ static enum ibv_wr_opcode wr_opcode(const struct roce_ib *ib,
 /* Walks the packets of the message whose first packet is k, in PSN
  * order, each as first sent. */
 struct walk {
-	size_t at;		/* the packet now, or cap->n past the end */
+	size_t at;		/* the packet now, or p->n past the end */
 	uint32_t psn;		/* the PSN the next one should carry */
 };
 
@@ -83,12 +83,12 @@ static bool walk_next(const struct rp_plan *p, struct walk *w)
 		return false;
 	size_t from = w->at;
 	w->psn = roce_psn_add(w->psn, 1);
-	for (size_t j = from + 1; j < p->cap->n; j++)
+	for (size_t j = from + 1; j < p->n; j++)
 		if (rp_is_request(p, j) && ib_of(p, j)->bth.psn == w->psn) {
 			w->at = j;
 			return true;
 		}
-	for (size_t j = from + 1; j < p->cap->n; j++)
+	for (size_t j = from + 1; j < p->n; j++)
 		if (rp_is_request(p, j) &&
 		    roce_psn_cmp(ib_of(p, j)->bth.psn, w->psn) > 0) {
 			w->at = j;
@@ -98,11 +98,11 @@ static bool walk_next(const struct rp_plan *p, struct walk *w)
 }
 
 /* Bytes a message's packets carry (its RETH's for READ, 8 for atomics). */
-static uint32_t msg_bytes(const struct rp_plan *p, size_t k)
+static uint64_t msg_bytes(const struct rp_plan *p, size_t k)
 {
 	const struct roce_ib *ib = ib_of(p, k);
 	struct walk w = { k, ib->bth.psn };
-	uint32_t n = 0;
+	uint64_t n = 0;
 
 	if (ib->op->flags & ROCE_OPF_READ)
 		return ib->reth.len;
@@ -126,7 +126,9 @@ static void msg_data(const struct rp_plan *p, size_t k, uint8_t *dst,
 		uint32_t n = ib->payload_avail;
 		if (n > len - off)
 			n = len - off;
-		memcpy(dst + off, ib->payload, n);
+		/* a malformed packet parses without a payload (NULL) */
+		if (n)
+			memcpy(dst + off, ib->payload, n);
 		off += ib->payload_len;
 	} while (off < len && walk_next(p, &w));
 }
@@ -190,9 +192,7 @@ static bool new_message(const struct rp_plan *p, size_t k, uint32_t *next)
 		return false;	/* sent again */
 	uint32_t n = 1;
 	if (ib->op->flags & ROCE_OPF_READ)
-		n = ib->reth.len ? (ib->reth.len + p->mtu_bytes - 1) /
-					   p->mtu_bytes
-				 : 1;
+		n = rp_read_packets(ib->reth.len, p->mtu_bytes);
 	*next = roce_psn_add(ib->bth.psn, n);
 	return ib->op->flags & (ROCE_OPF_FIRST | ROCE_OPF_ONLY);
 }
@@ -202,24 +202,32 @@ static int plan_wqes(struct req_run *r)
 {
 	const struct rp_plan *p = r->p;
 	uint32_t next = p->first_psn;
-	size_t total = 0, off = 0;
+	uint64_t total = 0, off = 0;
 
 	for (int pass = 0; pass < 2; pass++) {
 		next = p->first_psn;
-		for (size_t k = 0; k < p->cap->n; k++) {
+		for (size_t k = 0; k < p->n; k++) {
 			if (!rp_is_request(p, k) || !new_message(p, k, &next))
 				continue;
-			uint32_t len = msg_bytes(p, k);
+			uint64_t len = msg_bytes(p, k);
 			if (pass == 0) {
 				r->nmsgs++;
-				total += len + 8;
+				/* a message's length is 32 bits on the wire:
+				 * more makes the sum too big, as it is */
+				total += len > UINT32_MAX ? UINT64_MAX / 2
+							  : len + 8;
 				continue;
 			}
-			fill_wr(r, k, &r->msgs[r->nmsgs++], off, len);
+			fill_wr(r, k, &r->msgs[r->nmsgs++], off, (uint32_t)len);
 			off += len + 8;
 		}
 		if (pass)
 			break;
+		/* the buffers stay within what the capture carries */
+		if (total > rp_mem_limit(p)) {
+			r->res->need = total;
+			return -E2BIG;
+		}
 		r->msgs = calloc(r->nmsgs ? r->nmsgs : 1, sizeof(*r->msgs));
 		r->buf_len = total ? total : 1;
 		r->buf = calloc(1, r->buf_len);
@@ -313,7 +321,7 @@ static bool wait_for(struct req_run *r, size_t i)
 
 static void feed(struct req_run *r, size_t k)
 {
-	const struct roce_cap_pkt *c = &r->p->cap->pkts[k];
+	const struct roce_cap_pkt *c = rp_pkt(r->p, k);
 
 	if (c->f.truncated)
 		return;
@@ -338,8 +346,8 @@ static int diverged(struct req_run *r, size_t k, size_t i, const char *what,
 
 	rp_head(out, p);
 	fprintf(out, ": request %zu diverges: %s\n", i + 1, what);
-	if (k < p->cap->n)
-		rp_line(out, "captured", &p->cap->pkts[k].f, p->cap->pkts[k].no,
+	if (k < p->n)
+		rp_line(out, "captured", &rp_pkt(p, k)->f, rp_pkt(p, k)->no,
 			rp_rel(p, k));
 	else
 		fprintf(out, "    captured  (nothing more)\n");
@@ -374,7 +382,7 @@ static bool lost_before_capture(const struct req_run *r, size_t i, size_t k,
 	if (!have_last || roce_psn_cmp(psn, last) <= 0 ||
 	    roce_psn_cmp(psn, cap) >= 0 || roce_psn_cmp(cap, last) <= 0)
 		return false;
-	for (size_t j = k + 1; j < p->cap->n; j++)
+	for (size_t j = k + 1; j < p->n; j++)
 		if (rp_is_request(p, j) && ib_of(p, j)->bth.psn == psn)
 			return true;
 	return false;
@@ -388,8 +396,8 @@ static int compare_all(struct req_run *r, bool verbose, FILE *out)
 	uint32_t last = 0;
 	bool have_last = false;
 
-	for (size_t k = 0; k < p->cap->n; k++) {
-		r->col.ts_ns = p->cap->pkts[k].ts_ns;
+	for (size_t k = 0; k < p->n; k++) {
+		r->col.ts_ns = rp_pkt(p, k)->ts_ns;
 		if (rp_is_answer(p, k)) {
 			feed(r, k);
 			answers++;
@@ -400,7 +408,7 @@ static int compare_all(struct req_run *r, bool verbose, FILE *out)
 		if (!wait_for(r, i))
 			return diverged(r, k, i, "rocemu sent no such request",
 					out);
-		const struct roce_frame *cf = &p->cap->pkts[k].f;
+		const struct roce_frame *cf = &rp_pkt(p, k)->f;
 		while (lost_before_capture(r, i, k, last, have_last)) {
 			lost++;
 			if (!wait_for(r, ++i))
@@ -412,13 +420,13 @@ static int compare_all(struct req_run *r, bool verbose, FILE *out)
 		last = cf->ib.bth.psn;
 		have_last = true;
 		if (verbose)
-			rp_line(out, "same", &p->cap->pkts[k].f,
-				p->cap->pkts[k].no, rp_rel(p, k));
+			rp_line(out, "same", &rp_pkt(p, k)->f,
+				rp_pkt(p, k)->no, rp_rel(p, k));
 		i++;
 	}
 	rocemu_world_run(r->d.w);
 	if (r->res->nsent > i)
-		return diverged(r, p->cap->n, i, "rocemu sent more", out);
+		return diverged(r, p->n, i, "rocemu sent more", out);
 	rp_head(out, p);
 	fprintf(out, ": as requester, %zu WQEs posted, %zu requests the same, "
 		     "%zu answers fed", r->nmsgs, i - lost, answers);
@@ -441,7 +449,10 @@ int rp_run_requester(const struct rp_plan *p, bool verbose, FILE *out,
 	if (!rc && r.col.err)
 		rc = r.col.err;
 	teardown(&r);
-	if (rc < 0)
+	if (rc < 0) {
+		uint64_t need = res->need;
 		rp_result_free(res);
+		res->need = need;
+	}
 	return rc;
 }

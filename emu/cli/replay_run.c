@@ -6,6 +6,7 @@
 
 #include "replay.h"
 #include "rocemu/psn.h"
+#include "rocemu/range.h"
 
 enum {
 	RP_MAX_RD_ATOMIC = 16,
@@ -25,13 +26,6 @@ struct run {
 	uint32_t last_posted;		/* first PSN of the last SEND given one */
 };
 
-/* The receive buffer: the largest SEND, and room for the 40-byte GRH a
- * UD receive starts with. */
-static uint32_t rbuf_len(const struct rp_plan *p)
-{
-	return p->max_send + 40;
-}
-
 static int setup_memory(struct run *r)
 {
 	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -48,10 +42,10 @@ static int setup_memory(struct run *r)
 		if (!g->mr)
 			return -errno;
 	}
-	r->rbuf = calloc(1, rbuf_len(r->p));
+	r->rbuf = calloc(1, rp_rbuf_len(r->p));
 	if (!r->rbuf)
 		return -ENOMEM;
-	r->rmr = rocemu_mr_reg(r->d.pd, r->rbuf, rbuf_len(r->p),
+	r->rmr = rocemu_mr_reg(r->d.pd, r->rbuf, rp_rbuf_len(r->p),
 			       IBV_ACCESS_LOCAL_WRITE);
 	return r->rmr ? 0 : -errno;
 }
@@ -99,7 +93,7 @@ static bool takes_receive(const struct roce_ib *ib)
 /* A receive for a message the captured responder took, once each. */
 static int maybe_post_recv(struct run *r, size_t k)
 {
-	const struct roce_cap_pkt *c = &r->p->cap->pkts[k];
+	const struct roce_cap_pkt *c = rp_pkt(r->p, k);
 	uint32_t psn = c->f.ib.bth.psn;
 
 	if (!takes_receive(&c->f.ib))
@@ -109,7 +103,7 @@ static int maybe_post_recv(struct run *r, size_t k)
 	if (!rp_accepted(r->p, k))
 		return 0;
 	struct ibv_sge sge = { .addr = (uintptr_t)r->rbuf,
-			       .length = rbuf_len(r->p),
+			       .length = rp_rbuf_len(r->p),
 			       .lkey = rocemu_mr_lkey(r->rmr) };
 	struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
@@ -122,22 +116,24 @@ static int maybe_post_recv(struct run *r, size_t k)
 /* What the captured responder's memory held before a READ or atomic. */
 static void prefill(struct run *r, size_t k)
 {
-	const struct roce_ib *ib = &r->p->cap->pkts[k].f.ib;
+	const struct roce_ib *ib = &rp_pkt(r->p, k)->f.ib;
 	struct rp_region *g;
+	uint64_t off, v;
 
 	if (!rp_accepted(r->p, k))
 		return;
+	/* only a range inside the region: one that wraps was never planned */
 	if (ib->op->flags & ROCE_OPF_READ) {
 		g = rp_region_of(r->p, ib->reth.rkey);
-		if (g && ib->reth.va >= g->lo && ib->reth.va + ib->reth.len <= g->hi)
-			rp_read_data(r->p, k, g->buf + (ib->reth.va - g->lo),
-				     ib->reth.len);
+		if (g && roce_range_offset(ib->reth.va, ib->reth.len, g->lo,
+					   g->hi - g->lo, &off))
+			rp_read_data(r->p, k, g->buf + off, ib->reth.len);
 	} else if (ib->exts & ROCE_EXT_ATMETH) {
-		uint64_t v;
 		g = rp_region_of(r->p, ib->atmeth.rkey);
-		if (g && ib->atmeth.va >= g->lo && ib->atmeth.va + 8 <= g->hi &&
+		if (g && roce_range_offset(ib->atmeth.va, 8, g->lo,
+					   g->hi - g->lo, &off) &&
 		    !rp_atomic_orig(r->p, k, &v))
-			memcpy(g->buf + (ib->atmeth.va - g->lo), &v, 8);
+			memcpy(g->buf + off, &v, 8);
 	}
 }
 
@@ -160,7 +156,7 @@ static void feed_all(struct run *r)
 	const struct rp_plan *p = r->p;
 	uint64_t before[ROCEMU_CNT_COUNTER_MAX];
 
-	for (size_t k = 0; k < p->cap->n && !r->col.err; k++) {
+	for (size_t k = 0; k < p->n && !r->col.err; k++) {
 		if (!rp_is_request(p, k))
 			continue;
 		maybe_post_recv(r, k);
@@ -169,7 +165,7 @@ static void feed_all(struct run *r)
 			before[c] = rocemu_dev_counter(r->d.dev, c);
 		r->res->fed_at[r->fed] = k;
 		r->col.after = r->fed++;
-		r->col.ts_ns = p->cap->pkts[k].ts_ns;
+		r->col.ts_ns = rp_pkt(p, k)->ts_ns;
 		if (rp_inject(p, k, r->d.w))
 			r->res->cut++;
 		rocemu_world_settle(r->d.w, RP_SETTLE_NS);
@@ -185,8 +181,14 @@ static void feed_all(struct run *r)
 int rp_run_responder(const struct rp_plan *p, struct rp_result *res)
 {
 	struct run r = { .p = p, .res = res };
+	const char *what;
+	uint64_t need;
 
 	memset(res, 0, sizeof(*res));
+	if (rp_responder_fits(p, &need, &what)) {
+		res->need = need;
+		return -E2BIG;
+	}
 	res->deltas = calloc(p->nreq * ROCEMU_CNT_COUNTER_MAX,
 			     sizeof(*res->deltas));
 	res->fed_at = calloc(p->nreq, sizeof(*res->fed_at));

@@ -86,8 +86,12 @@ int dev_init(struct rocemu_dev *d, struct core *c,
 	d->misbehave = cfg->misbehave < ROCEMU_MISBEHAVE_COUNT ? cfg->misbehave
 							       : ROCEMU_MISBEHAVE_NONE;
 	/* QPNs from 0x11 as rxe gives them (QP0 and QP1 are special, the
-	 * rest of the first 16 rxe keeps back too); MR indices from 1. */
-	idgen_init(&d->qpns, 0x11, ROCE_PSN_MASK, cfg->first_qpn);
+	 * rest of the first 16 rxe keeps back too) unless the caller asks
+	 * for lower ones; MR indices from 1. */
+	uint32_t lo = !cfg->min_qpn || cfg->min_qpn > 0x11 ? 0x11
+		      : cfg->min_qpn < 2			? 2
+								: cfg->min_qpn;
+	idgen_init(&d->qpns, lo, ROCE_PSN_MASK, cfg->first_qpn);
 	idgen_init(&d->mr_indices, 1, 0xffffff, 1);
 	return 0;
 }

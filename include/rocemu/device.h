@@ -205,10 +205,15 @@ struct rocemu_dev_cfg {
 	const char *name;
 	uint8_t gid[16];	/* ::ffff:a.b.c.d for IPv4 */
 	enum ibv_mtu mtu;	/* port MTU, IBV_MTU_256 .. IBV_MTU_4096 */
-	/* The first QP number to hand out; 0 (or below 0x11): 0x11, as
-	 * rxe. Numbers go up from there, wrap to 0x11 after 0xffffff, and
-	 * skip any still in use. */
+	/* The first QP number to hand out; 0 (or below the lowest): the
+	 * lowest (min_qpn). Numbers go up from there, wrap to the lowest
+	 * after 0xffffff, and skip any still in use. */
 	uint32_t first_qpn;
+	/* The lowest QP number handed out: 0 for 0x11, as rxe keeps the
+	 * first 16 back; 2..0x11 lets those be had too (replaying a
+	 * capture of QPs so numbered). QP0 and QP1, special to the IBTA
+	 * (SMI, GSI), never are: below 2 counts as 2. */
+	uint32_t min_qpn;
 	enum rocemu_misbehave misbehave;	/* test-only; 0: none */
 };
 

@@ -242,6 +242,129 @@ static void gen_rc_bench(unsigned long count)
 	}
 }
 
+/* One packet of a crafted flow for --replay: requester 10.0.0.1, QP
+ * a_qpn; responder 10.0.0.2, QP b_qpn. */
+struct cpkt {
+	uint32_t a_qpn, b_qpn;
+	uint8_t op;
+	uint32_t psn, msn;
+	uint64_t va;		/* RETH or AtomicETH */
+	uint32_t len;		/* RETH's DMA length */
+	uint32_t plen;		/* payload bytes */
+	uint64_t atm;		/* AtomicAckETH */
+	bool bad_pad;		/* pad count 3 and no payload: malformed */
+};
+
+static void crafted(const struct cpkt *c)
+{
+	static const uint8_t a4[4] = { 10, 0, 0, 1 }, b4[4] = { 10, 0, 0, 2 };
+	static uint8_t buf[ROCE_FRAME_MAX];
+	bool req = roce_opcode(c->op)->flags & ROCE_OPF_REQ;
+	struct roce_frame f;
+
+	roce_frame_init(&f, 4);
+	roce_gid_from_ipv4(f.src_gid, req ? a4 : b4);
+	roce_gid_from_ipv4(f.dst_gid, req ? b4 : a4);
+	f.sport = (uint16_t)(0xc000 | (c->a_qpn & 0x3fff));
+	f.ib.bth.opcode = c->op;
+	f.ib.bth.dqpn = req ? c->b_qpn : c->a_qpn;
+	f.ib.bth.psn = c->psn & ROCE_PSN_MASK;
+	f.ib.bth.ackreq = req;
+	f.ib.bth.pad = (uint8_t)roce_pad_len(c->plen);
+	f.ib.reth = (struct roce_reth){ c->va, 0x77, c->len };
+	f.ib.atmeth = (struct roce_atmeth){ c->va, 0x77, 1, 2 };
+	f.ib.aeth = (struct roce_aeth){ ROCE_AETH_ACK_NO_CREDITS,
+					c->msn & ROCE_PSN_MASK };
+	f.ib.atmack = c->atm;
+	for (uint32_t i = 0; i < c->plen; i++)
+		payload[i] = (uint8_t)(i * 7 + 1);
+	f.ib.payload = payload;
+	f.ib.payload_len = c->plen;
+	int n = roce_frame_build(&f, buf, sizeof(buf));
+	if (n < 0) {
+		fprintf(stderr, "mkcap: build failed: %s\n", strerror(-n));
+		exit(1);
+	}
+	if (c->bad_pad)
+		buf[14 + 20 + 8 + 1] |= 0x30;	/* BTH pad count 3 */
+	ts += 1000;
+	if (roce_pcap_write(out, ts, buf, (size_t)n)) {
+		fprintf(stderr, "mkcap: write failed\n");
+		exit(1);
+	}
+}
+
+/*
+ * Captures for rocemu replay's limits (docs/capture-limits.md), by name:
+ *   wrap     a WRITE to [0x40, 0x80), then a READ and a CMP_SWAP whose
+ *            ranges wrap past 2^64 to end inside it, all answered
+ *   bigread  one READ of 2^31 bytes with one 1024-byte response
+ *   lowqpn   SEND and ACK on QPs 0x5 (responder) and 0x6, then on 0x1
+ *            and 0x7, then on 0x11 and 0x12
+ *   badpad   a WRITE_ONLY whose pad count exceeds its payload (malformed)
+ *            and its ACK, then a SEND and its ACK
+ */
+static int gen_replay(const char *name)
+{
+	const uint32_t A = 0x100, B = 0x200;
+	const uint64_t top = 0 - 0x40ull;
+
+	if (!strcmp(name, "wrap")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0,
+					0x40, 64, 64 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_READ_REQUEST, 2,
+					0, top, 0x80 });
+		crafted(&(struct cpkt){ A, B,
+					ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, 2,
+					2, .plen = 0x80 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_CMP_SWAP, 3, 0,
+					0 - 8ull });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ATOMIC_ACK, 3, 3,
+					.atm = 0x4141414141414141ull });
+	} else if (!strcmp(name, "bigread")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_READ_REQUEST, 1,
+					0, 0x1000, 0x80000000u });
+		crafted(&(struct cpkt){ A, B,
+					ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST, 1,
+					0, .plen = 1024 });
+	} else if (!strcmp(name, "lowqpn")) {
+		static const uint32_t qp[3][2] = { { 6, 5 }, { 7, 1 },
+						   { 0x12, 0x11 } };
+		for (unsigned i = 0; i < 3; i++) {
+			crafted(&(struct cpkt){ qp[i][0], qp[i][1],
+						ROCE_OP_RC_SEND_ONLY, 1,
+						.plen = 64 });
+			crafted(&(struct cpkt){ qp[i][0], qp[i][1],
+						ROCE_OP_RC_ACK, 1, 1 });
+		}
+	} else if (!strcmp(name, "badpad")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0,
+					0x40, 0, .bad_pad = true });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 2,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 2, 2 });
+	} else {
+		fprintf(stderr, "mkcap: no replay capture '%s'\n", name);
+		return 2;
+	}
+	return 0;
+}
+
+/* count RC flows of one 64-byte SEND and its ACK each, one after
+ * another: requester 10.0.0.1 QP 0x800000 + i, responder 10.0.0.2 QP
+ * 0x11 + i (count up to 0x7fffee). */
+static void gen_flows(unsigned long count)
+{
+	for (unsigned long i = 0; i < count && i < 0x7fffee; i++) {
+		uint32_t a = 0x800000 + (uint32_t)i, b = 0x11 + (uint32_t)i;
+		crafted(&(struct cpkt){ a, b, ROCE_OP_RC_SEND_ONLY, 1,
+					.plen = 64 });
+		crafted(&(struct cpkt){ a, b, ROCE_OP_RC_ACK, 1, 1 });
+	}
+}
+
 /* Writes each frame of the captures to DIR/seed-N for the fuzzers. With
  * transport set, only the RoCE transport packet, after a flag byte of 1
  * (aim at the QP); else the whole frame after a link-type byte. */
@@ -631,10 +754,15 @@ int main(int argc, char **argv)
 		return gen_sequence_seeds(argv[2], argc - 3, argv + 3);
 	if (argc < 3 || (strcmp(argv[1], "--all") && strcmp(argv[1], "--malformed") &&
 			 strcmp(argv[1], "--bench") &&
-			 strcmp(argv[1], "--rc-bench"))) {
+			 strcmp(argv[1], "--rc-bench") &&
+			 strcmp(argv[1], "--replay") &&
+			 strcmp(argv[1], "--flows"))) {
 		fprintf(stderr, "usage: mkcap --all|--malformed OUT.pcap\n"
 				"       mkcap --bench OUT.pcap COUNT\n"
 				"       mkcap --rc-bench OUT.pcap COUNT\n"
+				"       mkcap --replay OUT.pcap "
+				"wrap|bigread|lowqpn|badpad\n"
+				"       mkcap --flows OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"
 				"       mkcap --transport-seeds DIR CAPTURE...\n"
 				"       mkcap --sequence-seeds DIR "
@@ -645,7 +773,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mkcap: %s\n", err);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--all"))
+	if (!strcmp(argv[1], "--replay")) {
+		int rc = gen_replay(argc > 3 ? argv[3] : "");
+		if (rc) {
+			roce_pcap_finish(out);
+			return rc;
+		}
+	} else if (!strcmp(argv[1], "--flows"))
+		gen_flows(argc > 3 ? strtoul(argv[3], NULL, 10) : 100000);
+	else if (!strcmp(argv[1], "--all"))
 		gen_all();
 	else if (!strcmp(argv[1], "--malformed"))
 		gen_malformed();
