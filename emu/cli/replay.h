@@ -65,6 +65,9 @@ struct rp_plan {
 	size_t wrapped, first_wrapped;
 	uint64_t carried;		/* payload bytes the flow's packets hold */
 	uint64_t read_bytes;		/* the requests' READ lengths, summed */
+	/* per packet: 0 for a request the captured responder refused
+	 * (rp_accepted); NULL when the flow has no answer */
+	uint8_t *verdict;
 };
 
 /* What a replay of the plan may plan in memory: the payload bytes the
@@ -136,7 +139,8 @@ struct rp_region *rp_region_of(const struct rp_plan *p, uint32_t rkey);
 /*
  * Whether the captured responder accepted request k: false when it
  * answered k's PSN with a NAK (any code) or an RNR NAK before the
- * requester sent that PSN again.
+ * requester sent that PSN again (and before any answer beyond it).
+ * Constant time: rp_plan_make decided every request in one pass.
  */
 bool rp_accepted(const struct rp_plan *p, size_t k);
 

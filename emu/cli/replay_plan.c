@@ -75,24 +75,166 @@ static bool has_aeth(const struct roce_cap_pkt *c)
 
 bool rp_accepted(const struct rp_plan *p, size_t k)
 {
-	uint32_t psn = rp_pkt(p, k)->f.ib.bth.psn;
+	return !p->verdict || p->verdict[k];
+}
 
-	/* The first answer at or after k's PSN decides: an ACK there or
-	 * beyond covers k (answers come in PSN order); so the walk ends
-	 * within the requests in flight, not at the end of the capture.
-	 * Past the last answer nothing can decide (UC and UD have none):
-	 * a flow's unanswered tail costs no walk per request. */
-	for (size_t j = k + 1; j < p->answers_end; j++) {
-		const struct roce_cap_pkt *c = rp_pkt(p, j);
-		if (rp_is_request(p, j) && c->f.ib.bth.psn == psn)
-			return true;	/* sent again: judged there */
-		if (!rp_is_answer(p, j) ||
-		    roce_psn_cmp(c->f.ib.bth.psn, psn) < 0)
-			continue;
-		return c->f.ib.bth.psn != psn || !has_aeth(c) ||
-		       roce_aeth_type(c->f.ib.aeth.syndrome) == ROCE_AETH_ACK;
+enum { V_REFUSED, V_ACCEPTED, V_PENDING };
+#define NONE SIZE_MAX
+
+/*
+ * The requests no answer has decided yet, in PSN order (at most one per
+ * PSN: a request sent again decides the one before), and the newest
+ * request of each PSN (open addressing, never deleted from: an entry
+ * counts only while its request is pending).
+ */
+struct pending {
+	struct rp_plan *p;
+	size_t *prev, *next, head, tail;
+	uint32_t *key;		/* PSN, or UINT32_MAX for an empty slot */
+	size_t *val, mask;	/* val: the request of key's slot */
+};
+
+static uint32_t psn_of(const struct rp_plan *p, size_t k)
+{
+	return rp_pkt(p, k)->f.ib.bth.psn;
+}
+
+/* The slot of psn in the table: its own, or the empty one it would
+ * take (the table is at most half full). */
+static size_t slot(const struct pending *q, uint32_t psn)
+{
+	size_t h = (psn * 2654435761u) & q->mask;
+
+	while (q->key[h] != UINT32_MAX && q->key[h] != psn)
+		h = (h + 1) & q->mask;
+	return h;
+}
+
+/* The pending request of PSN psn, or NONE. */
+static size_t pending_of(const struct pending *q, uint32_t psn)
+{
+	size_t h = slot(q, psn), k = q->val[h];
+
+	return q->key[h] == psn && q->p->verdict[k] == V_PENDING ? k : NONE;
+}
+
+static void unlink_req(struct pending *q, size_t k, uint8_t verdict)
+{
+	size_t a = q->prev[k], b = q->next[k];
+
+	*(a == NONE ? &q->head : &q->next[a]) = b;
+	*(b == NONE ? &q->tail : &q->prev[b]) = a;
+	q->p->verdict[k] = verdict;
+}
+
+/* Links k in after a (NONE: first). */
+static void link_after(struct pending *q, size_t a, size_t k)
+{
+	size_t b = a == NONE ? q->head : q->next[a];
+
+	q->prev[k] = a;
+	q->next[k] = b;
+	*(a == NONE ? &q->head : &q->next[a]) = k;
+	*(b == NONE ? &q->tail : &q->prev[b]) = k;
+}
+
+/* The last pending request before PSN psn, walking back from the
+ * newest, or NONE. */
+static size_t walk_back(struct pending *q, uint32_t psn)
+{
+	size_t a = q->tail;
+
+	while (a != NONE && roce_psn_cmp(psn_of(q->p, a), psn) > 0)
+		a = q->prev[a];
+	return a;
+}
+
+/* Request k (PSN psn) is pending: in place among the others. Requests
+ * come mostly in PSN order, and one sent again mostly after its
+ * predecessor's PSN was sent again, so the walk is mostly none. */
+static void add_req(struct pending *q, size_t k, uint32_t psn)
+{
+	size_t a = q->tail;
+
+	if (a != NONE && roce_psn_cmp(psn, psn_of(q->p, a)) < 0) {
+		size_t b = pending_of(q, roce_psn_add(psn, 1));
+		a = pending_of(q, roce_psn_add(psn, ROCE_PSN_MASK));
+		if (a == NONE)
+			a = b != NONE ? q->prev[b] : walk_back(q, psn);
 	}
-	return true;
+	link_after(q, a, k);
+	q->p->verdict[k] = V_PENDING;
+	size_t h = slot(q, psn);
+	q->key[h] = psn;	/* one key per request at most */
+	q->val[h] = k;
+}
+
+/* Answer k decides every pending request at or before its PSN: the first
+ * answer at or after a request's PSN covers it (answers come in PSN
+ * order) unless it is a NAK of that very PSN. */
+static void answer(struct pending *q, size_t k)
+{
+	const struct roce_cap_pkt *c = rp_pkt(q->p, k);
+	uint32_t psn = c->f.ib.bth.psn;
+	bool ack = !has_aeth(c) ||
+		   roce_aeth_type(c->f.ib.aeth.syndrome) == ROCE_AETH_ACK;
+
+	while (q->head != NONE &&
+	       roce_psn_cmp(psn, psn_of(q->p, q->head)) >= 0) {
+		size_t r = q->head;
+		bool ok = ack || psn_of(q->p, r) != psn;
+		unlink_req(q, r, ok ? V_ACCEPTED : V_REFUSED);
+	}
+}
+
+/*
+ * Decides rp_accepted for every request in one pass over the flow, up to
+ * its last answer (past it nothing decides): a request is decided by the
+ * next sending of its PSN (accepted: judged there) or by the first answer
+ * at or beyond its PSN, whichever comes first; one left pending is
+ * accepted. Returns 0 or -ENOMEM.
+ */
+static int decide(struct rp_plan *p)
+{
+	struct pending q = { .p = p, .head = NONE, .tail = NONE };
+	size_t cap = 2;
+	int rc = -ENOMEM;
+
+	if (!p->answers_end)
+		return 0;
+	while (cap < 2 * p->answers_end)
+		cap *= 2;
+	q.mask = cap - 1;
+	p->verdict = malloc(p->n);
+	q.prev = malloc(p->answers_end * sizeof(*q.prev));
+	q.next = malloc(p->answers_end * sizeof(*q.next));
+	q.key = malloc(cap * sizeof(*q.key));
+	q.val = malloc(cap * sizeof(*q.val));
+	if (!p->verdict || !q.prev || !q.next || !q.key || !q.val)
+		goto out;
+	memset(p->verdict, V_ACCEPTED, p->n);
+	/* every key empty: no PSN is UINT32_MAX */
+	memset(q.key, 0xff, cap * sizeof(*q.key));
+	for (size_t k = 0; k < p->answers_end; k++) {
+		if (rp_is_request(p, k)) {
+			uint32_t psn = psn_of(p, k);
+			size_t old = pending_of(&q, psn);
+			if (old != NONE)	/* sent again: judged there */
+				unlink_req(&q, old, V_ACCEPTED);
+			add_req(&q, k, psn);
+		} else if (rp_is_answer(p, k)) {
+			answer(&q, k);
+		}
+	}
+	for (size_t k = q.head; k != NONE; k = q.next[k])
+		p->verdict[k] = V_ACCEPTED;
+	rc = 0;
+out:
+	free(q.prev);
+	free(q.next);
+	free(q.key);
+	free(q.val);
+	return rc;
 }
 
 uint32_t rp_read_packets(uint32_t len, unsigned mtu)
@@ -308,7 +450,9 @@ int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
 			p->answers_end = k + 1;
 	p->req = req;
 	p->mtu_bytes = infer_mtu(p);
-	int rc = scan(p);
+	int rc = decide(p);
+	if (!rc)
+		rc = scan(p);
 	if (rc)
 		rp_plan_free(p);
 	return rc;
@@ -354,6 +498,8 @@ void rp_plan_free(struct rp_plan *p)
 	free(p->regions);
 	p->regions = NULL;
 	p->nregions = 0;
+	free(p->verdict);
+	p->verdict = NULL;
 }
 
 unsigned rp_rnr_retry(const struct rp_plan *p)

@@ -365,6 +365,22 @@ static void gen_flows(unsigned long count)
 	}
 }
 
+/* One RC flow of count 64-byte SENDs, PSN 1 on (count below 2^23, so
+ * that their PSNs stay in order), answered by one coalesced ACK of the
+ * last at the very end: requester 10.0.0.1 QP 0x100, responder 10.0.0.2
+ * QP 0x200. */
+static void gen_oneflow(unsigned long count)
+{
+	uint32_t i;
+
+	for (i = 1; i <= count && i < 0x800000; i++)
+		crafted(&(struct cpkt){ 0x100, 0x200, ROCE_OP_RC_SEND_ONLY, i,
+					.plen = 64 });
+	if (i > 1)
+		crafted(&(struct cpkt){ 0x100, 0x200, ROCE_OP_RC_ACK, i - 1,
+					i - 1 });
+}
+
 /* Writes each frame of the captures to DIR/seed-N for the fuzzers. With
  * transport set, only the RoCE transport packet, after a flag byte of 1
  * (aim at the QP); else the whole frame after a link-type byte. */
@@ -756,13 +772,15 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "--bench") &&
 			 strcmp(argv[1], "--rc-bench") &&
 			 strcmp(argv[1], "--replay") &&
-			 strcmp(argv[1], "--flows"))) {
+			 strcmp(argv[1], "--flows") &&
+			 strcmp(argv[1], "--oneflow"))) {
 		fprintf(stderr, "usage: mkcap --all|--malformed OUT.pcap\n"
 				"       mkcap --bench OUT.pcap COUNT\n"
 				"       mkcap --rc-bench OUT.pcap COUNT\n"
 				"       mkcap --replay OUT.pcap "
 				"wrap|bigread|lowqpn|badpad\n"
 				"       mkcap --flows OUT.pcap COUNT\n"
+				"       mkcap --oneflow OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"
 				"       mkcap --transport-seeds DIR CAPTURE...\n"
 				"       mkcap --sequence-seeds DIR "
@@ -781,6 +799,8 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(argv[1], "--flows"))
 		gen_flows(argc > 3 ? strtoul(argv[3], NULL, 10) : 100000);
+	else if (!strcmp(argv[1], "--oneflow"))
+		gen_oneflow(argc > 3 ? strtoul(argv[3], NULL, 10) : 20000);
 	else if (!strcmp(argv[1], "--all"))
 		gen_all();
 	else if (!strcmp(argv[1], "--malformed"))
