@@ -44,6 +44,34 @@ static int round_trip(struct pair *p, unsigned seq)
 	return memcmp(p->a.buf, p->b.buf, MSG) ? -1 : 0;
 }
 
+/* Device memory the parent allocated before the fork. */
+static struct ibv_dm *parent_dm;
+
+/*
+ * Device memory lives in the process, so a child may allocate it on the
+ * inherited context (rdma-core's suite does, from several children at
+ * once); the parent's DM is the parent's: EIO.
+ */
+static void device_memory(struct pair *p)
+{
+	struct ibv_alloc_dm_attr at = { .length = 256 };
+	uint8_t out[64], in[64];
+	struct ibv_dm *dm;
+
+	memset(out, 0x5a, sizeof(out));
+	if (parent_dm)
+		EXPECT(ibv_memcpy_to_dm(parent_dm, 0, out, sizeof(out)) == EIO);
+	dm = ibv_alloc_dm(p->ctx, &at);
+	CHECK(dm != NULL, "child: ibv_alloc_dm on the inherited context: %s",
+	      strerror(errno));
+	if (!dm)
+		return;
+	EXPECT(ibv_memcpy_to_dm(dm, 64, out, sizeof(out)) == 0);
+	EXPECT(ibv_memcpy_from_dm(in, dm, 64, sizeof(in)) == 0);
+	EXPECT(!memcmp(in, out, sizeof(in)));
+	EXPECT(ibv_free_dm(dm) == 0);
+}
+
 /* Every kind of call on what the parent made: EIO, promptly. */
 static void inherited_is_dead(struct pair *p)
 {
@@ -76,6 +104,7 @@ static void inherited_is_dead(struct pair *p)
 	EXPECT(ibv_dereg_mr(p->a.mr) == EIO);
 	EXPECT(ibv_destroy_cq(p->a.cq) == EIO);
 	EXPECT(ibv_dealloc_pd(p->pd) == EIO);
+	device_memory(p);
 	/* What is the child's own (its copy of the context) it can let go. */
 	EXPECT(ibv_close_device(p->ctx) == 0);
 }
@@ -137,6 +166,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	CHECK(!round_trip(&p, seq++), "parent before the fork");
+	struct ibv_alloc_dm_attr at = { .length = 256 };
+	parent_dm = ibv_alloc_dm(p.ctx, &at);
+	CHECK(parent_dm != NULL, "parent: ibv_alloc_dm");
 	for (int i = 0; i < n; i++) {
 		char addr[64], pcap[4096];
 
@@ -168,6 +200,8 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < 20; i++)
 		CHECK(!round_trip(&p, seq++), "parent after its children");
+	if (parent_dm)
+		EXPECT(ibv_free_dm(parent_dm) == 0);
 	pair_close(&p);
 	printf("verbs_fork: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

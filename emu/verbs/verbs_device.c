@@ -159,6 +159,11 @@ static void fork_child(void)
 	rv_dm_fork_child();
 }
 
+unsigned rv_fork_gen(void)
+{
+	return fork_gen;
+}
+
 bool rv_stale(const struct ibv_context *context)
 {
 	const struct rv_context *ctx = (const void *)((const char *)context -
@@ -358,6 +363,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ctx->gen = fork_gen;
+	struct ibv_device_attr_ex a;
+	rocemu_dev_attr_ex(d, &a);
+	ctx->max_dm = a.max_dm_size;
 	pthread_mutex_init(&c->mutex, NULL);
 	rv_fill_ops(ctx);
 	return c;

@@ -33,18 +33,34 @@ static struct rv_dm *to_rv(struct ibv_dm *dm)
 	return (struct rv_dm *)(void *)dm;
 }
 
-static size_t dm_max(void)
+/*
+ * Device memory lives in the process itself and touches nothing of the
+ * device's world, so unlike every other object it stays usable in a
+ * forked child on a context inherited from the parent, as on rdma-core
+ * (rdma-core's suite allocates it from several children at once,
+ * docs/fork.md); a DM allocated before the fork is the parent's (the
+ * child's list starts empty) and answers EIO there.
+ */
+static bool dm_stale(const struct rv_dm *dm)
 {
-	struct ibv_device_attr_ex a;
+	if (dm->gen == rv_fork_gen())
+		return false;
+	errno = EIO;
+	return true;
+}
 
-	rocemu_dev_attr_ex(rv_dev(), &a);
-	return a.max_dm_size;
+static size_t dm_max(const struct ibv_context *context)
+{
+	const struct rv_context *ctx = (const void *)((const char *)context -
+		offsetof(struct rv_context, vctx.context));
+
+	return ctx->max_dm;
 }
 
 /* Takes len bytes of the device's budget: 0, or ENOMEM. */
-static int budget_take(size_t len)
+static int budget_take(const struct ibv_context *context, size_t len)
 {
-	size_t max = dm_max(), used = atomic_load(&dm_in_use);
+	size_t max = dm_max(context), used = atomic_load(&dm_in_use);
 
 	do {
 		if (len > max - used)
@@ -70,7 +86,7 @@ static int dm_range(const struct rv_dm *dm, uint64_t off, size_t len)
 static int dm_to(struct ibv_dm *ibdm, uint64_t off, const void *src, size_t len)
 {
 	struct rv_dm *dm = to_rv(ibdm);
-	int rc = rv_stale(ibdm->context) ? EIO : dm_range(dm, off, len);
+	int rc = dm_stale(dm) ? EIO : dm_range(dm, off, len);
 
 	if (!rc && len)
 		memcpy(dm->mem + off, src, len);
@@ -80,7 +96,7 @@ static int dm_to(struct ibv_dm *ibdm, uint64_t off, const void *src, size_t len)
 static int dm_from(void *dst, struct ibv_dm *ibdm, uint64_t off, size_t len)
 {
 	struct rv_dm *dm = to_rv(ibdm);
-	int rc = rv_stale(ibdm->context) ? EIO : dm_range(dm, off, len);
+	int rc = dm_stale(dm) ? EIO : dm_range(dm, off, len);
 
 	if (!rc && len)
 		memcpy(dst, dm->mem + off, len);
@@ -95,14 +111,12 @@ static struct ibv_dm *op_alloc_dm(struct ibv_context *context,
 		       << (attr->log_align_req > 3 ? attr->log_align_req : 3);
 	int rc;
 
-	if (rv_stale(context))
-		return NULL;
 	if (attr->comp_mask || !attr->length ||
 	    attr->log_align_req > RV_DM_MAX_LOG_ALIGN) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((rc = budget_take(attr->length))) {
+	if ((rc = budget_take(context, attr->length))) {
 		errno = rc;
 		return NULL;
 	}
@@ -115,6 +129,7 @@ static struct ibv_dm *op_alloc_dm(struct ibv_context *context,
 	}
 	memset(dm->mem, 0, attr->length);
 	dm->len = attr->length;
+	dm->gen = rv_fork_gen();
 	dm->dm.context = context;
 	dm->dm.memcpy_to_dm = dm_to;
 	dm->dm.memcpy_from_dm = dm_from;
@@ -149,7 +164,7 @@ static int op_free_dm(struct ibv_dm *ibdm)
 	struct rv_dm *dm = to_rv(ibdm);
 	int rc;
 
-	if (rv_stale(ibdm->context))
+	if (dm_stale(dm))
 		return EIO;
 	if (dm->orig) {
 		ibv_unimport_dm(ibdm);
@@ -237,7 +252,8 @@ struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t handle)
 	if (dm) {
 		dm->imports++;
 		*imp = (struct rv_dm){
-		    .dm = dm->dm, .mem = dm->mem, .len = dm->len, .orig = dm};
+		    .dm = dm->dm, .mem = dm->mem, .len = dm->len, .orig = dm,
+		    .gen = dm->gen};
 		imp->dm.context = context;
 	}
 	pthread_mutex_unlock(&dm_lock);
@@ -253,7 +269,7 @@ void ibv_unimport_dm(struct ibv_dm *ibdm)
 {
 	struct rv_dm *imp = to_rv(ibdm);
 
-	if (!imp->orig || rv_stale(ibdm->context))
+	if (!imp->orig || dm_stale(imp))
 		return; /* not an import, or the parent's: nothing to let go */
 	pthread_mutex_lock(&dm_lock);
 	imp->orig->imports--;

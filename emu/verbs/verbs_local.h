@@ -17,6 +17,7 @@
 struct rv_context {
 	struct verbs_context vctx;	/* ends with the ibv_context */
 	unsigned gen;	/* the process it was opened in (rv_stale) */
+	size_t max_dm;	/* the device's max_dm_size, for a forked child */
 };
 
 struct rv_pd {
@@ -42,6 +43,7 @@ struct rv_dm {
 	struct rv_dm *orig;	/* an import's original, else NULL */
 	unsigned imports;	/* an original's imports not yet unimported */
 	struct rv_dm *next;	/* originals, by handle (ibv_import_dm) */
+	unsigned gen;	/* the process it was allocated in */
 };
 
 /*
@@ -119,6 +121,9 @@ struct rocemu_world *rv_world(void);
  * included. False, errno unchanged, for a context of this process's.
  */
 bool rv_stale(const struct ibv_context *context);
+/* Which process this is: a number that changes in each forked child
+ * (what rv_stale compares). Never fails. */
+unsigned rv_fork_gen(void);
 /* In a forked child: the async event lock made anew (a thread of the
  * parent's may have held it). Never fails. */
 void rv_events_fork_child(void);
