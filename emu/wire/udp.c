@@ -59,9 +59,6 @@ struct udp_port {
 	int fd;			/* bound to the GID's address, port 4791 */
 	bool gso;		/* loopback sends go in GSO batches */
 	size_t rx_buf;		/* bytes per receive buffer */
-	/* The IPv4 IDs expected of each sender (docs/icrc.md); used on the
-	 * receive path only, which the world's lock serialises */
-	struct roce_ipid_table ids;
 	uint8_t *rx;		/* receive buffers */
 	struct tx_batch *tx;	/* datagrams to send */
 	struct tx_sock *socks;	/* one per source port */
@@ -452,11 +449,9 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 	a.sport = gid_of_sockaddr(src, a.src_gid);
 	memcpy(a.dst_gid, u->p.gid, 16);
 	memcpy(a.dst_mac, u->p.mac, 6);
-	a.when_ns = w->core->now; /* real time: set as each pass begins */
 	/* What the world's own ports sent, the tap has seen at send. */
 	rx.from_outside = wire_port_find(w, a.src_gid) == NULL;
-	rx.rc = roce_datagram_parse(&a, &u->ids, payload, len, hdr, &f,
-				    &rx.why);
+	rx.rc = roce_datagram_parse(&a, payload, len, hdr, &f, &rx.why);
 	fn(arg, &u->p, &rx);
 }
 
