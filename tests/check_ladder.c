@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Ladders: trace events as text and back, the layout of a capture with events placed between its packets, the text width. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,40 @@ START_TEST(test_layout_events_find_their_flow)
 }
 END_TEST
 
+/*
+ * Each chart's rows are allocated for what it holds and no more: srq.pcap
+ * has flows of a few packets each, and a chart that reserved rows ahead
+ * (32 at first) made a capture of 10^6 two-packet flows take 4 GB. A row
+ * is 128 bytes; the allocator may round a block up by a few words.
+ */
+START_TEST(test_layout_rows_sized_to_fit)
+{
+	char path[512], err[ROCE_PCAP_ERRLEN];
+	struct roce_capture c;
+	struct roce_ladder l;
+	struct rocemu_event ev;
+	const struct roce_flow *f;
+
+	snprintf(path, sizeof(path), "%s/rxe/srq.pcap", t_pcap_dir());
+	ck_assert_msg(roce_capture_load(path, &c, err) == 0, "%s", err);
+	f = roce_flows_get(c.flows, 1);
+	ev = event(ROCEMU_EV_WQE, f->end[0].gid, f->end[0].qpn, 0, "");
+	ck_assert_int_eq(
+	    roce_ladder_build(&c, &ev, 1, ROCE_LADDER_ALL_FLOWS, &l), 0);
+	for (size_t k = 0; k < l.n; k++) {
+		const struct roce_ladder_chart *ch = &l.charts[k];
+		size_t need = ch->n * sizeof(*ch->rows);
+		size_t got = malloc_usable_size(ch->rows);
+		ck_assert_uint_gt(ch->n, 0);
+		ck_assert_msg(got >= need && got <= need + 32,
+			      "chart %zu: %zu rows in a block of %zu bytes", k,
+			      ch->n, got);
+	}
+	roce_ladder_free(&l);
+	roce_capture_free(&c);
+}
+END_TEST
+
 /* Labels as long as they get still give lines of 100 columns at most. */
 START_TEST(test_text_fits_100_columns)
 {
@@ -365,6 +400,7 @@ Suite *ladder_suite(void)
 			    sizeof(bad_lines) / sizeof(bad_lines[0]));
 	tcase_add_test(tc, test_layout_places_events);
 	tcase_add_test(tc, test_layout_events_find_their_flow);
+	tcase_add_test(tc, test_layout_rows_sized_to_fit);
 	tcase_add_test(tc, test_text_fits_100_columns);
 	tcase_add_test(tc, test_render_escapes_trace_names);
 	tcase_add_test(tc, test_trace_long_comment_is_one_line);
