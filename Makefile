@@ -310,12 +310,14 @@ bench-readme:
 # touch memory outside its MR; and sequences of packets interleaved with
 # verbs calls (MRs deregistered mid-message, QPs reset and destroyed, CQs,
 # an SRQ, AHs), after which no memory outside a registered MR may be
-# touched. Each replays its inputs in tests/fuzz/regress_<name>/ (found
-# bugs) first, then runs for FUZZ_SECONDS.
+# touched; and rocemu-agent's request lines (its reader, token check,
+# splitter, command table and argument parsers, without a device). Each
+# replays its inputs in tests/fuzz/regress_<name>/ (found bugs, hostile
+# lines) first, then runs for FUZZ_SECONDS.
 FUZZ_DIR ?= build/fuzz
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence
+FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_agent_cmd
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
@@ -325,12 +327,16 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  tests/fuzz/fuzz_responder.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_sequence \
 	  tests/fuzz/fuzz_sequence.c $(PROTO_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Iagent -o $(FUZZ_DIR)/fuzz_agent_cmd \
+	  tests/fuzz/fuzz_agent_cmd.c agent/line.c agent/args.c
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
 	$(Q)$(MKCAP) --transport-seeds $(FUZZ_DIR)/corpus_responder \
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
 	$(Q)$(MKCAP) --sequence-seeds $(FUZZ_DIR)/corpus_sequence \
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
+	$(Q)python3 tests/fuzz/agent_seeds.py $(FUZZ_DIR)/corpus_agent_cmd \
+	  tests/agent_cli.py
 	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
 	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
 	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \
