@@ -309,20 +309,22 @@ bench-readme:
 	$(Q)python3 tests/tools/bench_report.py readme README.md $(BUILD)/bench.json
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
-# Five targets: the frame decoder; an RC responder in RTS that must never
+# Six targets: the frame decoder; an RC responder in RTS that must never
 # touch memory outside its MR; sequences of packets interleaved with
 # verbs calls (MRs deregistered mid-message, QPs reset and destroyed, CQs,
 # an SRQ, AHs), after which no memory outside a registered MR may be
 # touched; whole captures through rocemu replay, as responder and as
-# requester (its limits, docs/capture-limits.md, bound each); and any
-# bytes as a ladder --trace file, laid on the demo's ladder and rendered
-# as text and SVG. Each replays its inputs in tests/fuzz/regress_<name>/
-# (found bugs) first, then runs for FUZZ_SECONDS.
+# requester (its limits, docs/capture-limits.md, bound each); any bytes
+# as a ladder --trace file, laid on the demo's ladder and rendered as text
+# and SVG; and rocemu-agent's request lines (its reader, token check,
+# splitter, command table and argument parsers, without a device). Each
+# replays its inputs in tests/fuzz/regress_<name>/ (found bugs, hostile
+# lines) first, then runs for FUZZ_SECONDS.
 FUZZ_DIR ?= build/fuzz
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace \
-	fuzz_replay
+	fuzz_replay fuzz_agent_cmd
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
@@ -339,6 +341,8 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_replay \
 	  tests/fuzz/fuzz_replay.c $(wildcard emu/cli/replay_*.c) $(PROTO_SRC) \
 	  $(ANALYZE_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Iagent -o $(FUZZ_DIR)/fuzz_agent_cmd \
+	  tests/fuzz/fuzz_agent_cmd.c agent/line.c agent/args.c
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap \
 	  --trace $(FUZZ_DIR)/corpus_ladder_trace/demo.trace >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
@@ -346,7 +350,12 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
 	$(Q)$(MKCAP) --sequence-seeds $(FUZZ_DIR)/corpus_sequence \
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
+<<<<<<< HEAD
 	$(Q)cp pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap $(FUZZ_DIR)/corpus_replay/
+=======
+	$(Q)python3 tests/fuzz/agent_seeds.py $(FUZZ_DIR)/corpus_agent_cmd \
+	  tests/agent_cli.py
+>>>>>>> h/agent
 	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
 	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
 	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \

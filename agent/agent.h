@@ -15,6 +15,8 @@ enum {
 	AGENT_MAX_ARGS = 32,
 	AGENT_MAX_OBJS = 64,	/* of each kind, per connection */
 	AGENT_READ_MAX = 1024,	/* bytes one read request returns */
+	AGENT_TOKEN_MAX = 256,	/* bytes of a shared token */
+	AGENT_IDLE_S = 60,	/* default: a client silent this long is dropped */
 };
 
 /* One request line, split: the command and its key=value words. */
@@ -26,8 +28,10 @@ struct req {
 	char err[256];		/* set by the getters on failure */
 };
 
-/* The device, opened once for the agent's life. */
+/* The device, opened once for the agent's life, and what every
+ * connection must show before it may use it. */
 struct agent_dev {
+	const char *token;	/* auth token= asked for first; NULL: none */
 	struct ibv_context *ctx;
 	const char *name;
 	uint8_t port;
@@ -53,6 +57,7 @@ struct agent_objs {
 	struct ibv_mw *mw[AGENT_MAX_OBJS + 1];
 	unsigned npd, nmr, ncq, nqp, nah, nmw;	/* the last number given */
 	bool hello;
+	bool authed;		/* gave the token (when one is asked for) */
 };
 
 /* An answer being written: "ok ..." or "err CODE text". */
@@ -108,10 +113,30 @@ int ans_errno(struct answer *a, int err, const char *what);
 /*
  * Runs one request against the connection's objects and writes its
  * answer. Returns 1 when the connection is to close after the answer
- * (bye), else 0.
+ * (bye, a missing or wrong token where one is asked for), else 0.
  */
 int agent_dispatch(struct agent_dev *d, struct agent_objs *o, struct req *r,
 		   struct answer *a);
+/*
+ * Answers one request line of len bytes (line[len] is writable; the line
+ * is changed in place): bytes other than printable ASCII, tab and CR, a
+ * line longer than AGENT_LINE_MAX or one that does not split are
+ * err EINVAL; then agent_dispatch. While d asks for a token the
+ * connection has not given, anything but a right auth is err EACCES.
+ * Returns 1 when the connection is to close after the answer (bye, a
+ * refused token), else 0. o changes only as the command says.
+ */
+int agent_line(struct agent_dev *d, struct agent_objs *o, char *line,
+	       size_t len, struct answer *a);
+/* The answer to a line longer than AGENT_LINE_MAX, already discarded;
+ * returns as agent_line. */
+int agent_line_overlong(struct agent_dev *d, struct agent_objs *o,
+			struct answer *a);
+/* True when t can be a token: 1 to AGENT_TOKEN_MAX printable ASCII bytes,
+ * no spaces (it travels as one word). */
+bool agent_token_ok(const char *t);
+/* want == got, in a time that does not depend on where they differ. */
+bool agent_token_equal(const char *want, const char *got);
 /* Destroys everything o holds, windows first, PDs last; o is then empty. */
 void agent_objs_free(struct agent_objs *o);
 

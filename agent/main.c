@@ -9,102 +9,83 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
 
-typedef int (*cmd_fn)(struct agent_dev *, struct agent_objs *, struct req *,
-		      struct answer *);
-
-static const struct command {
-	const char *name;
-	cmd_fn fn;
-	const char *const keys[24];	/* the keys it takes; modify checks its own */
-} commands[] = {
-	{ "hello", cmd_hello, { "proto" } },
-	{ "pd", cmd_pd, { NULL } },
-	{ "mr", cmd_mr, { "pd", "size", "access", "fill" } },
-	{ "cq", cmd_cq, { "depth" } },
-	{ "qp", cmd_qp, { "pd", "type", "scq", "rcq", "sq", "rq" } },
-	{ "modify", cmd_modify, { "qp", "state", "access", "qkey", "dgid", "dqpn", "rq_psn",
-		"mtu", "max_dest_rd_atomic", "min_rnr_timer", "sq_psn", "timeout", "retry_cnt",
-		"rnr_retry", "max_rd_atomic" } },
-	{ "query", cmd_query, { "qp" } },
-	{ "ah", cmd_ah, { "pd", "dgid" } },
-	{ "mw", cmd_mw, { "pd", "type" } },
-	{ "bind", cmd_bind, { "qp", "mw", "mr", "off", "len", "access", "id" } },
-	{ "recv", cmd_recv, { "qp", "mr", "off", "len", "id" } },
-	{ "send", cmd_send, { "qp", "op", "mr", "off", "len", "id", "raddr", "rkey", "imm",
-		"inv_rkey", "compare", "swap", "add", "ah", "dqpn", "qkey", "inline", "fence",
-		"se" } },
-	{ "poll", cmd_poll, { "cq", "wait_ms" } },
-	{ "event", cmd_event, { "wait_ms" } },
-	{ "read", cmd_read, { "mr", "off", "len" } },
-	{ "write", cmd_write, { "mr", "off", "data" } },
-	{ "destroy", cmd_destroy, { "qp", "mw", "ah", "mr", "cq", "pd" } },
-	{ "bye", NULL, { NULL } },
-};
-
-int agent_dispatch(struct agent_dev *d, struct agent_objs *o, struct req *r,
-		   struct answer *a)
+/* Milliseconds from now until t0 + idle_s; -1 (wait forever) when idle_s is 0. */
+static int idle_left_ms(const struct timespec *t0, int idle_s)
 {
-	const struct command *c = NULL;
+	struct timespec now;
 
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, r->cmd))
-			c = &commands[i];
-	if (!c)
-		return ans_err(a, "EINVAL", "unknown command '%.40s'", r->cmd);
-	if (!o->hello && strcmp(c->name, "hello"))
-		return ans_err(a, "EPROTO", "say hello proto=%d first", AGENT_PROTO);
-	if (!req_keys_ok(r, c->keys))
-		return ans_err(a, "EINVAL", "%s", r->err);
-	if (!c->fn) {
-		ans_add(a, "ok");
-		return 1;
-	}
-	return c->fn(d, o, r, a);
+	if (!idle_s)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ms = (int64_t)idle_s * 1000 - (now.tv_sec - t0->tv_sec) * 1000 -
+		     (now.tv_nsec - t0->tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
 }
 
-/* Serves one connection until it closes or says bye. */
-static void serve(struct agent_dev *d, int fd)
+static bool send_answer(int fd, struct answer *a)
+{
+	ans_add(a, "\n");
+	return send(fd, a->text, a->len, MSG_NOSIGNAL) == (ssize_t)a->len;
+}
+
+/*
+ * Serves one connection until it closes, says bye, gives a wrong token or
+ * sends no complete request for idle_s seconds (0: no limit). The idle
+ * clock restarts at each complete request only: a client trickling bytes
+ * of a line that never ends holds the agent no longer than a silent one.
+ */
+static void serve(struct agent_dev *d, int fd, int idle_s)
 {
 	static struct agent_objs objs;
 	static char buf[AGENT_LINE_MAX + 1];
 	static struct answer ans;
 	size_t have = 0;
 	bool discarding = false;
+	struct timespec t0;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int rc = poll(&p, 1, idle_left_ms(&t0, idle_s));
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc == 0) {
+			ans.len = 0;
+			ans_err(&ans, "ETIMEDOUT", "no request in %d s; closing", idle_s);
+			send_answer(fd, &ans);
+			break;
+		}
+		ssize_t got = rc < 0 ? -1 : read(fd, buf + have, sizeof(buf) - 1 - have);
 		if (got <= 0)
 			break;
 		have += (size_t)got;
 		char *nl;
 		int done = 0;
 		while (!done && (nl = memchr(buf, '\n', have))) {
-			*nl = 0;
-			struct req r;
-			ans.len = 0;
-			ans.text[0] = 0;
-			if (discarding)
-				ans_err(&ans, "EINVAL", "line longer than %d bytes", AGENT_LINE_MAX);
-			else if (req_split(buf, &r))
-				ans_err(&ans, "EINVAL", "%s", r.err);
-			else
-				done = agent_dispatch(d, &objs, &r, &ans);
+			size_t len = (size_t)(nl - buf);
+			done = discarding ? agent_line_overlong(d, &objs, &ans)
+					  : agent_line(d, &objs, buf, len, &ans);
 			discarding = false;
-			ans_add(&ans, "\n");
-			if (send(fd, ans.text, ans.len, MSG_NOSIGNAL) < 0)
+			if (!send_answer(fd, &ans))
 				done = 1;
-			have -= (size_t)(nl + 1 - buf);
+			have -= len + 1;
 			memmove(buf, nl + 1, have);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
 		}
 		if (done)
 			break;
@@ -148,20 +129,71 @@ static int open_device(struct agent_dev *d, const char *want)
 	return 0;
 }
 
-static int listen_on(const char *addr, const char *port)
+/*
+ * Splits --listen ADDR[:PORT] ([V6]:PORT for an IPv6 address with a port;
+ * an IPv6 address alone has more than one colon) into addr (cap bytes)
+ * and *port (left as it is when none is given). 0, or -1 when it is empty
+ * or too long.
+ */
+static int split_listen(const char *arg, char *addr, size_t cap, char *port,
+			size_t pcap)
+{
+	const char *colon = strrchr(arg, ':');
+	size_t n = strlen(arg);
+
+	if (arg[0] == '[') {
+		const char *end = strchr(arg, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			return -1;
+		n = (size_t)(end - arg - 1);
+		colon = end[1] ? end + 1 : NULL;
+		arg++;
+	} else if (colon && strchr(arg, ':') != colon) {
+		colon = NULL;	/* an IPv6 address without a port */
+	} else if (colon) {
+		n = (size_t)(colon - arg);
+	}
+	if (!n || n >= cap || (colon && (!colon[1] || strlen(colon + 1) >= pcap)))
+		return -1;
+	memcpy(addr, arg, n);
+	addr[n] = 0;
+	if (colon)
+		strcpy(port, colon + 1);
+	return 0;
+}
+
+/* True for 127.0.0.0/8, ::1 and ::ffff:127.x: only this host can reach it. */
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >>
+			24) == 127;
+	if (sa->sa_family != AF_INET6)
+		return false;
+	const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+}
+
+/* A listening socket at addr:port; -1 after saying why. *loopback says
+ * whether only this host can reach it. */
+static int listen_on(const char *addr, const char *port, bool *loopback)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	int one = 1, fd = -1;
+	int one = 1, fd = -1, rc;
 
-	if (getaddrinfo(addr, port, &hints, &res)) {
-		fprintf(stderr, "rocemu-agent: cannot resolve %s\n", addr);
+	if ((rc = getaddrinfo(addr, port, &hints, &res))) {
+		fprintf(stderr, "rocemu-agent: cannot listen on %s port %s: %s\n", addr, port,
+			gai_strerror(rc));
 		return -1;
 	}
+	*loopback = is_loopback(res->ai_addr);
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 4)) {
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 4)) {
 		fprintf(stderr, "rocemu-agent: cannot listen on %s port %s: %s\n", addr, port,
 			strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		freeaddrinfo(res);
 		return -1;
 	}
@@ -169,42 +201,168 @@ static int listen_on(const char *addr, const char *port)
 	return fd;
 }
 
+/* The token of file (its first line, trailing blanks dropped), malloc'd;
+ * NULL after saying why. */
+static char *read_token(const char *file)
+{
+	FILE *f = fopen(file, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	struct stat st;
+
+	if (!f) {
+		fprintf(stderr, "rocemu-agent: token file %s: %s\n", file, strerror(errno));
+		return NULL;
+	}
+	ssize_t n = getline(&line, &cap, f);
+	if (!fstat(fileno(f), &st) && (st.st_mode & 077))
+		fprintf(stderr, "rocemu-agent: warning: token file %s can be read by others\n",
+			file);
+	fclose(f);
+	while (n > 0 && strchr(" \t\r\n", line[n - 1]))
+		line[--n] = 0;
+	if (n <= 0 || !agent_token_ok(line)) {
+		fprintf(stderr, "rocemu-agent: token file %s: the token is 1 to %d printable "
+			"characters without spaces, on the first line\n", file, AGENT_TOKEN_MAX);
+		free(line);
+		return NULL;
+	}
+	return line;
+}
+
+static const char usage[] =
+	"usage: rocemu-agent [-d DEVICE] [-g GID_INDEX] [-l ADDRESS[:PORT]] [-p PORT]\n"
+	"                    [-t IDLE_SECONDS] [-T TOKEN_FILE] [-1]\n"
+	"  -l, --listen ADDR[:PORT]   where to listen (default 127.0.0.1, port 18515;\n"
+	"                             0.0.0.0 or :: for every address)\n"
+	"  -p, --port PORT            the port alone\n"
+	"  -t, --idle-timeout S       drop a client silent for S seconds (default 60,\n"
+	"                             0 never)\n"
+	"  -T, --token-file FILE      clients must send 'auth token=' this file's first\n"
+	"                             line first (default: $ROCEMU_AGENT_TOKEN if set)\n"
+	"  -d, --device NAME  -g, --gid-index N  -1, --once (serve one connection)\n";
+
+struct opts {
+	const char *dev, *token_file;
+	char addr[256], port[32];
+	int idle_s;
+	bool once;
+};
+
+/* 0, 1 for --help, or -1 after saying what is wrong. */
+static int parse_opts(int argc, char **argv, struct opts *o, struct agent_dev *d)
+{
+	static const struct option longs[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "gid-index", required_argument, NULL, 'g' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "idle-timeout", required_argument, NULL, 't' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "once", no_argument, NULL, '1' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long v;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "d:g:l:p:t:T:1h", longs, NULL)) != -1) {
+		switch (opt) {
+		case 'd': o->dev = optarg; break;
+		case 'g': d->gid_index = atoi(optarg); break;
+		case 'l':
+			if (split_listen(optarg, o->addr, sizeof(o->addr), o->port,
+					 sizeof(o->port))) {
+				fprintf(stderr, "rocemu-agent: --listen %s: not ADDRESS[:PORT]\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'p': snprintf(o->port, sizeof(o->port), "%s", optarg); break;
+		case 't':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || errno || v < 0 || v > 86400) {
+				fprintf(stderr, "rocemu-agent: --idle-timeout %s: seconds, 0 to "
+					"86400\n", optarg);
+				return -1;
+			}
+			o->idle_s = (int)v;
+			break;
+		case 'T': o->token_file = optarg; break;
+		case '1': o->once = true; break;
+		case 'h': fputs(usage, stdout); return 1;
+		default: fputs(usage, stderr); return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rocemu-agent: unexpected argument %s\n%s", argv[optind], usage);
+		return -1;
+	}
+	return 0;
+}
+
+/* The token asked for: the file's, else $ROCEMU_AGENT_TOKEN's, else none
+ * (0 with d->token NULL); -1 after saying why. */
+static int load_token(const struct opts *o, struct agent_dev *d)
+{
+	const char *env = getenv("ROCEMU_AGENT_TOKEN");
+
+	if (o->token_file)
+		return (d->token = read_token(o->token_file)) ? 0 : -1;
+	if (!env || !*env)
+		return 0;
+	if (!agent_token_ok(env)) {
+		fprintf(stderr, "rocemu-agent: ROCEMU_AGENT_TOKEN: the token is 1 to %d "
+			"printable characters without spaces\n", AGENT_TOKEN_MAX);
+		return -1;
+	}
+	d->token = env;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct agent_dev d = { .port = 1, .gid_index = 1 };
-	const char *dev = NULL, *addr = "0.0.0.0", *port = "18515";
-	bool once = false;
-	int opt;
+	struct opts o = { .addr = "127.0.0.1", .port = "18515", .idle_s = AGENT_IDLE_S };
+	bool loopback;
 
-	while ((opt = getopt(argc, argv, "d:g:l:p:1h")) != -1) {
-		switch (opt) {
-		case 'd': dev = optarg; break;
-		case 'g': d.gid_index = atoi(optarg); break;
-		case 'l': addr = optarg; break;
-		case 'p': port = optarg; break;
-		case '1': once = true; break;
-		default:
-			fprintf(stderr, "usage: rocemu-agent [-d DEVICE] [-g GID_INDEX] [-l ADDRESS] "
-				"[-p PORT] [-1]\n");
-			return 2;
-		}
-	}
+	int rc = parse_opts(argc, argv, &o, &d);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (load_token(&o, &d))
+		return 2;
 	signal(SIGPIPE, SIG_IGN);
-	if (open_device(&d, dev))
+	if (open_device(&d, o.dev))
 		return 1;
-	int lfd = listen_on(addr, port);
+	int lfd = listen_on(o.addr, o.port, &loopback);
 	if (lfd < 0)
 		return 1;
-	printf("rocemu-agent: listening on %s:%s, device %s, GID index %d\n", addr, port,
+	if (!loopback && !d.token)
+		fprintf(stderr, "rocemu-agent: warning: anyone who can reach %s port %s can "
+			"make this device write its registered memory: no token is asked for "
+			"(--token-file)\n", o.addr, o.port);
+	printf("rocemu-agent: listening on %s%s%s:%s, device %s, GID index %d, ",
+	       strchr(o.addr, ':') ? "[" : "", o.addr, strchr(o.addr, ':') ? "]" : "", o.port,
 	       d.name, d.gid_index);
+	if (o.idle_s)
+		printf("idle timeout %d s, ", o.idle_s);
+	else
+		printf("no idle timeout, ");
+	printf("%s\n", d.token ? "a token asked for" : "no token");
 	fflush(stdout);
 	do {
 		int fd = accept(lfd, NULL, NULL);
 		if (fd < 0)
 			continue;
-		serve(&d, fd);
+		/* An answer the client does not read blocks no longer than
+		 * its silence would. */
+		struct timeval tv = { .tv_sec = o.idle_s };
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		serve(&d, fd, o.idle_s);
 		close(fd);
-	} while (!once);
+	} while (!o.once);
 	ibv_close_device(d.ctx);
 	return 0;
 }

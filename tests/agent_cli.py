@@ -23,9 +23,12 @@ class Agent:
         self.f = self.s.makefile('rwb')
 
     def do(self, line):
-        self.f.write(line.encode() + b'\n')
+        return self.do_raw(line.encode())
+
+    def do_raw(self, raw):
+        self.f.write(raw + b'\n')
         self.f.flush()
-        return self.f.readline().decode().rstrip('\n')
+        return self.f.readline().decode('latin-1').rstrip('\n')
 
     def close(self):
         self.s.close()
@@ -64,6 +67,18 @@ for bad in ['frobnicate', 'pd colour=red', 'cq depth=1 depth=2', 'mr pd=1',
             'cq depth=many', 'qp', 'pd =3', 'mr pd=1 size=64 access=lw,xx',
             'x' * 5000]:
     err(a, bad, 'EINVAL')
+# Garbage: bytes that are not printable ASCII anywhere in a line (a NUL
+# would otherwise cut the line short and hide the rest), numbers past
+# 64 bits, a line that is long in one piece; each refused, and the
+# connection still usable.
+for raw in [b'pd\x00 colour=red', b'pd \x00', b'\xff\xfe\xfd', b'hello\x01proto=1',
+            b'cq depth=64\x00', b'\x1b[2J', b'cq depth=99999999999999999999999',
+            b'cq depth=0x1ffffffffffffffff', b'a' * 20000, b'=' * 3000,
+            b'cq ' + b'k=v ' * 40, b'\r', b' ', b'']:
+    ans = a.do_raw(raw)
+    check(f'{raw[:30]!r} refused with EINVAL', ans.startswith('err EINVAL '), ans)
+    check(f'{raw[:30]!r}: the answer is printable ASCII',
+          all(32 <= ord(ch) < 127 for ch in ans), ans)
 check('the connection survives', ok(a, 'pd').get('pd') == '2')
 err(a, 'cq depth=0', 'EINVAL')
 err(a, 'mr pd=9 size=64 access=lw', 'ENOENT')

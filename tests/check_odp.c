@@ -297,6 +297,49 @@ START_TEST(test_rereg_refusals_leave_mr_unchanged)
 }
 END_TEST
 
+/*
+ * An implicit ODP MR covers the whole address space as a range of
+ * numbers, not as memory: a peer's WRITE or READ at a kernel-half
+ * address, or at the very top where va + len passes 2^64, is refused
+ * with a remote access NAK (_i: the address, then the op), counted as
+ * such, and nothing else happens on either side.
+ */
+START_TEST(test_implicit_odp_far_addresses_nak)
+{
+	static const uint64_t vas[] = {
+		0xffff800000000000ull,	/* kernel half: no such page here */
+		0xfffffffffffff000ull,	/* the last page: va + len is 2^64 */
+		0xfffffffffffffff0ull,	/* va + len wraps past 2^64 */
+	};
+	uint64_t va = vas[_i / 2];
+	enum ibv_wr_opcode op = _i % 2 ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+	struct pair p;
+	struct pair_opts o = { 0 };
+
+	pair_up(&p, &o);
+	struct rocemu_mr *imp = rocemu_mr_reg(p.b.pd, NULL, SIZE_MAX, ODP_RW);
+	ck_assert_ptr_nonnull(imp);
+	memset(p.a.buf, 0x5a, 4096);
+	post_sge(&p.a, op, 1, addr_of(&p.a, 0), 4096, rocemu_mr_lkey(p.a.mr),
+		 va, rocemu_mr_rkey(imp));
+	expect_status(&p, &p.a, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_uint_eq(rocemu_dev_counter(p.b.dev,
+					     ROCEMU_CNT_NAK_SENT_REM_ACCESS), 1);
+	ck_assert_uint_eq(rocemu_dev_counter(p.b.dev,
+					     ROCEMU_CNT_NAK_SENT_INV_REQ), 0);
+	ck_assert_uint_eq(rocemu_dev_counter(p.b.dev,
+					     ROCEMU_CNT_NAK_SENT_REM_OP), 0);
+	ck_assert_uint_eq(rocemu_dev_counter(p.a.dev,
+					     ROCEMU_CNT_NAK_RCVD_ERROR), 1);
+	/* a READ that was refused placed nothing in the requester's buffer */
+	ck_assert_uint_eq(p.a.buf[0], 0x5a);
+	ck_assert_uint_eq(p.a.buf[4095], 0x5a);
+	ck_assert(guards_intact(&p.a));
+	ck_assert_int_eq(rocemu_mr_dereg(imp), 0);
+	pair_down(&p);
+}
+END_TEST
+
 Suite *odp_suite(void)
 {
 	Suite *s = suite_create("odp");
@@ -309,6 +352,7 @@ Suite *odp_suite(void)
 	tcase_add_test(tc, test_implicit_odp_key_on_two_mmaps);
 	tcase_add_loop_test(tc, test_rereg_mid_write, 0, 2);
 	tcase_add_test(tc, test_rereg_refusals_leave_mr_unchanged);
+	tcase_add_loop_test(tc, test_implicit_odp_far_addresses_nak, 0, 6);
 	suite_add_tcase(s, tc);
 	return s;
 }

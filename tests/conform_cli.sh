@@ -24,11 +24,13 @@ udp_4791_free conform_cli 127.0.0.2 127.0.0.3
 . "$here/wait_listen.sh"
 port=18600
 
-# start_agent [ENV=VALUE...]: rocemu-agent on the drop-in, on a new port.
+# start_agent [ENV=VALUE...]: rocemu-agent on the drop-in, on a new port,
+# with the arguments in agent_args.
+agent_args=()
 start_agent() {
 	port=$((port + 1))
 	env "$@" ROCEMU_ADDR=127.0.0.2 "$agent" -l 127.0.0.1 -p $port \
-		>"$work/agent.$port.log" 2>&1 &
+		${agent_args[@]+"${agent_args[@]}"} >"$work/agent.$port.log" 2>&1 &
 	apid=$!
 	wait_listen $port || bad "rocemu-agent did not listen on port $port"
 }
@@ -108,6 +110,27 @@ stop_agent
 [ $rc = 1 ] && ok || bad "a memory range that wraps: exit $rc, wanted 1"
 expect_grep "$work/wrap.txt" "wrap.scn: memory needs an MR of the scenario, off=, len= within it" \
 	"a memory range that wraps is refused by conform"
+
+# ---- an agent that wants a token: conform sends it, from a file or the environment ----
+printf 'conform-t0ken\n' >"$work/token"
+agent_args=(--token-file "$work/token")
+start_agent
+expect_exit 0 "conform with --agent-token-file" -- "$rocemu" conform --agent 127.0.0.1:$port \
+	--local 127.0.0.3 --agent-token-file "$work/token" --dir "$scn" rc_send_only
+expect_grep "$work/out" "PASS  rc_send_only " "the token file's token is taken"
+expect_exit 0 "conform with ROCEMU_AGENT_TOKEN" -- env ROCEMU_AGENT_TOKEN=conform-t0ken \
+	"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --dir "$scn" rc_send_only
+expect_grep "$work/out" "PASS  rc_send_only " "the environment's token is taken"
+expect_exit 2 "conform without the token" -- "$rocemu" conform --agent 127.0.0.1:$port \
+	--local 127.0.0.3 --dir "$scn" rc_send_only
+expect_grep "$work/err" "err EACCES" "without the token: the agent's refusal shown"
+expect_exit 2 "conform with a wrong token" -- env ROCEMU_AGENT_TOKEN=conform-t0kem \
+	"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --dir "$scn" rc_send_only
+expect_grep "$work/err" "err EACCES" "a wrong token: the agent's refusal shown"
+if grep -q 'conform-t0ke' "$work/err" "$work/agent.$port.log"; then
+	bad "a token shows in a message"; else ok; fi
+stop_agent
+agent_args=()
 
 # ---- the test-only misbehaviour switch: each break caught by its scenario ----
 # NAME:SCENARIO: with ROCEMU_TEST_MISBEHAVE=NAME the scenario fails and the

@@ -9,7 +9,8 @@
 #include "cli.h"
 #include "conform.h"
 
-enum { DEFAULT_AGENT_PORT = 18515, MAX_SCENARIOS = 256 };
+/* TOKEN_MAX: as rocemu-agent's (agent/PROTOCOL.md). */
+enum { DEFAULT_AGENT_PORT = 18515, MAX_SCENARIOS = 256, TOKEN_MAX = 256 };
 
 static const char usage[] =
 	"usage: rocemu conform --agent HOST[:PORT] --local ADDR [options] [SCENARIO...]\n"
@@ -23,12 +24,14 @@ static const char usage[] =
 	"                 the agent's device name without its digits: rxe, rocemu)\n"
 	"  --junit FILE   a JUnit XML report\n"
 	"  --pcap FILE    every packet of the session\n"
+	"  --agent-token-file FILE  the token the agent asks for (its first line;\n"
+	"                 default: $ROCEMU_AGENT_TOKEN if set), sent first\n"
 	"  -v             every packet and agent answer as it happens\n"
 	"  --lint         read the scenarios and report format errors only\n"
 	"exit: 0 every applicable scenario passed, 1 one failed, 2 usage or set-up\n";
 
 struct opts {
-	const char *agent, *local, *dir, *known, *impl, *junit, *pcap;
+	const char *agent, *local, *dir, *known, *impl, *junit, *pcap, *token_file;
 	bool verbose, lint;
 	const char *names[MAX_SCENARIOS];
 	unsigned nnames;
@@ -45,7 +48,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				    !strcmp(a, "--known") ? &o->known :
 				    !strcmp(a, "--impl") ? &o->impl :
 				    !strcmp(a, "--junit") ? &o->junit :
-				    !strcmp(a, "--pcap") ? &o->pcap : NULL;
+				    !strcmp(a, "--pcap") ? &o->pcap :
+				    !strcmp(a, "--agent-token-file") ? &o->token_file : NULL;
 		if (slot) {
 			if (i + 1 == argc) {
 				fprintf(stderr, "rocemu conform: %s needs a value\n%s", a, usage);
@@ -205,6 +209,56 @@ static int run_all(const struct opts *o, struct cf_session *s,
 	return rc;
 }
 
+/* A token travels as one word of printable ASCII (agent/PROTOCOL.md). */
+static bool token_ok(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (!n || n > TOKEN_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (t[i] <= ' ' || t[i] >= 127)
+			return false;
+	return true;
+}
+
+/* The token for the agent into s->agent.token: the file's first line
+ * (trailing blanks dropped), else $ROCEMU_AGENT_TOKEN, else none. 0, or
+ * -1 after saying why. */
+static int load_token(const struct opts *o, struct cf_session *s)
+{
+	static char tok[TOKEN_MAX + 2];
+	const char *env = getenv("ROCEMU_AGENT_TOKEN");
+	const char *from = "ROCEMU_AGENT_TOKEN";
+
+	if (o->token_file) {
+		FILE *f = fopen(o->token_file, "re");
+		if (!f) {
+			fprintf(stderr, "rocemu conform: %s: cannot read the agent token\n",
+				o->token_file);
+			return -1;
+		}
+		if (!fgets(tok, sizeof(tok), f))
+			tok[0] = 0;
+		fclose(f);
+		size_t n = strlen(tok);
+		while (n && strchr(" \t\r\n", tok[n - 1]))
+			tok[--n] = 0;
+		from = o->token_file;
+	} else if (env && *env) {
+		snprintf(tok, sizeof(tok), "%s", env);
+	} else {
+		return 0;
+	}
+	if (!token_ok(tok)) {
+		fprintf(stderr, "rocemu conform: %s: the agent token is 1 to %d printable "
+			"characters without spaces\n", from, TOKEN_MAX);
+		return -1;
+	}
+	s->agent.token = tok;
+	return 0;
+}
+
 /* The agent's address, the capture, the known deviations; 0 or -1. */
 static int open_session(const struct opts *o, struct cf_session *s)
 {
@@ -224,6 +278,8 @@ static int open_session(const struct opts *o, struct cf_session *s)
 	s->first_qpn = s->my_qpn + 1;
 	if (o->verbose)
 		s->agent.log = stdout;
+	if (load_token(o, s))
+		return -1;
 	if (cf_wire_open(&s->wire, o->local, o->pcap, err, sizeof(err)) ||
 	    cf_agent_open(&s->agent, s->agent_host, s->agent_port, &s->dev, err, sizeof(err))) {
 		fprintf(stderr, "rocemu conform: %s\n", err);

@@ -119,11 +119,13 @@ struct cf_agent {
 	size_t rlen;
 	char sent[4096];	/* the last request, for messages */
 	FILE *log;		/* every request and answer when set */
+	const char *token;	/* sent first (auth) when set; never logged */
 };
 
 /*
- * Connects to the agent at host:port and says hello (protocol 1); dev
- * gets what the agent said. Returns 0; -1 with the reason in err.
+ * Connects to the agent at host:port, gives it a->token if set (auth)
+ * and says hello (protocol 1); dev gets what the agent said. a->log and
+ * a->token stay as they are. Returns 0; -1 with the reason in err.
  */
 int cf_agent_open(struct cf_agent *a, const char *host, int port,
 		  struct cf_device *dev, char *err, size_t errlen);

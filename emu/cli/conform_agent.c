@@ -179,18 +179,52 @@ static int read_hello(struct cf_agent *a, struct cf_device *dev, char *err,
 	return 0;
 }
 
+/* auth token=...: 1 ok, 0 refused, -1 lost; the token is kept out of
+ * the log and of the request that messages quote. */
+static int give_token(struct cf_agent *a)
+{
+	char req[sizeof(a->sent)];
+	int n = snprintf(req, sizeof(req), "auth token=%s\n", a->token);
+
+	snprintf(a->sent, sizeof(a->sent), "auth token=(hidden)");
+	if (n < 0 || (size_t)n >= sizeof(req)) {
+		snprintf(a->line, sizeof(a->line), "agent: token too long");
+		return -1;
+	}
+	if (a->log)
+		fprintf(a->log, "  agent> %s\n", a->sent);
+	ssize_t w = send(a->fd, req, (size_t)n, MSG_NOSIGNAL);
+	memset(req, 0, sizeof(req));
+	if (w != n) {
+		snprintf(a->line, sizeof(a->line), "agent: send failed: %s", strerror(errno));
+		return -1;
+	}
+	if (read_line(a))
+		return -1;
+	if (a->log)
+		fprintf(a->log, "  agent< %s\n", a->line);
+	return !strcmp(a->line, "ok") ? 1 : 0;
+}
+
 int cf_agent_open(struct cf_agent *a, const char *host, int port,
 		  struct cf_device *dev, char *err, size_t errlen)
 {
 	FILE *log = a->log;
+	const char *token = a->token;
 
 	memset(a, 0, sizeof(*a));
 	a->log = log;
+	a->token = token;
 	snprintf(a->host, sizeof(a->host), "%s", host);
 	a->port = port;
 	a->fd = tcp_connect(host, port, err, errlen);
 	if (a->fd < 0)
 		return -1;
+	if (a->token && give_token(a) != 1) {
+		snprintf(err, errlen, "agent %s:%d: token refused: %s", host, port, a->line);
+		cf_agent_close(a);
+		return -1;
+	}
 	int rc = cf_agent_do(a, "hello proto=1");
 	if (rc != 1) {
 		snprintf(err, errlen, "agent %s:%d: hello refused: %s", host, port,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "obj.h"
+#include "rocemu/range.h"
 
 /*
  * The kernel's registration path pins the pages with get_user_pages(),
@@ -24,7 +25,7 @@
  */
 int mem_range_check(const void *addr, uint64_t len, bool write)
 {
-	uint64_t at = (uint64_t)(uintptr_t)addr, end = at + len;
+	uint64_t at = (uint64_t)(uintptr_t)addr, end;
 	FILE *maps;
 	char *line = NULL;
 	size_t cap = 0;
@@ -32,7 +33,7 @@ int mem_range_check(const void *addr, uint64_t len, bool write)
 
 	if (!len)
 		return 0;
-	if (end < at)
+	if (!roce_range_end(at, len, &end))
 		return -EFAULT; /* wraps around the address space */
 	if (!(maps = fopen("/proc/self/maps", "re")))
 		return 0; /* no /proc: nothing to ask, as before this check */
@@ -72,11 +73,12 @@ int mem_range_check(const void *addr, uint64_t len, bool write)
 static int vm_copy(uint64_t va, void *buf, uint64_t n, bool write)
 {
 	struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)va, n };
+	uint64_t end;
 	ssize_t got;
 
 	if (!n)
 		return 0;
-	if (va + n < va)
+	if (!roce_range_end(va, n, &end))
 		return -EFAULT;
 	got = write ? process_vm_writev(getpid(), &local, 1, &remote, 1, 0)
 		    : process_vm_readv(getpid(), &local, 1, &remote, 1, 0);

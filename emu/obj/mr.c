@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "obj.h"
+#include "rocemu/range.h"
 
 struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d)
 {
@@ -74,9 +75,10 @@ static int mr_shape(void *addr, size_t len, int access, uint8_t **base,
 	}
 	if (len > MAX_MR_SIZE || (!addr && len))
 		return -EINVAL;
+	uint64_t end;
 	if (odp)
-		return (uint64_t)(uintptr_t)addr + len < (uint64_t)(uintptr_t)addr
-			       ? -EINVAL : 0;
+		return roce_range_end((uint64_t)(uintptr_t)addr, len, &end) ? 0
+									 : -EINVAL;
 	/* Remote atomics write as well (and need local write, above). */
 	return mem_range_check(addr, len,
 			       access & (IBV_ACCESS_LOCAL_WRITE |

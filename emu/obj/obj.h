@@ -238,10 +238,16 @@ struct rocemu_mr *mr_check(struct rocemu_pd *pd, uint32_t key, uint64_t va,
 			   uint64_t len, int access);
 /* The MR named by key in d, whatever its PD and range; NULL if none. */
 struct rocemu_mr *mr_find(struct rocemu_dev *d, uint32_t key);
-/* The host address of va, an address inside mr (mr_check said so). */
+/*
+ * The host address of va, an address inside mr (mr_check said so). Done
+ * in uint64_t, not as mr->addr + offset: an implicit ODP MR's addr is
+ * NULL and its range the whole address space, and NULL plus an offset
+ * (a kernel-half one above all) is undefined pointer arithmetic.
+ */
 static inline uint8_t *mr_ptr(const struct rocemu_mr *mr, uint64_t va)
 {
-	return mr->addr + (va - mr->iova);
+	return (uint8_t *)(uintptr_t)((uint64_t)(uintptr_t)mr->addr +
+				      (va - mr->iova));
 }
 
 /* Copies len bytes of src into an SGE list from offset into the list,
