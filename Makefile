@@ -350,12 +350,9 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
 	$(Q)$(MKCAP) --sequence-seeds $(FUZZ_DIR)/corpus_sequence \
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
-<<<<<<< HEAD
 	$(Q)cp pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap $(FUZZ_DIR)/corpus_replay/
-=======
 	$(Q)python3 tests/fuzz/agent_seeds.py $(FUZZ_DIR)/corpus_agent_cmd \
 	  tests/agent_cli.py
->>>>>>> h/agent
 	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
 	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
 	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \
