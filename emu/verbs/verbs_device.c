@@ -159,6 +159,15 @@ static void fork_child(void)
 	rv_dm_fork_child();
 }
 
+const struct ibv_device_attr_ex *rv_context_attr(
+	const struct ibv_context *context)
+{
+	const struct rv_context *ctx = (const void *)((const char *)context -
+		offsetof(struct rv_context, vctx.context));
+
+	return &ctx->attr;
+}
+
 unsigned rv_fork_gen(void)
 {
 	return fork_gen;
@@ -363,9 +372,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ctx->gen = fork_gen;
-	struct ibv_device_attr_ex a;
-	rocemu_dev_attr_ex(d, &a);
-	ctx->max_dm = a.max_dm_size;
+	rocemu_dev_attr_ex(d, &ctx->attr);
 	pthread_mutex_init(&c->mutex, NULL);
 	rv_fill_ops(ctx);
 	return c;
@@ -381,14 +388,13 @@ int ibv_close_device(struct ibv_context *context)
 	return 0;
 }
 
+/* From the context's copy, taken at its open: a forked child may ask an
+ * inherited context (rdma-core's suite does before allocating device
+ * memory in children), and the answer touches nothing of the world. */
 int ibv_query_device(struct ibv_context *context,
 		     struct ibv_device_attr *device_attr)
 {
-	struct rocemu_dev *d = rv_stale(context) ? NULL : rv_dev();
-
-	if (!d)
-		return errno;
-	rocemu_dev_attr(d, device_attr);
+	*device_attr = rv_context_attr(context)->orig_attr;
 	return 0;
 }
 

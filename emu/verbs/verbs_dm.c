@@ -51,10 +51,7 @@ static bool dm_stale(const struct rv_dm *dm)
 
 static size_t dm_max(const struct ibv_context *context)
 {
-	const struct rv_context *ctx = (const void *)((const char *)context -
-		offsetof(struct rv_context, vctx.context));
-
-	return ctx->max_dm;
+	return rv_context_attr(context)->max_dm_size;
 }
 
 /* Takes len bytes of the device's budget: 0, or ENOMEM. */

@@ -17,7 +17,9 @@
 struct rv_context {
 	struct verbs_context vctx;	/* ends with the ibv_context */
 	unsigned gen;	/* the process it was opened in (rv_stale) */
-	size_t max_dm;	/* the device's max_dm_size, for a forked child */
+	/* The device's attributes at open: fixed for its life, so a forked
+	 * child can still be told them on an inherited context (docs/fork.md) */
+	struct ibv_device_attr_ex attr;
 };
 
 struct rv_pd {
@@ -124,6 +126,10 @@ bool rv_stale(const struct ibv_context *context);
 /* Which process this is: a number that changes in each forked child
  * (what rv_stale compares). Never fails. */
 unsigned rv_fork_gen(void);
+/* The attributes of context's device as they were at its open: what
+ * ibv_query_device(_ex) answers, in any process. Never fails. */
+const struct ibv_device_attr_ex *rv_context_attr(
+	const struct ibv_context *context);
 /* In a forked child: the async event lock made anew (a thread of the
  * parent's may have held it). Never fails. */
 void rv_events_fork_child(void);
