@@ -10,6 +10,13 @@
 #include "agent.h"
 
 /* The SGE of mr= off= len= (none when len is 0); 0, or -1 answered. */
+/* Whether [off, off + len) lies in size bytes, the end never summed (the
+ * agent builds alone on a device's host, without rocemu's range.h). */
+static bool within(uint64_t off, uint64_t len, uint64_t size)
+{
+	return len <= size && off <= size - len;
+}
+
 static int sge_of(struct req *r, struct answer *a, struct agent_objs *o,
 		  struct ibv_sge *sge, int *nsge)
 {
@@ -24,9 +31,10 @@ static int sge_of(struct req *r, struct answer *a, struct agent_objs *o,
 		return 0;
 	if (mr_lookup(r, a, o, "mr", &m))
 		return -1;
-	if (off + len > o->mr[m].size)
-		return ans_err(a, "EINVAL", "off+len %llu is past mr %u's %zu bytes",
-			       (unsigned long long)(off + len), m, o->mr[m].size), -1;
+	if (!within(off, len, o->mr[m].size))
+		return ans_err(a, "EINVAL", "off=%llu len=%llu is past mr %u's %zu bytes",
+			       (unsigned long long)off, (unsigned long long)len,
+			       m, o->mr[m].size), -1;
 	sge->addr = (uintptr_t)o->mr[m].buf + off;
 	sge->length = (uint32_t)len;
 	sge->lkey = o->mr[m].mr->lkey;
@@ -313,7 +321,7 @@ int cmd_write(struct agent_dev *d, struct agent_objs *o, struct req *r, struct a
 	if (req_num(r, "off", UINT32_MAX, false, 0, &off) || !hex || n % 2 ||
 	    strspn(hex, "0123456789abcdefABCDEF") != n)
 		return ans_err(a, "EINVAL", "write needs off= and data= an even number of hex digits");
-	if (off + n / 2 > o->mr[m].size)
+	if (!within(off, n / 2, o->mr[m].size))
 		return ans_err(a, "EINVAL", "the data runs past mr %u's %zu bytes", m, o->mr[m].size);
 	for (size_t i = 0; i < n / 2; i++) {
 		unsigned v;

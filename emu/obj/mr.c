@@ -263,9 +263,12 @@ static int sge_walk(struct rocemu_pd *pd, const struct ibv_sge *sg,
 		uint64_t k = sg[i].length - offset;
 		if (k > len)
 			k = len;
+		uint64_t at;
 		const struct rocemu_mr *mr =
-			mr_check(pd, sg[i].lkey, sg[i].addr + offset, k, access);
-		if (!mr || fn(mr, mr_ptr(mr, sg[i].addr + offset), buf, k))
+			roce_range_end(sg[i].addr, offset, &at)
+				? mr_check(pd, sg[i].lkey, at, k, access)
+				: NULL;
+		if (!mr || fn(mr, mr_ptr(mr, at), buf, k))
 			return -EFAULT;
 		buf += k;
 		len -= k;
@@ -316,13 +319,16 @@ int sge_map(struct rocemu_pd *pd, const struct ibv_sge *sg, unsigned n,
 		}
 		if (len > sg[i].length - offset)
 			return -EAGAIN;
+		uint64_t at;
 		const struct rocemu_mr *mr =
-			mr_check(pd, sg[i].lkey, sg[i].addr + offset, len, 0);
+			roce_range_end(sg[i].addr, offset, &at)
+				? mr_check(pd, sg[i].lkey, at, len, 0)
+				: NULL;
 		if (!mr)
 			return -EFAULT;
 		if (mr->odp)
 			return -EAGAIN; /* copied, checked, by sge_copy_from */
-		*p = mr_ptr(mr, sg[i].addr + offset);
+		*p = mr_ptr(mr, at);
 		return 0;
 	}
 	return len ? -EFAULT : -EAGAIN;

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "rocemu/range.h"
 #include "obj.h"
 
 #ifndef MADV_POPULATE_READ
@@ -42,11 +43,13 @@ static int advise_target(struct rocemu_pd *pd, int advice,
 static int populate(uint64_t va, uint64_t len, bool write)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t lo = va & ~(page - 1), hi = va + len;
+	uint64_t lo = va & ~(page - 1), hi;
 	uint8_t byte;
 
 	if (!len)
 		return 0;
+	if (!roce_range_end(va, len, &hi))
+		return -EFAULT;
 	if (!madvise((void *)(uintptr_t)lo, hi - lo,
 		     write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ))
 		return 0;
