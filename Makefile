@@ -91,6 +91,8 @@ CHECK_BIN := $(BUILD)/tests/check_rocemu
 MKCAP := $(BUILD)/tests/mkcap
 PCAP_EDIT := $(BUILD)/tests/pcap_edit
 BENCH := $(BUILD)/tests/bench_proto
+# 10^7 corrupted datagrams at a flow, none accepted (docs/icrc.md)
+ICRC_FLOOD := $(BUILD)/tests/icrc_flood
 BENCH_DEV := $(BUILD)/tests/bench_device
 BENCH_NET := $(BUILD)/tests/bench_net
 BENCH_UDP := $(BUILD)/tests/bench_udp
@@ -106,7 +108,7 @@ DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
 .PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench bench-readme fuzz install clean
-all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
 	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
 
 # Installs what is missing when run as root; otherwise names the command.
@@ -196,6 +198,7 @@ check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
 	$(Q)tests/lint_ranges.sh --self-test && tests/lint_ranges.sh
 	$(Q)ROCEMU_PCAPS=pcaps $(ISOLATED) $(CHECK_BIN)
+	$(Q)$(ICRC_FLOOD)
 	$(Q)tests/dump_cli.sh $(BUILD)
 	$(Q)tests/check_cli.sh $(BUILD)
 	$(Q)$(ISOLATED) tests/live_cli.sh $(BUILD)

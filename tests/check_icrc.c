@@ -232,7 +232,8 @@ START_TEST(test_icrc_flow_of_one_size)
 		memcpy(a.src_gid, f.src_gid, 16);
 		memcpy(a.dst_gid, f.dst_gid, 16);
 		size_t udp = 14 + (ipv == 4 ? 20 : 40) + 8;
-		ck_assert_int_eq(roce_datagram_parse(&a, b + udp, (size_t)n - udp,
+		ck_assert_int_eq(roce_datagram_parse(&a, NULL, b + udp,
+						     (size_t)n - udp,
 						     hdr, &g, &why), 0);
 		ck_assert_uint_eq(g.icrc_calc, __builtin_bswap32(want));
 		ck_assert(roce_frame_icrc_ok(&g));

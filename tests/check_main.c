@@ -13,6 +13,7 @@ int main(void)
 	srunner_add_suite(sr, icrc_suite());
 	srunner_add_suite(sr, frame_suite());
 	srunner_add_suite(sr, datagram_suite());
+	srunner_add_suite(sr, ipid_suite());
 	srunner_add_suite(sr, malformed_suite());
 	srunner_add_suite(sr, rxe_pcap_suite());
 	srunner_add_suite(sr, pcapio_suite());

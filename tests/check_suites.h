@@ -15,6 +15,7 @@ Suite *aeth_psn_suite(void);
 Suite *icrc_suite(void);
 Suite *frame_suite(void);
 Suite *datagram_suite(void);
+Suite *ipid_suite(void);
 Suite *malformed_suite(void);
 Suite *rxe_pcap_suite(void);
 Suite *pcapio_suite(void);

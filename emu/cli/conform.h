@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "rocemu/frame.h"
+#include "rocemu/ipid.h"
 #include "rocemu/pcapio.h"
 
 enum {
@@ -154,6 +155,8 @@ struct cf_wire {
 	uint64_t t0_ns;
 	uint64_t sent, received;
 	uint64_t foreign;	/* datagrams from other addresses, ignored */
+	/* the IPv4 IDs expected of the device under test (docs/icrc.md) */
+	struct roce_ipid_table ids;
 };
 
 /* A packet taken from the wire, parsed; the bytes stay in buf. */

@@ -160,8 +160,10 @@ static void take(struct cf_wire *w, struct cf_packet *p,
 		a.sport = ntohs(s6->sin6_port);
 	}
 	memcpy(a.dst_gid, w->local_gid, 16);
+	a.when_ns = mono_ns();
 	p->why = NULL;
-	p->parse_rc = roce_datagram_parse(&a, p->buf, p->len, p->hdr, &p->f, &p->why);
+	p->parse_rc = roce_datagram_parse(&a, &w->ids, p->buf, p->len, p->hdr,
+					  &p->f, &p->why);
 	p->icrc_ok = p->parse_rc == 0 && roce_frame_icrc_ok(&p->f);
 	p->t_ns = cf_wire_now_ns(w);
 	w->received++;

@@ -59,6 +59,10 @@ struct udp_port {
 	int fd;			/* bound to the GID's address, port 4791 */
 	bool gso;		/* loopback sends go in GSO batches */
 	size_t rx_buf;		/* bytes per receive buffer */
+	/* The IPv4 IDs expected of each sender (docs/icrc.md); used on the
+	 * receive path only, which the world's lock serialises */
+	struct roce_ipid_table ids;
+	uint32_t drops;		/* the socket's drop count, as last told */
 	uint8_t *rx;		/* receive buffers */
 	struct tx_batch *tx;	/* datagrams to send */
 	struct tx_sock *socks;	/* one per source port */
@@ -342,6 +346,9 @@ static int udp_attach(struct wire *w, const uint8_t gid[16],
 	/* Bursts of a whole send window arrive at once; the kernel caps
 	 * this at net.core.rmem_max. */
 	setsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	/* Each datagram tells how many the socket dropped so far: a burst
+	 * that overran it moved the sender's IPv4 ID that far (docs/icrc.md) */
+	setsockopt(u->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	memcpy(u->p.gid, gid, 16);
 	wire_port_add(w, &u->p);
 	*port = &u->p;
@@ -440,7 +447,7 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 			     const uint8_t *payload, size_t len,
 			     wire_deliver_fn fn, void *arg)
 {
-	struct roce_datagram_addr a;
+	struct roce_datagram_addr a = { .drops = u->drops };
 	uint8_t hdr[ROCE_DATAGRAM_HDR_MAX]; /* the GRH of a UD receive */
 	struct roce_frame f;
 	struct wire_rx rx = { .f = &f, .why = "", .bytes = payload, .len = len,
@@ -449,23 +456,32 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 	a.sport = gid_of_sockaddr(src, a.src_gid);
 	memcpy(a.dst_gid, u->p.gid, 16);
 	memcpy(a.dst_mac, u->p.mac, 6);
+	a.when_ns = w->core->now; /* real time: set as each pass begins */
 	/* What the world's own ports sent, the tap has seen at send. */
 	rx.from_outside = wire_port_find(w, a.src_gid) == NULL;
-	rx.rc = roce_datagram_parse(&a, payload, len, hdr, &f, &rx.why);
+	rx.rc = roce_datagram_parse(&a, &u->ids, payload, len, hdr, &f,
+				    &rx.why);
 	fn(arg, &u->p, &rx);
 }
 
-/* The segment size of a GRO batch from its control message; 0 if the
- * datagram is a single one. */
-static size_t gro_size(struct msghdr *m)
+/* The segment size of a GRO batch from its control message (0 if the
+ * datagram is a single one); the socket's drop count (SO_RXQ_OVFL) into
+ * u->drops where the message carries it. */
+static size_t read_cmsgs(struct udp_port *u, struct msghdr *m)
 {
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+	size_t seg = 0;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-			int seg;
-			memcpy(&seg, CMSG_DATA(c), sizeof(seg));
-			return seg > 0 ? (size_t)seg : 0;
+			int v;
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			seg = v > 0 ? (size_t)v : 0;
+		} else if (c->cmsg_level == SOL_SOCKET &&
+			   c->cmsg_type == SO_RXQ_OVFL) {
+			memcpy(&u->drops, CMSG_DATA(c), sizeof(u->drops));
 		}
-	return 0;
+	}
+	return seg;
 }
 
 /* Hands up the datagrams of one received message: a GRO batch is cut at
@@ -476,7 +492,7 @@ static void deliver_message(struct wire *w, struct udp_port *u,
 			    wire_deliver_fn fn, void *arg)
 {
 	const uint8_t *p = m->msg_iov->iov_base;
-	size_t seg = gro_size(m);
+	size_t seg = read_cmsgs(u, m);
 
 	if (!seg || seg >= len)
 		seg = len;
@@ -495,7 +511,8 @@ static unsigned port_receive(struct wire *w, struct udp_port *u,
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	struct sockaddr_storage from[RX_BATCH];
-	char ctl[RX_BATCH][CMSG_SPACE(sizeof(int))];
+	/* UDP_GRO's int and SO_RXQ_OVFL's count */
+	char ctl[RX_BATCH][CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t))];
 	unsigned total = 0, pass = 0;
 	int n;
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "rocemu/frame.h"
+#include "rocemu/ipid.h"
 
 /* What a UDP socket tells of a datagram it received, and the receiver's
  * MAC (a socket shows no Ethernet header: f->eth_dst is set to it). */
@@ -15,6 +16,13 @@ struct roce_datagram_addr {
 	uint8_t dst_gid[16];	/* the receiving socket's own address */
 	uint8_t dst_mac[6];	/* the receiving device's MAC */
 	uint16_t sport;		/* the sender's UDP port */
+	/* When it arrived (ns, the clock of the roce_ipid_table it is
+	 * judged by): how far the sender's IPv4 ID may have moved */
+	uint64_t when_ns;
+	/* The receiving socket's count of datagrams it dropped for want of
+	 * room, as of this one (SO_RXQ_OVFL; 0 where unknown): each may
+	 * have carried one of the sender's IPv4 IDs */
+	uint32_t drops;
 };
 
 enum {
@@ -31,22 +39,28 @@ enum {
  * from a zero MAC, IPv4 or IPv6 by the version of a->dst_gid, TOS and flow
  * label 0, TTL or hop limit 64, UDP checksum 0. The socket hides the IPv4
  * ID and DF bit, which the ICRC covers: ID 0 with DF is tried first (what
- * a kernel socket with DF sends), then they are solved for; when found
- * they are set and the IPv4 header checksum computed, otherwise ID,
- * flags and header checksum stay 0. The IP and UDP headers so made are
- * written to hdr, where f->ip_hdr (and f->ip_opts, empty) point: hdr must
- * outlive their use. f->ib points into payload. The ICRC is computed over
- * hdr and then the payload in place: only its BTH is copied.
+ * a kernel socket with DF sends), then they are solved for and judged by
+ * ids, the receiver's table of flows (rocemu/ipid.h, docs/icrc.md), which
+ * learns from them; with ids NULL only ID 0, with DF or without, is
+ * taken (the strict mode: no state, a full 32-bit check). When found and
+ * taken they are set and the IPv4 header checksum computed, otherwise ID,
+ * flags and header checksum stay 0 and the ICRC check fails. The IP and
+ * UDP headers so made are written to hdr, where f->ip_hdr (and
+ * f->ip_opts, empty) point: hdr must outlive their use. f->ib points into
+ * payload. The ICRC is computed over hdr and then the payload in place:
+ * only its BTH is copied.
  *
  * Returns what roce_frame_parse returns for that frame, with the same
  * reasons in *why: 0 for a RoCEv2 packet (then f->icrc_calc is set and
  * roce_frame_icrc_ok tells whether it verified); -EBADMSG for a payload
  * that breaks a rule, f filled as far as it was read. A payload longer
  * than ROCE_DATAGRAM_MAX_IPV4 or _IPV6 also gives -EBADMSG, with f's
- * lengths and f->ip_hdr left 0 and hdr untouched.
+ * lengths and f->ip_hdr left 0 and hdr and ids untouched; IPv6 datagrams
+ * leave ids untouched too.
  */
 int roce_datagram_parse(const struct roce_datagram_addr *a,
-			const uint8_t *payload, size_t len,
+			struct roce_ipid_table *ids, const uint8_t *payload,
+			size_t len,
 			uint8_t hdr[ROCE_DATAGRAM_HDR_MAX],
 			struct roce_frame *f, const char **why);
 

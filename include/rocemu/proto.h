@@ -9,6 +9,7 @@
 #include "rocemu/frame.h"
 #include "rocemu/ibhdr.h"
 #include "rocemu/icrc.h"
+#include "rocemu/ipid.h"
 #include "rocemu/opcode.h"
 #include "rocemu/packet.h"
 #include "rocemu/pcapio.h"

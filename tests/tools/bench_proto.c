@@ -57,9 +57,11 @@ static int make_frame(uint8_t *buf, size_t cap, unsigned k)
 }
 
 /* Parses the frame's UDP payload as a socket hands it over (ID 0 with DF,
- * as rocemu sends); returns the ICRC it computed. */
+ * as rocemu sends), judged by a receiver's table of flows; returns the
+ * ICRC it computed. */
 static uint32_t parse_datagram(const uint8_t *ip, size_t len)
 {
+	static struct roce_ipid_table ids; /* the flow's, as a port has */
 	struct roce_datagram_addr a = { .sport = 0xc000 };
 	uint8_t hdr[ROCE_DATAGRAM_HDR_MAX];
 	size_t hl = ROCE_IPV4_HLEN + ROCE_UDP_HLEN;
@@ -68,7 +70,7 @@ static uint32_t parse_datagram(const uint8_t *ip, size_t len)
 
 	roce_gid_from_ipv4(a.src_gid, ip + 12);
 	roce_gid_from_ipv4(a.dst_gid, ip + 16);
-	roce_datagram_parse(&a, ip + hl, len - hl, hdr, &f, &why);
+	roce_datagram_parse(&a, &ids, ip + hl, len - hl, hdr, &f, &why);
 	return f.icrc_calc;
 }
 
