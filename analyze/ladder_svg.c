@@ -39,9 +39,28 @@ static void put_text(FILE *out, const char *s)
 	}
 }
 
+/* Fits an int whenever the whole picture's height does (checked by
+ * total_height before anything is drawn). */
 static int chart_height(const struct roce_ladder_chart *ch)
 {
 	return TITLE + HEAD + (int)ch->n * ROW + ROW / 2;
+}
+
+/* The picture's height, or 0 when it passes ROCE_LADDER_SVG_MAX_HEIGHT:
+ * counted in 64 bits, a chart at a time, so no sum can wrap first. */
+static uint64_t total_height(const struct roce_ladder *l)
+{
+	uint64_t h = GAP;
+
+	for (size_t k = 0; k < l->n; k++) {
+		const struct roce_ladder_chart *ch = &l->charts[k];
+		if (ch->n > ROCE_LADDER_SVG_MAX_HEIGHT / ROW)
+			return 0;
+		h += TITLE + HEAD + (uint64_t)ch->n * ROW + ROW / 2 + GAP;
+		if (h > ROCE_LADDER_SVG_MAX_HEIGHT)
+			return 0;
+	}
+	return h;
 }
 
 static void write_defs(FILE *out, int height)
@@ -153,12 +172,12 @@ static void write_chart(FILE *out, const struct roce_ladder_chart *ch, int y)
 
 int roce_ladder_write_svg(FILE *out, const struct roce_ladder *l)
 {
-	int height = GAP;
+	uint64_t total = total_height(l);
 
-	for (size_t k = 0; k < l->n; k++)
-		height += chart_height(&l->charts[k]) + GAP;
-	write_defs(out, height);
-	height = GAP / 2;
+	if (!total)
+		return -EFBIG;
+	write_defs(out, (int)total);
+	int height = GAP / 2;
 	for (size_t k = 0; k < l->n; k++) {
 		write_chart(out, &l->charts[k], height);
 		height += chart_height(&l->charts[k]) + GAP;

@@ -156,7 +156,7 @@ static int push(struct rocemu_event **evs, size_t *n, size_t *cap,
 {
 	if (*n == *cap) {
 		size_t c = *cap ? *cap * 2 : 64;
-		struct rocemu_event *p = realloc(*evs, c * sizeof(*p));
+		struct rocemu_event *p = reallocarray(*evs, c, sizeof(*p));
 		if (!p)
 			return -ENOMEM;
 		*evs = p;

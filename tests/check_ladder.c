@@ -308,6 +308,35 @@ static void assert_plain(const char *what, const char *s, size_t len)
 	}
 }
 
+/*
+ * A ladder taller than an SVG's int coordinates can say (about 80
+ * million rows: 13 million two-packet flows, or one long flow) is refused
+ * whole, before anything is drawn; its heights are never summed in an
+ * int. The rows are not there: only the counts are read.
+ */
+START_TEST(test_svg_too_tall_refused)
+{
+	struct roce_ladder_chart ch[3] = {
+		{ .n = 40000000 }, { .n = 40000000 }, { .n = 40000000 } };
+	struct roce_ladder l = { .n = 3, .charts = ch };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(roce_ladder_write_svg(out, &l), -EFBIG);
+	fclose(out);
+	ck_assert_uint_eq(len, 0);
+	free(buf);
+	l.n = 1;
+	ch[0].n = (size_t)1 << 40;
+	out = open_memstream(&buf, &len);
+	ck_assert_int_eq(roce_ladder_write_svg(out, &l), -EFBIG);
+	fclose(out);
+	ck_assert_uint_eq(len, 0);
+	free(buf);
+}
+END_TEST
+
 /* Names from a trace with ESC, BEL, a byte above ASCII and XML's
  * special characters: the text shows them as \xNN, the SVG as well,
  * with &<>"' escaped. */
@@ -404,6 +433,7 @@ Suite *ladder_suite(void)
 	tcase_add_test(tc, test_text_fits_100_columns);
 	tcase_add_test(tc, test_render_escapes_trace_names);
 	tcase_add_test(tc, test_trace_long_comment_is_one_line);
+	tcase_add_test(tc, test_svg_too_tall_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

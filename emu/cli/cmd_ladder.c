@@ -71,6 +71,15 @@ static int write_svg(const char *path, const struct roce_ladder *l)
 		return CLI_USAGE;
 	}
 	rc = roce_ladder_write_svg(f, l);
+	if (rc == -EFBIG) {
+		fclose(f);
+		remove(path);
+		fprintf(stderr, "rocemu ladder: %s: the ladder is taller than an "
+				"SVG can be drawn (%u pixels); pick one flow with "
+				"--flow N, or use the text output\n", path,
+			ROCE_LADDER_SVG_MAX_HEIGHT);
+		return CLI_USAGE;
+	}
 	if (fclose(f) || rc) {
 		fprintf(stderr, "rocemu ladder: writing %s failed\n", path);
 		return CLI_USAGE;

@@ -99,9 +99,15 @@ int roce_ladder_write_text(FILE *out, const struct roce_ladder *l);
  * with its title, a head box and a dashed lifeline per end, a <line> per
  * packet ending in the arrowhead marker (filled ROCE_LADDER_SVG_HEAD and
  * in no other shape), and the notes as small boxes on their lifeline.
- * Returns 0, or -EIO when writing failed. l is unchanged.
+ * Returns 0, or -EIO when writing failed, or -EFBIG, with nothing
+ * written, when the picture would be taller than ROCE_LADDER_SVG_MAX_HEIGHT
+ * pixels (its coordinates are ints). l is unchanged.
  */
 int roce_ladder_write_svg(FILE *out, const struct roce_ladder *l);
+
+/* The tallest SVG roce_ladder_write_svg writes, in pixels: about 80
+ * million rows (no viewer shows more; the text output has no bound). */
+#define ROCE_LADDER_SVG_MAX_HEIGHT 2000000000u
 
 /* The arrowheads' fill colour, used by nothing else in the picture: a
  * test counts the arrows of a rendering by it. */
