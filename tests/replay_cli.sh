@@ -155,7 +155,7 @@ done
 
 # 6. Captures made to break replay (mkcap --replay; docs/capture-limits.md)
 mkcap=$build/tests/mkcap
-for c in wrap bigread lowqpn badpad; do
+for c in wrap bigread lowqpn badpad backnak; do
 	"$mkcap" --replay "$work/$c.pcap" $c || bad "mkcap --replay $c"
 done
 # A malformed WRITE (its pad count exceeds its payload: no payload at all)
@@ -168,6 +168,17 @@ for as in responder requester; do
 		! grep -q "runtime error" "$work/badpad.$as" && ok ||
 		bad "malformed WRITE as $as: exit $rc: $(head -n 3 "$work/badpad.$as")"
 done
+
+# The second end's requests were judged against answers only up to the
+# first end's last one: a NAK 10.0.0.1 sent after it went unseen, the
+# refused WRITE was planned as accepted, and rocemu ACKed it (exit 1,
+# "answer 1 diverges"). Both directions replay as captured.
+timeout 120 "$rocemu" replay "$work/backnak.pcap" >"$work/backnak.txt" 2>&1
+rc=$?
+[ $rc = 0 ] && [ "$(grep -c "no divergence" "$work/backnak.txt")" = 2 ] &&
+	grep -q "10.0.0.2 qp 0x200 > 10.0.0.1 qp 0x100: 1 requests fed, 1 answers the same, no divergence" \
+		"$work/backnak.txt" && ok ||
+	bad "a NAK from the first end, as responder: exit $rc: $(head -n 4 "$work/backnak.txt")"
 
 # A READ and an atomic whose va + length wraps past 2^64 to end inside
 # the region an earlier WRITE reached passed the bounds checks, and the

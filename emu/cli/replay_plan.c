@@ -445,10 +445,10 @@ int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
 	p->pk = ix->pk + ix->start[fl->id];
 	p->n = ix->start[fl->id + 1] - ix->start[fl->id];
 	p->visits = visits;
+	p->req = req; /* first: which packets answer depends on it */
 	for (size_t k = 0; k < p->n; k++)
 		if (rp_is_answer(p, k))
 			p->answers_end = k + 1;
-	p->req = req;
 	p->mtu_bytes = infer_mtu(p);
 	int rc = decide(p);
 	if (!rc)

@@ -243,7 +243,7 @@ static void gen_rc_bench(unsigned long count)
 }
 
 /* One packet of a crafted flow for --replay: requester 10.0.0.1, QP
- * a_qpn; responder 10.0.0.2, QP b_qpn. */
+ * a_qpn; responder 10.0.0.2, QP b_qpn (the other way round with rev). */
 struct cpkt {
 	uint32_t a_qpn, b_qpn;
 	uint8_t op;
@@ -253,6 +253,8 @@ struct cpkt {
 	uint32_t plen;		/* payload bytes */
 	uint64_t atm;		/* AtomicAckETH */
 	bool bad_pad;		/* pad count 3 and no payload: malformed */
+	bool rev;		/* 10.0.0.2 (QP b_qpn) is the requester */
+	uint8_t syn;		/* the AETH syndrome; 0: an ACK */
 };
 
 static void crafted(const struct cpkt *c)
@@ -260,20 +262,22 @@ static void crafted(const struct cpkt *c)
 	static const uint8_t a4[4] = { 10, 0, 0, 1 }, b4[4] = { 10, 0, 0, 2 };
 	static uint8_t buf[ROCE_FRAME_MAX];
 	bool req = roce_opcode(c->op)->flags & ROCE_OPF_REQ;
+	bool from_a = req != c->rev;
 	struct roce_frame f;
 
 	roce_frame_init(&f, 4);
-	roce_gid_from_ipv4(f.src_gid, req ? a4 : b4);
-	roce_gid_from_ipv4(f.dst_gid, req ? b4 : a4);
+	roce_gid_from_ipv4(f.src_gid, from_a ? a4 : b4);
+	roce_gid_from_ipv4(f.dst_gid, from_a ? b4 : a4);
 	f.sport = (uint16_t)(0xc000 | (c->a_qpn & 0x3fff));
 	f.ib.bth.opcode = c->op;
-	f.ib.bth.dqpn = req ? c->b_qpn : c->a_qpn;
+	f.ib.bth.dqpn = from_a ? c->b_qpn : c->a_qpn;
 	f.ib.bth.psn = c->psn & ROCE_PSN_MASK;
 	f.ib.bth.ackreq = req;
 	f.ib.bth.pad = (uint8_t)roce_pad_len(c->plen);
 	f.ib.reth = (struct roce_reth){ c->va, 0x77, c->len };
 	f.ib.atmeth = (struct roce_atmeth){ c->va, 0x77, 1, 2 };
-	f.ib.aeth = (struct roce_aeth){ ROCE_AETH_ACK_NO_CREDITS,
+	f.ib.aeth = (struct roce_aeth){ c->syn ? c->syn
+						      : ROCE_AETH_ACK_NO_CREDITS,
 					c->msn & ROCE_PSN_MASK };
 	f.ib.atmack = c->atm;
 	for (uint32_t i = 0; i < c->plen; i++)
@@ -303,6 +307,8 @@ static void crafted(const struct cpkt *c)
  *            and 0x7, then on 0x11 and 0x12
  *   badpad   a WRITE_ONLY whose pad count exceeds its payload (malformed)
  *            and its ACK, then a SEND and its ACK
+ *   backnak  a SEND from 10.0.0.1 and its ACK, then a WRITE the other way
+ *            that 10.0.0.1 refuses with a remote access NAK
  */
 static int gen_replay(const char *name)
 {
@@ -345,6 +351,15 @@ static int gen_replay(const char *name)
 		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 2,
 					.plen = 16 });
 		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 2, 2 });
+	} else if (!strcmp(name, "backnak")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 1,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_WRITE_ONLY, 100,
+					0, 0x1000, 32, 32, .rev = true });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 100, 0,
+					.rev = true,
+					.syn = ROCE_AETH_NAK_REM_ACCESS });
 	} else {
 		fprintf(stderr, "mkcap: no replay capture '%s'\n", name);
 		return 2;
@@ -778,7 +793,7 @@ int main(int argc, char **argv)
 				"       mkcap --bench OUT.pcap COUNT\n"
 				"       mkcap --rc-bench OUT.pcap COUNT\n"
 				"       mkcap --replay OUT.pcap "
-				"wrap|bigread|lowqpn|badpad\n"
+				"wrap|bigread|lowqpn|badpad|backnak\n"
 				"       mkcap --flows OUT.pcap COUNT\n"
 				"       mkcap --oneflow OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"
