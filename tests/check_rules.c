@@ -124,12 +124,26 @@ static void add(struct cap *cap, struct pk p)
 		      .ackreq = true })
 
 /* Exactly one finding, an error under rule at frame no. */
-static void one_error(const struct found *r, const char *rule, uint64_t no)
+/* What the rules found, on stderr: a failing test's context. */
+static void show(const struct found *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
 		fprintf(stderr, "  found: frame %llu %s %s\n",
 			(unsigned long long)r->v[i].no, r->v[i].rule,
 			r->v[i].text);
+}
+
+/* Exactly these many errors and losses, whatever else was found. */
+static void counts(const struct found *r, unsigned errors, unsigned losses)
+{
+	show(r);
+	ck_assert_uint_eq(r->errors, errors);
+	ck_assert_uint_eq(r->losses, losses);
+}
+
+static void one_error(const struct found *r, const char *rule, uint64_t no)
+{
+	show(r);
 	ck_assert_uint_eq(r->errors, 1);
 	ck_assert_uint_eq(r->losses, 0);
 	ck_assert_str_eq(r->v[0].rule, rule);
@@ -139,10 +153,7 @@ static void one_error(const struct found *r, const char *rule, uint64_t no)
 
 static void nothing(const struct found *r)
 {
-	for (unsigned i = 0; i < r->n; i++)
-		fprintf(stderr, "  found: frame %llu %s %s\n",
-			(unsigned long long)r->v[i].no, r->v[i].rule,
-			r->v[i].text);
+	show(r);
 	ck_assert_uint_eq(r->n, 0);
 }
 
@@ -495,12 +506,7 @@ START_TEST(test_read_response_after_lost_read)
 			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
 	add(&c, ACK(110, 3));
 	judge(&c, 0, &r);
-	for (unsigned i = 0; i < r.n; i++)
-		fprintf(stderr, "  found: frame %llu %s %s\n",
-			(unsigned long long)r.v[i].no, r.v[i].rule,
-			r.v[i].text);
-	ck_assert_uint_eq(r.errors, 0);
-	ck_assert_uint_eq(r.losses, 3);
+	counts(&r, 0, 3);
 }
 END_TEST
 
@@ -552,12 +558,7 @@ START_TEST(test_read_response_before_the_gap_shows)
 	add(&c, (struct pk){ .op = RL, .psn = 109, .plen = 188, .msn = 3,
 			     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
 	judge(&c, 0, &r);
-	for (unsigned i = 0; i < r.n; i++)
-		fprintf(stderr, "  found: frame %llu %s %s\n",
-			(unsigned long long)r.v[i].no, r.v[i].rule,
-			r.v[i].text);
-	ck_assert_uint_eq(r.errors, 0);
-	ck_assert_uint_eq(r.losses, 2);
+	counts(&r, 0, 2);
 }
 END_TEST
 
