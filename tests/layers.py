@@ -385,21 +385,29 @@ def self_test_one(fixture):
     return fails
 
 
-def self_test(fixtures):
-    """Checks that good passes and each bad_* fails with the violations its
-    expect file lists; returns the exit status."""
+def run_fixtures(fixtures, label, check_one):
+    """Runs check_one (a folder -> a list of failures) on every fixture
+    tree in fixtures, which must hold good/ and at least one bad_*/;
+    prints the failures and a summary led by label; returns the exit
+    status. tests/lint_ranges.sh's self-test uses it too."""
     names = sorted(os.listdir(fixtures))
     if "good" not in names or not any(n.startswith("bad_") for n in names):
-        print("layers self-test: %s needs good/ and bad_*/" % fixtures)
+        print("%s self-test: %s needs good/ and bad_*/" % (label, fixtures))
         return 1
     fails = []
     for name in names:
-        fails += self_test_one(os.path.join(fixtures, name))
+        fails += check_one(os.path.join(fixtures, name))
     for f in fails:
-        print("layers self-test: " + f)
+        print("%s self-test: %s" % (label, f))
     verdict = "%d failures" % len(fails) if fails else "all as expected"
-    print("layers self-test: %d fixtures, %s" % (len(names), verdict))
+    print("%s self-test: %d fixtures, %s" % (label, len(names), verdict))
     return 1 if fails else 0
+
+
+def self_test(fixtures):
+    """Checks that good passes and each bad_* fails with the violations its
+    expect file lists; returns the exit status."""
+    return run_fixtures(fixtures, "layers", self_test_one)
 
 
 def main(argv):

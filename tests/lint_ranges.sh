@@ -46,7 +46,7 @@ import sys
 
 HERE = sys.argv[1]
 sys.path.insert(0, HERE)
-from layers import blank_comments_and_literals  # noqa: E402
+from layers import blank_comments_and_literals, run_fixtures  # noqa: E402
 
 SCANNED = ["proto", "analyze", "emu", "agent", "include/rocemu"]
 EXEMPT = {"include/rocemu/range.h"}
@@ -208,18 +208,7 @@ def self_test_one(fixture):
 
 
 def self_test(fixtures):
-    names = sorted(os.listdir(fixtures))
-    if "good" not in names or not any(n.startswith("bad_") for n in names):
-        print("lint_ranges self-test: %s needs good/ and bad_*/" % fixtures)
-        return 1
-    fails = []
-    for name in names:
-        fails += self_test_one(os.path.join(fixtures, name))
-    for f in fails:
-        print("lint_ranges self-test: " + f)
-    verdict = "%d failures" % len(fails) if fails else "all as expected"
-    print("lint_ranges self-test: %d fixtures, %s" % (len(names), verdict))
-    return 1 if fails else 0
+    return run_fixtures(fixtures, "lint_ranges", self_test_one)
 
 
 def main(argv):
