@@ -157,6 +157,7 @@ struct cf_wire {
 	uint64_t foreign;	/* datagrams from other addresses, ignored */
 	/* the IPv4 IDs expected of the device under test (docs/icrc.md) */
 	struct roce_ipid_table ids;
+	uint32_t drops;		/* the socket's drop count, as last told */
 };
 
 /* A packet taken from the wire, parsed; the bytes stay in buf. */

@@ -84,6 +84,8 @@ int cf_wire_open(struct cf_wire *w, const char *local, const char *pcap,
 		 * a built frame was computed over */
 		setsockopt(w->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
 	}
+	/* each datagram then says how many the socket dropped (docs/icrc.md) */
+	setsockopt(w->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	if (bind(w->fd, (struct sockaddr *)&ss, sl)) {
 		snprintf(err, errlen, "bind %s port %d: %s%s", local, ROCE_PORT,
 			 strerror(errno), errno == EADDRINUSE ?
@@ -161,6 +163,7 @@ static void take(struct cf_wire *w, struct cf_packet *p,
 	}
 	memcpy(a.dst_gid, w->local_gid, 16);
 	a.when_ns = mono_ns();
+	a.drops = w->drops;
 	p->why = NULL;
 	p->parse_rc = roce_datagram_parse(&a, &w->ids, p->buf, p->len, p->hdr,
 					  &p->f, &p->why);
@@ -173,6 +176,25 @@ static void take(struct cf_wire *w, struct cf_packet *p,
 		if (n > 0)
 			roce_pcap_write(w->pcap, p->t_ns, eth, (size_t)n);
 	}
+}
+
+/* One datagram into p->buf from *src, and the socket's drop count (what
+ * the ICRC's IPv4 ID window widens by, docs/icrc.md) into w->drops. */
+static ssize_t recv_one(struct cf_wire *w, struct cf_packet *p,
+			struct sockaddr_storage *src)
+{
+	struct iovec iov = { p->buf, sizeof(p->buf) };
+	char ctl[CMSG_SPACE(sizeof(uint32_t))];
+	struct msghdr m = { .msg_name = src, .msg_namelen = sizeof(*src),
+			    .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	ssize_t n = recvmsg(w->fd, &m, MSG_DONTWAIT);
+
+	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; c;
+	     c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL)
+			memcpy(&w->drops, CMSG_DATA(c), sizeof(w->drops));
+	return n;
 }
 
 int cf_wire_recv(struct cf_wire *w, struct cf_packet *p, int timeout_ms)
@@ -192,9 +214,7 @@ int cf_wire_recv(struct cf_wire *w, struct cf_packet *p, int timeout_ms)
 			continue;
 		}
 		struct sockaddr_storage src;
-		socklen_t sl = sizeof(src);
-		ssize_t n = recvfrom(w->fd, p->buf, sizeof(p->buf), MSG_DONTWAIT,
-				     (struct sockaddr *)&src, &sl);
+		ssize_t n = recv_one(w, p, &src);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
