@@ -7,7 +7,7 @@
 #                   make check runs it last (RXE=0 leaves it out)
 #   make rxe-bench  perftest on rxe and on rocemu in the same guests
 #   make suite-compare  rdma-core's test suite, rxe against rocemu
-#   make install PREFIX=... DESTDIR=...
+#   make install PREFIX=... DESTDIR=...   make uninstall (the same)
 #   SAN=1 builds with AddressSanitizer and UBSan; V=1 shows the commands.
 #   TSAN=1 builds with ThreadSanitizer (build/tsan).
 
@@ -107,7 +107,7 @@ AGENT_SRC := $(wildcard agent/*.c)
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench bench-readme fuzz install clean
+.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench bench-readme fuzz install uninstall clean FORCE
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
 	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
 
@@ -233,6 +233,7 @@ check: all
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
 	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap \
 	  $$(ls $(BUILD)/net_*/*.pcap $(BUILD)/examples/*.pcap 2>/dev/null)
+	$(Q)$(ISOLATED) tests/install_check.sh $(BUILD)
 ifneq ($(SAN)$(TSAN),)
 	@echo "rxe lab: skipped under SAN=1 or TSAN=1 (the guest runs the plain" \
 	  "build: make rxe-check)"
@@ -379,14 +380,60 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	done; echo "fuzz: $$pass passed, $$fail failed"; [ $$fail = 0 ]
 
 # ---- install ------------------------------------------------------------
-install: $(LIB) $(ROCEMU)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/include/rocemu
-	install -m 755 $(ROCEMU) $(DESTDIR)$(PREFIX)/bin/rocemu
-	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/librocemu.a
-	install -m 644 include/rocemu/*.h $(DESTDIR)$(PREFIX)/include/rocemu/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-	  include/rocemu.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rocemu.pc
+# The layout (docs/install-layout.md): INSTALL_FILES holds SOURCE:DEST
+# pairs, DEST under $(PREFIX); install and uninstall both read it, and
+# install writes what it put in place, man pages included, to
+# $(DATADIR)/installed-files, which uninstall removes by. The man pages
+# (make man, in $(BUILD)/man) are installed when they have been made.
+DATADIR = $(PREFIX)/share/rocemu
+CONFORM_DATA := $(wildcard tests/conformance/*.scn) tests/conformance/deviations.txt
+INSTALL_FILES = $(ROCEMU):bin/rocemu $(AGENT):bin/rocemu-agent \
+	$(LIB):lib/librocemu.a $(BUILD)/rocemu.pc:lib/pkgconfig/rocemu.pc \
+	$(VERBS_SO):lib/rocemu/libibverbs.so.1 \
+	$(foreach h,$(wildcard include/rocemu/*.h),$(h):$(h)) \
+	$(foreach f,$(CONFORM_DATA),$(f):share/rocemu/conformance/$(notdir $(f)))
+MANIFEST = share/rocemu/installed-files
+INSTALL_ROOT = $(DESTDIR)$(PREFIX)
+
+# rocemu conform's scenarios when run outside a source tree: rebuilt when
+# PREFIX changes (the stamp is rewritten only then).
+DATADIR_STAMP := $(BUILD)/.datadir
+$(DATADIR_STAMP): FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(DATADIR)' ] || echo '$(DATADIR)' >$@
+$(BUILD)/emu/cli/cmd_conform.o: $(DATADIR_STAMP)
+$(BUILD)/emu/cli/cmd_conform.o: override CFLAGS += -DROCEMU_DATADIR='"$(DATADIR)"'
+FORCE:
+
+$(BUILD)/rocemu.pc: include/rocemu.pc.in $(DATADIR_STAMP)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
+
+## install: tool, agent, library, headers, rocemu.pc, drop-in, scenarios, man pages (PREFIX, DESTDIR)
+install: $(ROCEMU) $(AGENT) $(LIB) $(VERBS_SO) $(BUILD)/rocemu.pc
+	$(Q)set -e; root='$(INSTALL_ROOT)'; list=; \
+	for p in $(INSTALL_FILES) \
+	  $$(cd $(BUILD) 2>/dev/null && ls man/man1/*.1 man/man7/*.7 2>/dev/null | \
+	    sed 's|^\(.*\)$$|$(BUILD)/\1:share/\1|'); do \
+	  src=$${p%%:*}; dst=$${p#*:}; mode=644; \
+	  case $$dst in bin/*|*.so.*) mode=755 ;; esac; \
+	  install -D -m $$mode "$$src" "$$root/$$dst"; \
+	  list="$$list$$dst\n"; \
+	done; \
+	printf "$${list}$(MANIFEST)\n" >"$$root/$(MANIFEST)"; \
+	echo "rocemu: installed $$(wc -l <"$$root/$(MANIFEST)") files under $$root"
+
+## uninstall: removes exactly what make install installed (the same PREFIX, DESTDIR)
+uninstall:
+	$(Q)set -e; root='$(INSTALL_ROOT)'; \
+	if [ -f "$$root/$(MANIFEST)" ]; then files=$$(cat "$$root/$(MANIFEST)"); \
+	else files="$(foreach p,$(INSTALL_FILES),$(lastword $(subst :, ,$(p))))"; fi; \
+	for f in $$files; do \
+	  case $$f in /*|*..*) echo "rocemu: $$f: not under $$root" >&2; exit 1 ;; esac; \
+	  rm -f "$$root/$$f"; \
+	  d=$$(dirname "$$f"); \
+	  while [ "$$d" != . ] && rmdir "$$root/$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; \
+	done; \
+	echo "rocemu: uninstalled from $$root"
 
 clean:
 	rm -rf build
