@@ -4,14 +4,25 @@
 #   make check      every test          make demo    the main job
 #   make bench      speed figures       make fuzz    libFuzzer, bounded
 #   make rxe-check  rocemu against Linux rxe in qemu guests (tests/rxe/);
-#                   make check runs it last (RXE=0 leaves it out)
+#                   make check runs it last (RXE=0 leaves it out); the
+#                   captures it retakes go under build/ (make golden-rxe:
+#                   into pcaps/)
 #   make rxe-bench  perftest on rxe and on rocemu in the same guests
 #   make suite-compare  rdma-core's test suite, rxe against rocemu
 #   make install PREFIX=... DESTDIR=...   make uninstall (the same)
+#   make help       every target, one line each
 #   SAN=1 builds with AddressSanitizer and UBSan; V=1 shows the commands.
 #   TSAN=1 builds with ThreadSanitizer (build/tsan).
 
 .DEFAULT_GOAL := all
+
+## help: this list
+help:
+	@echo "rocemu: make TARGET (README.md; docs/install-layout.md for install)"
+	@sed -n 's/^## \([a-z-]*\): \(.*\)/\1\t\2/p' $(firstword $(MAKEFILE_LIST)) | \
+	  awk -F'\t' '{ printf "  %-14s %s\n", $$1, $$2 }'
+	@echo "  variables: PREFIX DESTDIR (install), SAN=1 TSAN=1 (sanitizer builds)," \
+	  "RXE=0 (no rxe lab), V=1 (commands shown)"
 .SUFFIXES:
 .SECONDARY:
 
@@ -107,7 +118,8 @@ AGENT_SRC := $(wildcard agent/*.c)
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench bench-readme fuzz install uninstall clean FORCE
+.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden golden-rxe bench bench-readme fuzz install uninstall help clean FORCE
+## all: the library, the tool, the agent, the drop-in and the tests' programs (the default)
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
 	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
 
@@ -133,10 +145,12 @@ define install_debs
 	$(Q)mkdir -p $(@D) && touch $@
 endef
 
+## deps: the Debian packages the build and the tests need (installs them as root)
 deps: $(DEPS_OK)
 $(DEPS_OK):
 	$(call install_debs,$(DEB_PKGS))
 
+## rxe-deps: the Debian packages the rxe lab needs besides
 rxe-deps: $(RXE_DEPS_OK)
 $(RXE_DEPS_OK):
 	$(call install_debs,$(RXE_LAB_PKGS))
@@ -194,6 +208,7 @@ $(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
 # Each test that binds addresses runs in a network namespace of its own
 # where it can (tests/isolated.sh): runs side by side do not collide.
 ISOLATED := tests/isolated.sh
+## check: every test (RXE=0: without the rxe lab); writes only under build/
 check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
 	$(Q)tests/lint_ranges.sh --self-test && tests/lint_ranges.sh
@@ -246,26 +261,41 @@ else
 endif
 
 # ---- Linux rxe in a qemu guest: the referee (tests/rxe/) ----------------
+# The captures it retakes go to $(BUILD)/rxe/pcaps, the tree is left as it
+# was; make golden-rxe takes them into pcaps/.
+## rxe-check: rocemu against Linux rxe in qemu guests (tests/rxe/; about 6 min)
 rxe-check: all $(RXE_PROBE) rxe-deps
-	$(Q)tests/rxe/check.sh --pcaps pcaps $(BUILD)
+	$(Q)tests/rxe/check.sh $(BUILD)
+
+# The golden captures' rxe side retaken in the lab (two guests) straight
+# into pcaps/rxe (and pcaps/rocemu/loss.pcap), compared with pcaps/rocemu:
+# review them with git diff and commit them (docs/install-layout.md).
+## golden-rxe: retakes pcaps/rxe in the rxe lab, into the tree: review, then commit
+golden-rxe: all $(RXE_PROBE) rxe-deps
+	$(Q)tests/rxe/parts.sh $(BUILD)
+	$(Q)tests/rxe/golden_lab.sh $(BUILD) pcaps
 
 # perftest on rxe and on rocemu between the same two guests, with ratios
 # (not pass/fail: software emulation on a shared machine)
+## rxe-bench: perftest on rxe and on rocemu in the same lab guests
 rxe-bench: all rxe-deps
 	$(Q)tests/rxe/bench.sh $(BUILD)
 
 # rdma-core's own test suite (python3-pyverbs) on rocemu, with its defaults
 # and with --gid 1: nothing may fail, and every test the recorded rxe run
 # passes must pass.
+## pyverbs: rdma-core's test suite (python3-pyverbs) on rocemu
 pyverbs: all
 	$(Q)$(ISOLATED) tests/pyverbs.sh $(BUILD)
 
 # rdma-core's own test suite (python3-pyverbs) on rocemu here and on rxe in
 # a lab guest, compared test by test (make rxe-check ends with it).
+## suite-compare: rdma-core's test suite, rxe in a lab guest against rocemu
 suite-compare: all rxe-deps
 	$(Q)tests/rxe/suite.sh $(BUILD)
 
 # ---- the main job -------------------------------------------------------
+## demo: the main job: a capture, its dump and its ladder (build/demo.svg)
 demo: $(ROCEMU)
 	$(ROCEMU) demo $(BUILD)/demo.pcap --trace $(BUILD)/demo.trace
 	$(ROCEMU) dump $(BUILD)/demo.pcap
@@ -276,6 +306,7 @@ demo: $(ROCEMU)
 # ---- golden captures: rocemu's side, regenerated on this host ------------
 # Runs every scenario through the drop-in and compares with pcaps/rxe; copy
 # $(BUILD)/golden/*.pcap to pcaps/rocemu/ to take the new captures.
+## golden: rocemu's side of the golden captures, regenerated under build/golden and compared
 golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
 	$(Q)rm -rf $(BUILD)/golden
 	$(Q)PATH=$(CURDIR)/$(BUILD)/tests/rxe:$$PATH tests/rxe/scenarios.sh \
@@ -289,6 +320,7 @@ golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
 # and, with make bench-readme, into the README's table. The rxe lab's
 # perftest comparison joins them where its packages are (RXE=0: not).
 BENCH_ROWS := $(BUILD)/bench.rows
+## bench: speed figures, each with its reference and target (build/bench.json)
 bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) $(ROCEMU) \
 	  $(MKCAP) $(VERBS_SO)
 	$(Q)rm -f $(BENCH_ROWS)
@@ -309,6 +341,7 @@ endif
 	  $(BUILD)/bench.json
 
 # The README's figures table, from the last make bench.
+## bench-readme: the README's figures table, from the last make bench
 bench-readme:
 	$(Q)python3 tests/tools/bench_report.py readme README.md $(BUILD)/bench.json
 
@@ -329,6 +362,7 @@ FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace \
 	fuzz_replay fuzz_agent_cmd
+## fuzz: the libFuzzer targets, FUZZ_SECONDS each
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
@@ -435,6 +469,7 @@ uninstall:
 	done; \
 	echo "rocemu: uninstalled from $$root"
 
+## clean: removes build/
 clean:
 	rm -rf build
 

@@ -7,6 +7,8 @@
 # installed scenarios); a C program built with the installed pkg-config
 # file alone calls the codec and runs; a stock verbs program on the
 # installed drop-in lists rocemu0; make uninstall leaves no file behind.
+# Then make help's list, and that only make golden-rxe retakes the rxe
+# captures into pcaps/ (make rxe-check's go under BUILD_DIR).
 # usage: tests/install_check.sh BUILD_DIR (the make check run's: SAN=1 and
 # TSAN=1 come through MAKEFLAGS to the make install below)
 set -u
@@ -121,6 +123,21 @@ mk uninstall >"$work/uninstall.txt" 2>&1 && ok || { bad "make uninstall"; cat "$
 left=$(find "$dest" \( -type f -o -type l \) 2>/dev/null)
 [ -z "$left" ] && ok || bad "make uninstall left: $(echo "$left" | head -n 5)"
 [ -d "$root/share/rocemu" ] && bad "make uninstall left share/rocemu" || ok
+
+# 6. make help lists the targets; the rxe lab's make rxe-check retakes its
+# captures under BUILD_DIR (its dry run), only make golden-rxe into pcaps/
+mkm() { ${MAKE:-make} --no-print-directory "$@"; }
+mkm help >"$work/help.txt" 2>&1 && ok || bad "make help: $(head -n 3 "$work/help.txt")"
+for t in all check demo install uninstall help golden golden-rxe rxe-check clean; do
+	grep -qE "^  $t +[^ ]" "$work/help.txt" && ok || bad "make help does not list $t"
+done
+mkm -n rxe-check >"$work/rxe-check.n" 2>&1
+grep 'tests/rxe/check.sh' "$work/rxe-check.n" >"$work/rxe-check.cmd"
+[ -s "$work/rxe-check.cmd" ] && ! grep -q -- '--pcaps' "$work/rxe-check.cmd" && ok ||
+	bad "make rxe-check writes into the tree: $(cat "$work/rxe-check.cmd")"
+mkm -n golden-rxe >"$work/golden-rxe.n" 2>&1
+grep -q 'tests/rxe/golden_lab.sh .* pcaps$' "$work/golden-rxe.n" && ok ||
+	bad "make golden-rxe does not retake pcaps/: $(grep golden_lab "$work/golden-rxe.n")"
 
 echo "install_check: $pass passed, $fail failed"
 [ $fail = 0 ]
