@@ -9,8 +9,8 @@
 # installed drop-in lists rocemu0; make uninstall leaves no file behind.
 # Then make help's list, and that only make golden-rxe retakes the rxe
 # captures into pcaps/ (make rxe-check's go under BUILD_DIR).
-# usage: tests/install_check.sh BUILD_DIR (the make check run's: SAN=1 and
-# TSAN=1 come through MAKEFLAGS to the make install below)
+# usage: tests/install_check.sh BUILD_DIR (build, build/san or build/tsan:
+# make install is told SAN=1 or TSAN=1 by it)
 set -u
 build=${1:?usage: install_check.sh BUILD_DIR}
 top=$(pwd)
@@ -21,7 +21,13 @@ rm -rf "$work" && mkdir -p "$work"
 dest=$work/dest
 prefix=/usr/local
 root=$dest$prefix
-mk() { ${MAKE:-make} -s --no-print-directory "$@" DESTDIR="$dest" PREFIX="$prefix"; }
+# The sanitizer builds install from their own folder.
+case $build in
+*tsan) variant=TSAN=1 ;;
+*san) variant=SAN=1 ;;
+*) variant= ;;
+esac
+mk() { ${MAKE:-make} -s --no-print-directory $variant "$@" DESTDIR="$dest" PREFIX="$prefix"; }
 
 # 1. make install: exactly the layout
 mk install >"$work/install.txt" 2>&1 && ok || { bad "make install"; cat "$work/install.txt"; }
