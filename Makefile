@@ -4,14 +4,25 @@
 #   make check      every test          make demo    the main job
 #   make bench      speed figures       make fuzz    libFuzzer, bounded
 #   make rxe-check  rocemu against Linux rxe in qemu guests (tests/rxe/);
-#                   make check runs it last (RXE=0 leaves it out)
+#                   make check runs it last (RXE=0 leaves it out); the
+#                   captures it retakes go under build/ (make golden-rxe:
+#                   into pcaps/)
 #   make rxe-bench  perftest on rxe and on rocemu in the same guests
 #   make suite-compare  rdma-core's test suite, rxe against rocemu
-#   make install PREFIX=... DESTDIR=...
+#   make install PREFIX=... DESTDIR=...   make uninstall (the same)
+#   make help       every target, one line each
 #   SAN=1 builds with AddressSanitizer and UBSan; V=1 shows the commands.
 #   TSAN=1 builds with ThreadSanitizer (build/tsan).
 
 .DEFAULT_GOAL := all
+
+## help: this list
+help:
+	@echo "rocemu: make TARGET (README.md; docs/install-layout.md for install)"
+	@sed -n 's/^## \([a-z-]*\): \(.*\)/\1\t\2/p' $(firstword $(MAKEFILE_LIST)) | \
+	  awk -F'\t' '{ printf "  %-14s %s\n", $$1, $$2 }'
+	@echo "  variables: PREFIX DESTDIR (install), SAN=1 TSAN=1 (sanitizer builds)," \
+	  "RXE=0 (no rxe lab), V=1 (commands shown)"
 .SUFFIXES:
 .SECONDARY:
 
@@ -107,7 +118,8 @@ AGENT_SRC := $(wildcard agent/*.c)
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden bench bench-readme fuzz install clean
+.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden golden-rxe bench bench-readme fuzz install uninstall help clean FORCE
+## all: the library, the tool, the agent, the drop-in and the tests' programs (the default)
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
 	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
 
@@ -133,10 +145,12 @@ define install_debs
 	$(Q)mkdir -p $(@D) && touch $@
 endef
 
+## deps: the Debian packages the build and the tests need (installs them as root)
 deps: $(DEPS_OK)
 $(DEPS_OK):
 	$(call install_debs,$(DEB_PKGS))
 
+## rxe-deps: the Debian packages the rxe lab needs besides
 rxe-deps: $(RXE_DEPS_OK)
 $(RXE_DEPS_OK):
 	$(call install_debs,$(RXE_LAB_PKGS))
@@ -194,6 +208,7 @@ $(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
 # Each test that binds addresses runs in a network namespace of its own
 # where it can (tests/isolated.sh): runs side by side do not collide.
 ISOLATED := tests/isolated.sh
+## check: every test (RXE=0: without the rxe lab); writes only under build/
 check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
 	$(Q)tests/lint_ranges.sh --self-test && tests/lint_ranges.sh
@@ -233,6 +248,7 @@ check: all
 	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
 	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap \
 	  $$(ls $(BUILD)/net_*/*.pcap $(BUILD)/examples/*.pcap 2>/dev/null)
+	$(Q)$(ISOLATED) tests/install_check.sh $(BUILD)
 ifneq ($(SAN)$(TSAN),)
 	@echo "rxe lab: skipped under SAN=1 or TSAN=1 (the guest runs the plain" \
 	  "build: make rxe-check)"
@@ -245,26 +261,41 @@ else
 endif
 
 # ---- Linux rxe in a qemu guest: the referee (tests/rxe/) ----------------
+# The captures it retakes go to $(BUILD)/rxe/pcaps, the tree is left as it
+# was; make golden-rxe takes them into pcaps/.
+## rxe-check: rocemu against Linux rxe in qemu guests (tests/rxe/; about 6 min)
 rxe-check: all $(RXE_PROBE) rxe-deps
-	$(Q)tests/rxe/check.sh --pcaps pcaps $(BUILD)
+	$(Q)tests/rxe/check.sh $(BUILD)
+
+# The golden captures' rxe side retaken in the lab (two guests) straight
+# into pcaps/rxe (and pcaps/rocemu/loss.pcap), compared with pcaps/rocemu:
+# review them with git diff and commit them (docs/install-layout.md).
+## golden-rxe: retakes pcaps/rxe in the rxe lab, into the tree: review, then commit
+golden-rxe: all $(RXE_PROBE) rxe-deps
+	$(Q)tests/rxe/parts.sh $(BUILD)
+	$(Q)tests/rxe/golden_lab.sh $(BUILD) pcaps
 
 # perftest on rxe and on rocemu between the same two guests, with ratios
 # (not pass/fail: software emulation on a shared machine)
+## rxe-bench: perftest on rxe and on rocemu in the same lab guests
 rxe-bench: all rxe-deps
 	$(Q)tests/rxe/bench.sh $(BUILD)
 
 # rdma-core's own test suite (python3-pyverbs) on rocemu, with its defaults
 # and with --gid 1: nothing may fail, and every test the recorded rxe run
 # passes must pass.
+## pyverbs: rdma-core's test suite (python3-pyverbs) on rocemu
 pyverbs: all
 	$(Q)$(ISOLATED) tests/pyverbs.sh $(BUILD)
 
 # rdma-core's own test suite (python3-pyverbs) on rocemu here and on rxe in
 # a lab guest, compared test by test (make rxe-check ends with it).
+## suite-compare: rdma-core's test suite, rxe in a lab guest against rocemu
 suite-compare: all rxe-deps
 	$(Q)tests/rxe/suite.sh $(BUILD)
 
 # ---- the main job -------------------------------------------------------
+## demo: the main job: a capture, its dump and its ladder (build/demo.svg)
 demo: $(ROCEMU)
 	$(ROCEMU) demo $(BUILD)/demo.pcap --trace $(BUILD)/demo.trace
 	$(ROCEMU) dump $(BUILD)/demo.pcap
@@ -275,6 +306,7 @@ demo: $(ROCEMU)
 # ---- golden captures: rocemu's side, regenerated on this host ------------
 # Runs every scenario through the drop-in and compares with pcaps/rxe; copy
 # $(BUILD)/golden/*.pcap to pcaps/rocemu/ to take the new captures.
+## golden: rocemu's side of the golden captures, regenerated under build/golden and compared
 golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
 	$(Q)rm -rf $(BUILD)/golden
 	$(Q)PATH=$(CURDIR)/$(BUILD)/tests/rxe:$$PATH tests/rxe/scenarios.sh \
@@ -288,6 +320,7 @@ golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
 # and, with make bench-readme, into the README's table. The rxe lab's
 # perftest comparison joins them where its packages are (RXE=0: not).
 BENCH_ROWS := $(BUILD)/bench.rows
+## bench: speed figures, each with its reference and target (build/bench.json)
 bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) $(ROCEMU) \
 	  $(MKCAP) $(VERBS_SO)
 	$(Q)rm -f $(BENCH_ROWS)
@@ -308,6 +341,7 @@ endif
 	  $(BUILD)/bench.json
 
 # The README's figures table, from the last make bench.
+## bench-readme: the README's figures table, from the last make bench
 bench-readme:
 	$(Q)python3 tests/tools/bench_report.py readme README.md $(BUILD)/bench.json
 
@@ -328,6 +362,7 @@ FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace \
 	fuzz_replay fuzz_agent_cmd
+## fuzz: the libFuzzer targets, FUZZ_SECONDS each
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
@@ -379,15 +414,62 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	done; echo "fuzz: $$pass passed, $$fail failed"; [ $$fail = 0 ]
 
 # ---- install ------------------------------------------------------------
-install: $(LIB) $(ROCEMU)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/include/rocemu
-	install -m 755 $(ROCEMU) $(DESTDIR)$(PREFIX)/bin/rocemu
-	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/librocemu.a
-	install -m 644 include/rocemu/*.h $(DESTDIR)$(PREFIX)/include/rocemu/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-	  include/rocemu.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rocemu.pc
+# The layout (docs/install-layout.md): INSTALL_FILES holds SOURCE:DEST
+# pairs, DEST under $(PREFIX); install and uninstall both read it, and
+# install writes what it put in place, man pages included, to
+# $(DATADIR)/installed-files, which uninstall removes by. The man pages
+# (make man, in $(BUILD)/man) are installed when they have been made.
+DATADIR = $(PREFIX)/share/rocemu
+CONFORM_DATA := $(wildcard tests/conformance/*.scn) tests/conformance/deviations.txt
+INSTALL_FILES = $(ROCEMU):bin/rocemu $(AGENT):bin/rocemu-agent \
+	$(LIB):lib/librocemu.a $(BUILD)/rocemu.pc:lib/pkgconfig/rocemu.pc \
+	$(VERBS_SO):lib/rocemu/libibverbs.so.1 \
+	$(foreach h,$(wildcard include/rocemu/*.h),$(h):$(h)) \
+	$(foreach f,$(CONFORM_DATA),$(f):share/rocemu/conformance/$(notdir $(f)))
+MANIFEST = share/rocemu/installed-files
+INSTALL_ROOT = $(DESTDIR)$(PREFIX)
 
+# rocemu conform's scenarios when run outside a source tree: rebuilt when
+# PREFIX changes (the stamp is rewritten only then).
+DATADIR_STAMP := $(BUILD)/.datadir
+$(DATADIR_STAMP): FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(DATADIR)' ] || echo '$(DATADIR)' >$@
+$(BUILD)/emu/cli/cmd_conform.o: $(DATADIR_STAMP)
+$(BUILD)/emu/cli/cmd_conform.o: override CFLAGS += -DROCEMU_DATADIR='"$(DATADIR)"'
+FORCE:
+
+$(BUILD)/rocemu.pc: include/rocemu.pc.in $(DATADIR_STAMP)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
+
+## install: tool, agent, library, headers, rocemu.pc, drop-in, scenarios, man pages (PREFIX, DESTDIR)
+install: $(ROCEMU) $(AGENT) $(LIB) $(VERBS_SO) $(BUILD)/rocemu.pc
+	$(Q)set -e; root='$(INSTALL_ROOT)'; list=; \
+	for p in $(INSTALL_FILES) \
+	  $$(cd $(BUILD) 2>/dev/null && ls man/man1/*.1 man/man7/*.7 2>/dev/null | \
+	    sed 's|^\(.*\)$$|$(BUILD)/\1:share/\1|'); do \
+	  src=$${p%%:*}; dst=$${p#*:}; mode=644; \
+	  case $$dst in bin/*|*.so.*) mode=755 ;; esac; \
+	  install -D -m $$mode "$$src" "$$root/$$dst"; \
+	  list="$$list$$dst\n"; \
+	done; \
+	printf "$${list}$(MANIFEST)\n" >"$$root/$(MANIFEST)"; \
+	echo "rocemu: installed $$(wc -l <"$$root/$(MANIFEST)") files under $$root"
+
+## uninstall: removes exactly what make install installed (the same PREFIX, DESTDIR)
+uninstall:
+	$(Q)set -e; root='$(INSTALL_ROOT)'; \
+	if [ -f "$$root/$(MANIFEST)" ]; then files=$$(cat "$$root/$(MANIFEST)"); \
+	else files="$(foreach p,$(INSTALL_FILES),$(lastword $(subst :, ,$(p))))"; fi; \
+	for f in $$files; do \
+	  case $$f in /*|*..*) echo "rocemu: $$f: not under $$root" >&2; exit 1 ;; esac; \
+	  rm -f "$$root/$$f"; \
+	  d=$$(dirname "$$f"); \
+	  while [ "$$d" != . ] && rmdir "$$root/$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; \
+	done; \
+	echo "rocemu: uninstalled from $$root"
+
+## clean: removes build/
 clean:
 	rm -rf build
 

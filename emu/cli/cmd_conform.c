@@ -2,9 +2,11 @@
 /* rocemu conform: the conformance scenarios against a device's rocemu-agent. */
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "conform.h"
@@ -18,7 +20,8 @@ static const char usage[] =
 	"  Plays the conformance scenarios against the device whose rocemu-agent\n"
 	"  listens at HOST:PORT (default port 18515), from a UDP socket at ADDR\n"
 	"  port 4791. SCENARIO is a file or a name in DIR; none: every DIR/*.scn.\n"
-	"  --dir DIR      where scenarios are (default tests/conformance)\n"
+	"  --dir DIR      where scenarios are (default: tests/conformance if\n"
+	"                 there is one here, else the installed ones)\n"
 	"  --known FILE   known deviations (default DIR/deviations.txt)\n"
 	"  --impl NAME    the implementation, for the known deviations (default:\n"
 	"                 the agent's device name without its digits: rxe, rocemu)\n"
@@ -37,9 +40,53 @@ struct opts {
 	unsigned nnames;
 };
 
+/* Where make install puts the scenarios: $(PREFIX)/share/rocemu (Makefile). */
+#ifndef ROCEMU_DATADIR
+#define ROCEMU_DATADIR "/usr/local/share/rocemu"
+#endif
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The scenario folder without --dir: a source tree's tests/conformance when
+ * run from its top (developers); else the installed one beside this very
+ * binary, <prefix>/share/rocemu/conformance for <prefix>/bin/rocemu, so that
+ * a tree installed with DESTDIR, or moved whole, works too; else the one the
+ * build's PREFIX names (ROCEMU_DATADIR).
+ */
+static const char *default_dir(void)
+{
+	static char beside[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t l;
+
+	if (is_dir("tests/conformance"))
+		return "tests/conformance";
+	l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (l > 0) {
+		exe[l] = 0;
+		/* <prefix>/bin/rocemu -> <prefix> */
+		for (int up = 0; up < 2; up++) {
+			char *slash = strrchr(exe, '/');
+			if (slash)
+				*slash = 0;
+		}
+		int w = snprintf(beside, sizeof(beside),
+				 "%s/share/rocemu/conformance", exe);
+		if (w > 0 && (size_t)w < sizeof(beside) && is_dir(beside))
+			return beside;
+	}
+	return ROCEMU_DATADIR "/conformance";
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	o->dir = "tests/conformance";
+	o->dir = default_dir();
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **slot = !strcmp(a, "--agent") ? &o->agent :
@@ -320,7 +367,8 @@ int cmd_conform(int argc, char **argv)
 	if (load_all(&o, sc, &n))
 		return CLI_USAGE;
 	if (o.lint) {
-		printf("conform: %u scenarios read, no format errors\n", n);
+		printf("conform: %u scenarios read from %s, no format errors\n",
+		       n, o.dir);
 		return CLI_OK;
 	}
 	static struct cf_session s;

@@ -21,9 +21,10 @@
 # usage: tests/rxe/check.sh [--or-skip] [--pcaps DIR] BUILD_DIR
 #   --or-skip  where the lab cannot run (no qemu, no kernel to be had),
 #              print one line saying why and succeed (make check's way).
-#   --pcaps    where the retaken captures go: the source tree's pcaps/
-#              for make rxe-check; BUILD_DIR/rxe/pcaps otherwise, so that
-#              make check leaves the tree as it was.
+#   --pcaps    where the retaken captures go; by default
+#              BUILD_DIR/rxe/pcaps, so that make check and make rxe-check
+#              leave the tree as it was (make golden-rxe retakes them into
+#              the source tree's pcaps/, golden_lab.sh's way).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 or_skip=0 pcaps=

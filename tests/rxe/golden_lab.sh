@@ -12,7 +12,7 @@
 # usage: tests/rxe/golden_lab.sh BUILD_DIR [PCAPS_DIR]
 #   BUILD_DIR holds rocemu's build and the lab's parts (BUILD_DIR/rxe,
 #   made by parts.sh). Results and logs in BUILD_DIR/rxe/golden.
-#   PCAPS_DIR (make rxe-check: the source tree's pcaps/) receives the
+#   PCAPS_DIR (make golden-rxe: the source tree's pcaps/) receives the
 #   retaken captures in its rxe/ and rocemu/; by default they go to
 #   BUILD_DIR/rxe/pcaps, a copy of pcaps/, and the tree is left alone.
 # Exit 0 when every scenario ran on rxe and its comparison found no
