@@ -163,6 +163,10 @@ $(VERBS_SO): $(VERBS_OBJ) $(LIB_OBJ) emu/verbs/libibverbs.map
 	  -Wl,--version-script=emu/verbs/libibverbs.map -Wl,-z,defs \
 	  -o $@ $(VERBS_OBJ) $(LIB_OBJ) $(PKG_LDLIBS)
 
+# The version rocemu --version prints; rebuilt when the Makefile changes.
+$(BUILD)/emu/cli/rocemu.o: override CFLAGS += -DROCEMU_VERSION='"$(VERSION)"'
+$(BUILD)/emu/cli/rocemu.o: Makefile
+
 $(ROCEMU): $(TOOL_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -184,11 +188,13 @@ $(RXE_PROBE): tests/rxe/rxe_probe.c | $(DEPS_OK)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
 	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $< -libverbs
 
+$(AGENT): Makefile
 $(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
-	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $(AGENT_SRC) -libverbs
+	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $(AGENT_SRC) -libverbs \
+	  -DROCEMU_VERSION='"$(VERSION)"'
 
 # ---- tests --------------------------------------------------------------
 # Each test that binds addresses runs in a network namespace of its own
