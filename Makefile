@@ -196,6 +196,19 @@ $(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
 	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $(AGENT_SRC) -libverbs \
 	  -DROCEMU_VERSION='"$(VERSION)"'
 
+# ---- man pages ----------------------------------------------------------
+# Made from each command's --help (the usage text in C is their one
+# source) and man/rocemu-dropin.7.txt, into $(BUILD)/man/man1 and man7.
+MAN_DIR := $(BUILD)/man
+.PHONY: man
+man: $(MAN_DIR)/.stamp
+all: man
+$(MAN_DIR)/.stamp: $(ROCEMU) $(AGENT) tools/mkman.py man/rocemu-dropin.7.txt
+	@$(if $(Q),echo "  MAN     $(MAN_DIR)")
+	$(Q)rm -rf $(MAN_DIR) && python3 tools/mkman.py --rocemu $(ROCEMU) \
+	  --agent $(AGENT) --dropin man/rocemu-dropin.7.txt --out $(MAN_DIR)
+	@touch $@
+
 # ---- tests --------------------------------------------------------------
 # Each test that binds addresses runs in a network namespace of its own
 # where it can (tests/isolated.sh): runs side by side do not collide.
