@@ -216,6 +216,7 @@ ISOLATED := tests/isolated.sh
 check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
 	$(Q)tests/lint_ranges.sh --self-test && tests/lint_ranges.sh
+	$(Q)python3 tests/man_drift.py $(BUILD)
 	$(Q)ROCEMU_PCAPS=pcaps $(ISOLATED) $(CHECK_BIN)
 	$(Q)$(ICRC_FLOOD)
 	$(Q)tests/dump_cli.sh $(BUILD)
