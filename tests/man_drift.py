@@ -169,8 +169,8 @@ def main():
                  [agent, '--version']):
         rc, out, _ = run(argv)
         if rc != 0 or out != 'rocemu %s\n' % version:
-            bad('%s: exit %d, %r (want "rocemu %s")' %
-                (' '.join(argv[-2:]), rc, out, version))
+            bad('%s %s: exit %d, %r (want "rocemu %s")' %
+                (os.path.basename(argv[0]), argv[1], rc, out, version))
 
     rc, listing, err = run([rocemu, 'help'])
     if rc != 0 or err:
@@ -179,8 +179,8 @@ def main():
             (re.match(r'^  ([a-z]+)\s', l)
              for l in sections(listing).get('Commands', [])) if m]
     if set(cmds) != set(k for k in SOURCES if k not in ('', 'agent')):
-        bad('rocemu help lists %s; the sources known here are %s' %
-            (sorted(cmds), sorted(k for k in SOURCES if k)))
+        bad('rocemu help lists %s; the sources known here are for %s' %
+            (sorted(cmds), sorted(k for k in SOURCES if k not in ('', 'agent'))))
     rc, out, _ = run([rocemu, 'help', 'no-such-command'])
     if rc != 2:
         bad('rocemu help no-such-command: exit %d, want 2' % rc)
