@@ -122,7 +122,9 @@ def page(name, section, what, version, text, see_also):
         out.append('.SH ' + ('"%s"' % title if ' ' in title else title))
         if title == 'SYNOPSIS':
             out.append('.nf')
-            out += [line_out(s.strip()) for s in lines if s.strip()]
+            # a line of options going on with the one before: indented
+            out += [('    ' if s.strip().startswith('[') else '') +
+                    line_out(s.strip()) for s in lines if s.strip()]
             out.append('.fi')
         else:
             out += body(lines)
