@@ -177,6 +177,10 @@ $(VERBS_SO): $(VERBS_OBJ) $(LIB_OBJ) emu/verbs/libibverbs.map
 	  -Wl,--version-script=emu/verbs/libibverbs.map -Wl,-z,defs \
 	  -o $@ $(VERBS_OBJ) $(LIB_OBJ) $(PKG_LDLIBS)
 
+# The version rocemu --version prints; rebuilt when the Makefile changes.
+$(BUILD)/emu/cli/rocemu.o: override CFLAGS += -DROCEMU_VERSION='"$(VERSION)"'
+$(BUILD)/emu/cli/rocemu.o: Makefile
+
 $(ROCEMU): $(TOOL_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -198,11 +202,26 @@ $(RXE_PROBE): tests/rxe/rxe_probe.c | $(DEPS_OK)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
 	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $< -libverbs
 
+$(AGENT): Makefile
 $(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
-	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $(AGENT_SRC) -libverbs
+	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $(AGENT_SRC) -libverbs \
+	  -DROCEMU_VERSION='"$(VERSION)"'
+
+# ---- man pages ----------------------------------------------------------
+# Made from each command's --help (the usage text in C is their one
+# source) and man/rocemu-dropin.7.txt, into $(BUILD)/man/man1 and man7.
+MAN_DIR := $(BUILD)/man
+.PHONY: man
+man: $(MAN_DIR)/.stamp
+all: man
+$(MAN_DIR)/.stamp: $(ROCEMU) $(AGENT) tools/mkman.py man/rocemu-dropin.7.txt
+	@$(if $(Q),echo "  MAN     $(MAN_DIR)")
+	$(Q)rm -rf $(MAN_DIR) && python3 tools/mkman.py --rocemu $(ROCEMU) \
+	  --agent $(AGENT) --dropin man/rocemu-dropin.7.txt --out $(MAN_DIR)
+	@touch $@
 
 # ---- tests --------------------------------------------------------------
 # Each test that binds addresses runs in a network namespace of its own
@@ -212,6 +231,7 @@ ISOLATED := tests/isolated.sh
 check: all
 	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
 	$(Q)tests/lint_ranges.sh --self-test && tests/lint_ranges.sh
+	$(Q)python3 tests/man_drift.py $(BUILD)
 	$(Q)ROCEMU_PCAPS=pcaps $(ISOLATED) $(CHECK_BIN)
 	$(Q)$(ICRC_FLOOD)
 	$(Q)tests/dump_cli.sh $(BUILD)

@@ -230,9 +230,23 @@ static char *read_token(const char *file)
 	return line;
 }
 
+#ifndef ROCEMU_VERSION
+#error "ROCEMU_VERSION is given by the Makefile (-DROCEMU_VERSION)"
+#endif
+
+/* The usage text, the source of rocemu-agent(1) (tools/mkman.py). */
 static const char usage[] =
 	"usage: rocemu-agent [-d DEVICE] [-g GID_INDEX] [-l ADDRESS[:PORT]] [-p PORT]\n"
 	"                    [-t IDLE_SECONDS] [-T TOKEN_FILE] [-1]\n"
+	"       rocemu-agent --version\n"
+	"\n"
+	"The conformance agent: drives a verbs device (rxe, rocemu's drop-in, a\n"
+	"NIC) on the orders of rocemu conform, a line each over TCP: it makes\n"
+	"the device's objects, posts work requests and reports completions\n"
+	"(the protocol is in agent/PROTOCOL.md). It runs on the host of the\n"
+	"device under test.\n"
+	"\n"
+	"Options:\n"
 	"  -l, --listen ADDR[:PORT]   where to listen (default 127.0.0.1, port 18515;\n"
 	"                             0.0.0.0 or :: for every address)\n"
 	"  -p, --port PORT            the port alone\n"
@@ -240,7 +254,19 @@ static const char usage[] =
 	"                             0 never)\n"
 	"  -T, --token-file FILE      clients must send 'auth token=' this file's first\n"
 	"                             line first (default: $ROCEMU_AGENT_TOKEN if set)\n"
-	"  -d, --device NAME  -g, --gid-index N  -1, --once (serve one connection)\n";
+	"  -d, --device NAME          the verbs device (default: the first)\n"
+	"  -g, --gid-index N          the GID index of its port 1 to use (default 1)\n"
+	"  -1, --once                 serve one connection, then exit\n"
+	"  -h, --help                 print this text and exit\n"
+	"  --version                  print the version and exit\n"
+	"\n"
+	"Environment:\n"
+	"  ROCEMU_AGENT_TOKEN  the token clients must send when -T is not given\n"
+	"\n"
+	"Exit status:\n"
+	"  0  it served until stopped, or its one connection with -1\n"
+	"  1  the device or the listening socket could not be set up\n"
+	"  2  a usage error, or a token file that cannot be used\n";
 
 struct opts {
 	const char *dev, *token_file;
@@ -261,6 +287,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct agent_dev *d
 		{ "token-file", required_argument, NULL, 'T' },
 		{ "once", no_argument, NULL, '1' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -293,6 +320,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct agent_dev *d
 		case 'T': o->token_file = optarg; break;
 		case '1': o->once = true; break;
 		case 'h': fputs(usage, stdout); return 1;
+		case 'V': puts("rocemu " ROCEMU_VERSION); return 1;
 		default: fputs(usage, stderr); return -1;
 		}
 	}

@@ -38,19 +38,27 @@ struct check_run {
 static const char usage_text[] =
 	"usage: rocemu check CAPTURE [--mtu N] [--json] [-q]\n"
 	"       rocemu check -i IFACE [--mtu N] [--json] [-q]\n"
+	"\n"
 	"Judge each RoCEv2 packet of a pcap or pcapng file, or of a live\n"
 	"interface until Ctrl-C, against the IBTA transport rules (PSNs,\n"
 	"opcode sequences, lengths, ACK/NAK, atomics, ICRC), per flow and\n"
 	"direction, and say which packet broke which rule.\n"
-	"  -i IFACE  capture live on IFACE (needs CAP_NET_RAW), UDP 4791 only;\n"
-	"            findings are printed as they are settled\n"
-	"  --mtu N   the path MTU (256..4096); default: inferred per flow\n"
-	"  --json    one JSON object per finding, then a summary object\n"
-	"  -q        only the summary\n"
+	"\n"
 	"Packets the capture missed (the other side shows they were sent) are\n"
 	"reported as capture loss, not as errors.\n"
-	"Exit status: 0 if no rule is broken, 1 otherwise, 2 for a usage or\n"
-	"file error.\n";
+	"\n"
+	"Options:\n"
+	"  -i IFACE    capture live on IFACE (needs CAP_NET_RAW), UDP 4791 only;\n"
+	"              findings are printed as they are settled\n"
+	"  --mtu N     the path MTU (256..4096); default: inferred per flow\n"
+	"  --json      one JSON object per finding, then a summary object\n"
+	"  -q          only the summary\n"
+	"  -h, --help  print this text and exit\n"
+	"\n"
+	"Exit status:\n"
+	"  0  no rule is broken\n"
+	"  1  a rule is broken\n"
+	"  2  a usage or file error\n";
 
 static int parse_mtu(const char *arg, uint32_t *mtu)
 {

@@ -142,21 +142,44 @@ static int run(struct rocemu_world *w, struct node *a, struct node *b)
 	return bad;
 }
 
-/* [CAPTURE] [--trace FILE]; 0, or -EINVAL after printing the usage. */
+static const char usage_text[] =
+	"usage: rocemu demo [CAPTURE] [--trace FILE]\n"
+	"\n"
+	"Two emulated RoCEv2 devices on a deterministic wire run SEND, RDMA\n"
+	"WRITE with immediate, RDMA READ and atomics over RC; each WQE, the\n"
+	"packets it sends and its CQE are printed as they happen, and every\n"
+	"frame is written to CAPTURE (default demo.pcap).\n"
+	"\n"
+	"Options:\n"
+	"  --trace FILE  write the WQE and CQE events to FILE too, for\n"
+	"                rocemu ladder --trace\n"
+	"  -h, --help    print this text and exit\n"
+	"\n"
+	"Exit status:\n"
+	"  0  every operation completed as expected\n"
+	"  1  an operation failed\n"
+	"  2  a usage error, or a file that cannot be written\n";
+
+/* [CAPTURE] [--trace FILE]; 0 to run, 1 after --help, or -EINVAL after
+ * printing the usage. */
 static int parse_args(int argc, char **argv, const char **pcap,
 		      const char **trace)
 {
 	bool have_pcap = false;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--trace") && i + 1 < argc && !*trace) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage_text, stdout);
+			return 1;
+		} else if (!strcmp(argv[i], "--trace") && i + 1 < argc &&
+			   !*trace) {
 			*trace = argv[++i];
 		} else if (argv[i][0] != '-' && !have_pcap) {
 			*pcap = argv[i];
 			have_pcap = true;
 		} else {
-			fprintf(stderr, "usage: rocemu demo [CAPTURE] [--trace "
-					"FILE]   (default demo.pcap)\n");
+			fprintf(stderr, "rocemu demo: unexpected argument '%s'\n%s",
+				argv[i], usage_text);
 			return -EINVAL;
 		}
 	}
@@ -183,8 +206,10 @@ int cmd_demo(int argc, char **argv)
 	const char *pcap = "demo.pcap", *trace = NULL;
 	FILE *events = NULL;
 
-	if (parse_args(argc, argv, &pcap, &trace))
-		return CLI_USAGE;
+	int parsed = parse_args(argc, argv, &pcap, &trace);
+
+	if (parsed)
+		return parsed > 0 ? CLI_OK : CLI_USAGE;
 	struct rocemu_world *w = rocemu_world_new(1);
 	struct node a = { 0 }, b = { 0 };
 	int rc = CLI_FAIL;

@@ -21,14 +21,21 @@ struct dump_opts {
 static const char usage_text[] =
 	"usage: rocemu dump CAPTURE [-v] [--json] [-c N]\n"
 	"       rocemu dump -i IFACE [-v] [--json] [-c N]\n"
+	"\n"
 	"Decode each RoCEv2 packet (UDP port 4791) of a pcap or pcapng file,\n"
 	"or of a live interface until Ctrl-C, and verify its ICRC.\n"
+	"\n"
+	"Options:\n"
 	"  -i IFACE    capture live on IFACE (needs CAP_NET_RAW), UDP 4791 only\n"
 	"  -v          every field of every header\n"
 	"  --json      one JSON object per packet, then a summary object\n"
 	"  -c N        stop after N RoCEv2 packets\n"
-	"Exit status: 0 if every RoCEv2 packet decodes and its ICRC\n"
-	"verifies, 1 otherwise, 2 for a usage or file error.\n";
+	"  -h, --help  print this text and exit\n"
+	"\n"
+	"Exit status:\n"
+	"  0  every RoCEv2 packet decodes and its ICRC verifies\n"
+	"  1  a packet does not decode, or its ICRC does not verify\n"
+	"  2  a usage or file error\n";
 
 static int parse_count(const char *arg, uint64_t *max)
 {

@@ -20,17 +20,23 @@ struct ladder_opts {
 
 static const char usage_text[] =
     "usage: rocemu ladder CAPTURE [--flow N] [--svg FILE] [--trace FILE]\n"
+    "\n"
     "A message sequence chart per flow (two QPs): each packet an arrow\n"
     "from sender to receiver with its opcode, PSN, payload length and\n"
     "AETH; time goes down. Printed as text; --svg writes it as SVG too.\n"
+    "\n"
+    "Options:\n"
     "  --flow N      only flow N (flows are numbered from 0 in order of\n"
     "                their first packet)\n"
     "  --svg FILE    write the charts, stacked, to FILE as SVG\n"
     "  --trace FILE  WQE and CQE events of the run that wrote CAPTURE\n"
     "                (ROCEMU_TRACE=FILE, rocemu demo --trace FILE), shown\n"
     "                on the lifelines with their SQ and CQ slots\n"
-    "Exit status: 0 when the charts were written, 2 for a usage or file\n"
-    "error.\n";
+    "  -h, --help    print this text and exit\n"
+    "\n"
+    "Exit status:\n"
+    "  0  the charts were written\n"
+    "  2  a usage or file error\n";
 
 /* Returns 0 to run, 1 after --help, -EINVAL after a usage message. */
 static int parse_args(int argc, char **argv, struct ladder_opts *o)

@@ -10,15 +10,34 @@
 
 static const char usage_text[] =
 	"usage: rocemu perf write|read|send|atomic [options] [SERVER]\n"
-	"The client (given SERVER) runs the test against the server.\n"
+	"\n"
+	"Bandwidth (or, with --lat, latency) of RDMA WRITE, RDMA READ, SEND or\n"
+	"fetch-and-add between two rocemu devices. Without SERVER, wait for a\n"
+	"client; with it, connect to it and run the test against it.\n"
+	"\n"
+	"Options:\n"
 	"  -s SIZE       message size (default 65536; atomic: 8)\n"
 	"  -n ITERS      operations (default 5000)\n"
 	"  -d DEPTH      operations in flight for bandwidth (default 64)\n"
 	"  --lat         latency: one operation at a time\n"
+	"  --addr IP     local address for the device (default 127.0.0.1)\n"
+	"  --port PORT   TCP port for the exchange (default 18515)\n"
+	"  -t rc|uc|ud   transport (default rc; read and atomic need rc)\n"
+	"  -m MTU        path MTU: 256, 512, 1024, 2048, 4096 (default 1024)\n"
+	"  --srq         take receives from a shared receive queue\n"
+	"  --poll        spin on the completion queue instead of sleeping\n"
+	"  --wait SEC    client: how long to try reaching the server (10)\n"
+	"  --pcap FILE   record the device's traffic\n"
+	"  --no-offload  one datagram per packet to loopback addresses too\n"
+	"  --trace       print each WQE, packet and CQE to stderr\n"
 	"  --stats       at the end, print every counter of the device to\n"
 	"                stdout: one 'counter NAME VALUE' line each\n"
-	"  --addr IP, --port PORT, -m MTU, --srq, --poll, --wait SEC, --pcap FILE,\n"
-	"  --trace, --no-offload: as for rocemu ping\n";
+	"  -h, --help    print this text and exit\n"
+	"\n"
+	"Exit status:\n"
+	"  0  the test ran to its end\n"
+	"  1  the connection or an operation failed\n"
+	"  2  a usage error\n";
 
 static const char *who = "rocemu perf";
 

@@ -10,8 +10,11 @@
 
 static const char usage_text[] =
 	"usage: rocemu ping [options] [SERVER]\n"
+	"\n"
 	"Without SERVER, wait for a client; with it, connect to it. Then N\n"
 	"round trips of SIZE bytes: the client sends, the server answers.\n"
+	"\n"
+	"Options:\n"
 	"  --addr IP     local address for the device (default 127.0.0.1)\n"
 	"  --port PORT   TCP port for the exchange (default 18515)\n"
 	"  -t rc|uc|ud   transport (default rc)\n"
@@ -28,7 +31,13 @@ static const char usage_text[] =
 	"  --trace       print each WQE, packet and CQE to stderr\n"
 	"  --stats       at the end, print every counter of the device to\n"
 	"                stdout (packets, drops by reason, retransmits,\n"
-	"                timeouts, NAKs): one 'counter NAME VALUE' line each\n";
+	"                timeouts, NAKs): one 'counter NAME VALUE' line each\n"
+	"  -h, --help    print this text and exit\n"
+	"\n"
+	"Exit status:\n"
+	"  0  every round trip completed\n"
+	"  1  the connection or a round trip failed\n"
+	"  2  a usage error\n";
 
 static const char *who = "rocemu ping";
 

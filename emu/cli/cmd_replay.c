@@ -23,6 +23,7 @@ struct replay_opts {
 static const char usage_text[] =
 	"usage: rocemu replay CAPTURE [--as responder|requester] [--flow N]\n"
 	"                            [--write FILE] [-v]\n"
+	"\n"
 	"Feeds the requests of each RC, UC and UD flow of a capture, in\n"
 	"captured order, to rocemu playing the captured responder (its\n"
 	"address, QP number, path MTU, and the memory and receives the\n"
@@ -30,16 +31,23 @@ static const char usage_text[] =
 	"ones field by field: the first divergence per direction, with both\n"
 	"packets and what rocemu's counters say, then a line per direction\n"
 	"(UC and UD answer nothing: there, the receives rocemu completed).\n"
+	"\n"
+	"Options:\n"
 	"  --as requester  rocemu plays the requester instead: it posts the\n"
-	"                WQEs the capture implies, is fed the captured answers,\n"
-	"                and its requests are compared with the captured ones\n"
-	"  --flow N      only flow N (as rocemu ladder and check number them)\n"
-	"  --write FILE  rocemu's answers as a pcap\n"
-	"  -v            every answer that agrees, too, and at the end the\n"
-	"                packets looked at (\"packet visits\")\n"
-	"Exit status: 0 when rocemu answers as captured, 1 at a divergence,\n"
-	"2 for a usage or file error, or a flow that could not be replayed\n"
-	"(docs/capture-limits.md).\n";
+	"                  WQEs the capture implies, is fed the captured\n"
+	"                  answers, and its requests are compared with the\n"
+	"                  captured ones\n"
+	"  --flow N        only flow N (as rocemu ladder and check number them)\n"
+	"  --write FILE    rocemu's answers as a pcap\n"
+	"  -v              every answer that agrees, too, and at the end the\n"
+	"                  packets looked at (\"packet visits\")\n"
+	"  -h, --help      print this text and exit\n"
+	"\n"
+	"Exit status:\n"
+	"  0  rocemu answers as captured\n"
+	"  1  a divergence\n"
+	"  2  a usage or file error, or a flow that could not be replayed\n"
+	"     (docs/capture-limits.md)\n";
 
 static int parse_args(int argc, char **argv, struct replay_opts *o)
 {
