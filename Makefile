@@ -215,6 +215,7 @@ $(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
 # source) and man/rocemu-dropin.7.txt, into $(BUILD)/man/man1 and man7.
 MAN_DIR := $(BUILD)/man
 .PHONY: man
+## man: the man pages, from each command's --help, into $(BUILD)/man
 man: $(MAN_DIR)/.stamp
 all: man
 $(MAN_DIR)/.stamp: $(ROCEMU) $(AGENT) tools/mkman.py man/rocemu-dropin.7.txt
@@ -463,7 +464,7 @@ $(BUILD)/rocemu.pc: include/rocemu.pc.in $(DATADIR_STAMP)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
 
 ## install: tool, agent, library, headers, rocemu.pc, drop-in, scenarios, man pages (PREFIX, DESTDIR)
-install: $(ROCEMU) $(AGENT) $(LIB) $(VERBS_SO) $(BUILD)/rocemu.pc
+install: $(ROCEMU) $(AGENT) $(LIB) $(VERBS_SO) $(BUILD)/rocemu.pc man
 	$(Q)set -e; root='$(INSTALL_ROOT)'; list=; \
 	for p in $(INSTALL_FILES) \
 	  $$(cd $(BUILD) 2>/dev/null && ls man/man1/*.1 man/man7/*.7 2>/dev/null | \
