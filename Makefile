@@ -307,9 +307,9 @@ endif
 	$(Q)python3 tests/tools/bench_report.py collect $(BENCH_ROWS) \
 	  $(BUILD)/bench.json
 
-# The README's figures table, from the last make bench.
-bench-readme:
-	$(Q)python3 tests/tools/bench_report.py readme README.md $(BUILD)/bench.json
+# The figures table of docs/benchmarks.md, from the last make bench.
+bench-docs:
+	$(Q)python3 tests/tools/bench_report.py table docs/benchmarks.md $(BUILD)/bench.json
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
 # Six targets: the frame decoder; an RC responder in RTS that must never
