@@ -118,7 +118,7 @@ AGENT_SRC := $(wildcard agent/*.c)
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
-.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden golden-rxe bench bench-readme fuzz install uninstall help clean FORCE
+.PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden golden-rxe bench bench-docs fuzz install uninstall help clean FORCE
 ## all: the library, the tool, the agent, the drop-in and the tests' programs (the default)
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
 	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
@@ -338,7 +338,7 @@ golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
 # ---- speed --------------------------------------------------------------
 # Every figure is a row with its reference measured in the same run and
 # its target (tests/tools/bench_report.py); the rows go to $(BUILD)/bench.json
-# and, with make bench-readme, into the README's table. The rxe lab's
+# and, with make bench-docs, into the README's table. The rxe lab's
 # perftest comparison joins them where its packages are (RXE=0: not).
 BENCH_ROWS := $(BUILD)/bench.rows
 ## bench: speed figures, each with its reference and target (build/bench.json)
@@ -361,10 +361,10 @@ endif
 	$(Q)python3 tests/tools/bench_report.py collect $(BENCH_ROWS) \
 	  $(BUILD)/bench.json
 
-# The README's figures table, from the last make bench.
-## bench-readme: the README's figures table, from the last make bench
-bench-readme:
-	$(Q)python3 tests/tools/bench_report.py readme README.md $(BUILD)/bench.json
+# The figures table of docs/benchmarks.md, from the last make bench.
+## bench-docs: the figures table of docs/benchmarks.md, from the last make bench
+bench-docs:
+	$(Q)python3 tests/tools/bench_report.py table docs/benchmarks.md $(BUILD)/bench.json
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
 # Six targets: the frame decoder; an RC responder in RTS that must never
