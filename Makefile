@@ -82,7 +82,7 @@ DEPFLAGS = -MMD -MP
 PROTO_SRC := $(wildcard proto/*.c)
 # Capture analysis on top of the codec: flows, the rule checker, ladders.
 ANALYZE_SRC := $(wildcard analyze/*.c)
-# The library is built from the device's layer folders (README: "Where
+# The library is built from the device's layer folders (docs/architecture.md: "Where
 # things are"); the tool and the drop-in from theirs, on the public API.
 EMU_LAYERS := core obj wire engine world
 EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
@@ -338,7 +338,7 @@ golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
 # ---- speed --------------------------------------------------------------
 # Every figure is a row with its reference measured in the same run and
 # its target (tests/tools/bench_report.py); the rows go to $(BUILD)/bench.json
-# and, with make bench-docs, into the README's table. The rxe lab's
+# and, with make bench-docs, into docs/benchmarks.md's table. The rxe lab's
 # perftest comparison joins them where its packages are (RXE=0: not).
 BENCH_ROWS := $(BUILD)/bench.rows
 ## bench: speed figures, each with its reference and target (build/bench.json)
