@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Trace events as text lines: written by a running device, read back by rocemu ladder. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -54,18 +53,6 @@ void rocemu_trace_to_file(void *arg, const struct rocemu_event *ev)
 		fputs(line, arg);
 }
 
-/* "10.0.0.1" as an IPv4-mapped GID, or an IPv6 address. */
-static int parse_gid(const char *s, uint8_t gid[16])
-{
-	uint8_t v4[4];
-
-	if (inet_pton(AF_INET, s, v4) == 1) {
-		roce_gid_from_ipv4(gid, v4);
-		return 0;
-	}
-	return inet_pton(AF_INET6, s, gid) == 1 ? 0 : -EINVAL;
-}
-
 static int copy_name(char dst[ROCEMU_EV_NAME], const char *v)
 {
 	if (strlen(v) >= ROCEMU_EV_NAME)
@@ -101,7 +88,7 @@ static int parse_field(struct rocemu_event *ev, const char *key, const char *v,
 	*mask |= 1u << i;
 	switch (i) {
 	case 2: return copy_name(ev->dev, v);
-	case 3: return parse_gid(v, ev->gid);
+	case 3: return roce_gid_parse(v, ev->gid);
 	case 6: return copy_name(ev->op, v);
 	case 7: return copy_name(ev->status, v);
 	}

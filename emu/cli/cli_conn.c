@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* rocemu ping and perf: device setup, the out-of-band exchange, connecting, waiting for completions. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -16,18 +15,6 @@ static void print_trace(void *arg, const char *line)
 {
 	(void)arg;
 	fprintf(stderr, "%s\n", line);
-}
-
-/* An address as a GID: IPv4 becomes ::ffff:a.b.c.d. */
-static int gid_of(const char *addr, uint8_t gid[16])
-{
-	struct in_addr v4;
-
-	if (inet_pton(AF_INET, addr, &v4) == 1) {
-		roce_gid_from_ipv4(gid, (const uint8_t *)&v4);
-		return 0;
-	}
-	return inet_pton(AF_INET6, addr, gid) == 1 ? 0 : -1;
 }
 
 static int tcp_socket(const char *addr, int port, bool listen_here,
@@ -150,7 +137,7 @@ static int make_objects(struct conn *c, const char *who)
 		.cap = { (uint32_t)c->o.depth, (uint32_t)c->o.depth, 1, 1, 0 },
 	};
 
-	if (gid_of(c->o.addr, cfg.gid)) {
+	if (roce_gid_parse(c->o.addr, cfg.gid)) {
 		fprintf(stderr, "%s: '%s' is not an IP address\n", who, c->o.addr);
 		return -1;
 	}

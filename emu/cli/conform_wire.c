@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* conform's side of the wire: one UDP socket at ADDR:4791, every frame recorded in the session's pcap. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -27,35 +26,6 @@ uint64_t cf_wire_now_ns(const struct cf_wire *w)
 	return mono_ns() - w->t0_ns;
 }
 
-static socklen_t sockaddr_of(const uint8_t gid[16], struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (roce_gid_is_ipv4(gid)) {
-		struct sockaddr_in *a = (struct sockaddr_in *)ss;
-		a->sin_family = AF_INET;
-		a->sin_port = htons(ROCE_PORT);
-		memcpy(&a->sin_addr, gid + 12, 4);
-		return sizeof(*a);
-	}
-	struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-	a->sin6_family = AF_INET6;
-	a->sin6_port = htons(ROCE_PORT);
-	memcpy(&a->sin6_addr, gid, 16);
-	return sizeof(*a);
-}
-
-/* The address literal as a GID (IPv4 becomes ::ffff:a.b.c.d). */
-static int gid_of(const char *addr, uint8_t gid[16])
-{
-	uint8_t v4[4];
-
-	if (inet_pton(AF_INET, addr, v4) == 1) {
-		roce_gid_from_ipv4(gid, v4);
-		return 0;
-	}
-	return inet_pton(AF_INET6, addr, gid) == 1 ? 0 : -1;
-}
-
 int cf_wire_open(struct cf_wire *w, const char *local, const char *pcap,
 		 char *err, size_t errlen)
 {
@@ -65,11 +35,11 @@ int cf_wire_open(struct cf_wire *w, const char *local, const char *pcap,
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
 	w->t0_ns = mono_ns();
-	if (gid_of(local, w->local_gid)) {
+	if (roce_gid_parse(local, w->local_gid)) {
 		snprintf(err, errlen, "--local %s is not an IPv4 or IPv6 address", local);
 		return -1;
 	}
-	socklen_t sl = sockaddr_of(w->local_gid, &ss);
+	socklen_t sl = roce_gid_to_sockaddr(w->local_gid, ROCE_PORT, &ss);
 	w->fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (w->fd < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -124,7 +94,7 @@ int cf_wire_send(struct cf_wire *w, const uint8_t *frame, size_t len)
 	int rc = roce_frame_find_udp(frame, len, &u);
 	if (rc)
 		return rc;
-	socklen_t sl = sockaddr_of(w->peer_gid, &ss);
+	socklen_t sl = roce_gid_to_sockaddr(w->peer_gid, ROCE_PORT, &ss);
 	if (sendto(w->fd, frame + roce_frame_udp_payload_off(&u), u.payload_len, 0,
 		   (struct sockaddr *)&ss, sl) < 0)
 		return -errno;
@@ -139,11 +109,8 @@ static bool from_peer(const struct cf_wire *w, const struct sockaddr_storage *sr
 {
 	uint8_t gid[16];
 
-	if (src->ss_family == AF_INET)
-		roce_gid_from_ipv4(gid, (const uint8_t *)&((const struct sockaddr_in *)src)->sin_addr);
-	else
-		memcpy(gid, &((const struct sockaddr_in6 *)src)->sin6_addr, 16);
-	return !memcmp(gid, w->peer_gid, 16);
+	return roce_gid_from_sockaddr(src, gid) >= 0 &&
+	       !memcmp(gid, w->peer_gid, 16);
 }
 
 /* Parses the datagram in p->buf from src and records it. */
@@ -151,16 +118,10 @@ static void take(struct cf_wire *w, struct cf_packet *p,
 		 const struct sockaddr_storage *src)
 {
 	struct roce_datagram_addr a = { .sport = 0 };
+	/* only from_peer()'s families get here; another leaves :: and 0 */
+	int sport = roce_gid_from_sockaddr(src, a.src_gid);
 
-	if (src->ss_family == AF_INET) {
-		const struct sockaddr_in *s4 = (const struct sockaddr_in *)src;
-		roce_gid_from_ipv4(a.src_gid, (const uint8_t *)&s4->sin_addr);
-		a.sport = ntohs(s4->sin_port);
-	} else {
-		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)src;
-		memcpy(a.src_gid, &s6->sin6_addr, 16);
-		a.sport = ntohs(s6->sin6_port);
-	}
+	a.sport = sport > 0 ? (uint16_t)sport : 0;
 	memcpy(a.dst_gid, w->local_gid, 16);
 	a.when_ns = mono_ns();
 	a.drops = w->drops;

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* libibverbs.so.1: the device list, contexts, device and port queries, the GID table, names. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -212,15 +211,12 @@ static int make_device(void)
 {
 	const char *addr = getenv("ROCEMU_ADDR");
 	struct rocemu_dev_cfg cfg = { .name = "rocemu0", .mtu = mtu_from_env() };
-	struct in_addr v4;
 	bool offload;
 
 	if (misbehave_from_env(&cfg.misbehave) || offload_from_env(&offload))
 		return -EINVAL;
 	addr = addr && *addr ? addr : "127.0.0.1";
-	if (inet_pton(AF_INET, addr, &v4) == 1) {
-		roce_gid_from_ipv4(cfg.gid, (const uint8_t *)&v4);
-	} else if (inet_pton(AF_INET6, addr, cfg.gid) != 1) {
+	if (roce_gid_parse(addr, cfg.gid)) {
 		fprintf(stderr, "rocemu: ROCEMU_ADDR=%s is not an IP address\n",
 			addr);
 		return -EINVAL;

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The UDP wire: a socket per port at its address, port 4791, and a source socket per QP port. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
@@ -218,24 +217,6 @@ static bool udp_busy(const struct wire *w, const struct wire_port *p)
 	return tx_used(udp_of(p)->tx) >= TX_HIGH;
 }
 
-static socklen_t sockaddr_of(const uint8_t gid[16], uint16_t port,
-			     struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (roce_gid_is_ipv4(gid)) {
-		struct sockaddr_in *a = (struct sockaddr_in *)ss;
-		a->sin_family = AF_INET;
-		a->sin_port = htons(port);
-		memcpy(&a->sin_addr, gid + 12, 4);
-		return sizeof(*a);
-	}
-	struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-	a->sin6_family = AF_INET6;
-	a->sin6_port = htons(port);
-	memcpy(&a->sin6_addr, gid, 16);
-	return sizeof(*a);
-}
-
 /* True for 127.0.0.0/8 and ::1: what goes there never leaves the host. */
 static bool gid_is_loopback(const uint8_t gid[16])
 {
@@ -269,7 +250,7 @@ static uint32_t scope_of(const struct in6_addr *a)
 static int bound_socket(const uint8_t gid[16], uint16_t port)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = sockaddr_of(gid, port, &ss);
+	socklen_t sl = roce_gid_to_sockaddr(gid, port, &ss);
 	int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1, pmtu = IP_PMTUDISC_DO;
 
@@ -295,21 +276,6 @@ static int bound_socket(const uint8_t gid[16], uint16_t port)
 	}
 	return fd;
 }
-
-/* The GID of a datagram's source address; returns its port. */
-static uint16_t gid_of_sockaddr(const struct sockaddr_storage *src,
-				uint8_t gid[16])
-{
-	if (src->ss_family == AF_INET) {
-		const struct sockaddr_in *a = (const void *)src;
-		roce_gid_from_ipv4(gid, (const uint8_t *)&a->sin_addr);
-		return ntohs(a->sin_port);
-	}
-	const struct sockaddr_in6 *a = (const void *)src;
-	memcpy(gid, &a->sin6_addr, 16);
-	return ntohs(a->sin6_port);
-}
-
 
 static int udp_attach(struct wire *w, const uint8_t gid[16],
 		      struct wire_port **port)
@@ -436,7 +402,8 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 				    f.payload_len };
 	b->msg[i].msg_hdr = (struct msghdr){
 		.msg_name = &b->to[i],
-		.msg_namelen = sockaddr_of(f.dst_gid, ROCE_UDP_PORT, &b->to[i]),
+		.msg_namelen = roce_gid_to_sockaddr(f.dst_gid, ROCE_UDP_PORT,
+						    &b->to[i]),
 		.msg_iov = &b->iov[i], .msg_iovlen = 1 };
 	b->tail++;
 }
@@ -453,7 +420,11 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 	struct wire_rx rx = { .f = &f, .why = "", .bytes = payload, .len = len,
 			      .datagram = true };
 
-	a.sport = gid_of_sockaddr(src, a.src_gid);
+	/* the sockets are AF_INET or AF_INET6, so src is too; another
+	 * family would leave src_gid :: and the port 0, a stranger */
+	int sport = roce_gid_from_sockaddr(src, a.src_gid);
+
+	a.sport = sport > 0 ? (uint16_t)sport : 0;
 	memcpy(a.dst_gid, u->p.gid, 16);
 	memcpy(a.dst_mac, u->p.mac, 6);
 	a.when_ns = w->core->now; /* real time: set as each pass begins */

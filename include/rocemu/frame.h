@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "rocemu/packet.h"
 
@@ -102,6 +103,30 @@ void roce_gid_from_ipv4(uint8_t gid[16], const uint8_t ip4[4]);
 
 /* True for an IPv4-mapped GID ::ffff:a.b.c.d. */
 bool roce_gid_is_ipv4(const uint8_t gid[16]);
+
+/*
+ * Parses an address literal into a GID: IPv4 dotted quad "a.b.c.d" becomes
+ * the IPv4-mapped GID ::ffff:a.b.c.d, IPv6 text is the GID itself. No host
+ * names, no scope ("%eth0"), no brackets, no spaces. Returns 0, or -EINVAL
+ * for NULL or any other text; gid is left unchanged on failure.
+ */
+int roce_gid_parse(const char *text, uint8_t gid[16]);
+
+/*
+ * Fills ss with the socket address of gid and port (host byte order):
+ * sockaddr_in for an IPv4-mapped GID, sockaddr_in6 (scope 0) for any
+ * other; the rest of ss is zeroed. Returns the length of the address
+ * written. Cannot fail.
+ */
+socklen_t roce_gid_to_sockaddr(const uint8_t gid[16], uint16_t port,
+			       struct sockaddr_storage *ss);
+
+/*
+ * Fills gid from an AF_INET (as ::ffff:a.b.c.d) or AF_INET6 socket
+ * address. Returns its port in host byte order (0..65535), or
+ * -EAFNOSUPPORT for another family; gid is left unchanged on failure.
+ */
+int roce_gid_from_sockaddr(const struct sockaddr_storage *ss, uint8_t gid[16]);
 
 /* Fills gid with the IPv6 link-local address the kernel makes from a MAC
  * (fe80::/64 and the modified EUI-64 interface ID, RFC 4291 appendix A):
