@@ -319,6 +319,73 @@ START_TEST(test_ud_ah_destroyed_after_post)
 }
 END_TEST
 
+/* rocemu_qp_connect takes a UC QP from RESET to RTS with UC's attributes
+ * (no RNR, retry or rd_atomic ones, which UC refuses), and data flows. */
+START_TEST(test_connect_uc)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct rocemu_rc_params cp = { .mtu = IBV_MTU_1024,
+				       .access = IBV_ACCESS_REMOTE_WRITE,
+				       .timeout = 14, .retry_cnt = 7,
+				       .rnr_retry = 7, .min_rnr_timer = 12,
+				       .max_rd_atomic = 16 };
+	struct ibv_qp_attr q;
+	struct ibv_qp_init_attr qi;
+
+	pair_up(&p, &o);
+	retype(&p.a, IBV_QPT_UC);
+	retype(&p.b, IBV_QPT_UC);
+	for (int i = 0; i < 2; i++) {
+		struct side *s = i ? &p.b : &p.a, *peer = i ? &p.a : &p.b;
+		cp.peer_qpn = rocemu_qp_num(peer->qp);
+		cp.sq_psn = i ? 0x200 : 0x100;
+		cp.rq_psn = i ? 0x100 : 0x200;
+		memcpy(cp.peer_gid, i ? gid_a : gid_b, 16);
+		ck_assert_int_eq(rocemu_qp_connect(s->qp, &cp), 0);
+		ck_assert_int_eq(rocemu_qp_query(s->qp, &q, &qi), 0);
+		ck_assert_int_eq(q.qp_state, IBV_QPS_RTS);
+		ck_assert_uint_eq(q.dest_qp_num, cp.peer_qpn);
+		ck_assert_uint_eq(q.sq_psn, cp.sq_psn);
+		ck_assert_uint_eq(q.rq_psn, cp.rq_psn);
+		ck_assert_int_eq(q.path_mtu, IBV_MTU_1024);
+		ck_assert_int_eq(q.qp_access_flags, IBV_ACCESS_REMOTE_WRITE);
+	}
+	for (int i = 0; i < 300; i++)
+		p.a.buf[i] = (uint8_t)(i * 7);
+	ck_assert_int_eq(post_send1(&p.a, IBV_WR_RDMA_WRITE, 1, 0, 300,
+				    addr_of(&p.b, 4000), rocemu_mr_rkey(p.b.mr), 0), 0);
+	ck_assert_uint_eq(poll1(&p, &p.a).status, IBV_WC_SUCCESS);
+	ck_assert(!memcmp(p.b.buf + 4000, p.a.buf, 300));
+	pair_down(&p);
+}
+END_TEST
+
+/* ... and a UD QP with its Q_Key and send PSN, the peer's address being
+ * the address handle's business, not the QP's. */
+START_TEST(test_connect_ud)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct rocemu_rc_params cp = { .mtu = IBV_MTU_1024, .sq_psn = 0x345,
+				       .qkey = 0x11111111, .peer_qpn = 77,
+				       .access = IBV_ACCESS_REMOTE_WRITE,
+				       .max_rd_atomic = 16 };
+	struct ibv_qp_attr q;
+	struct ibv_qp_init_attr qi;
+
+	pair_up(&p, &o);
+	retype(&p.a, IBV_QPT_UD);
+	memcpy(cp.peer_gid, gid_b, 16);
+	ck_assert_int_eq(rocemu_qp_connect(p.a.qp, &cp), 0);
+	ck_assert_int_eq(rocemu_qp_query(p.a.qp, &q, &qi), 0);
+	ck_assert_int_eq(q.qp_state, IBV_QPS_RTS);
+	ck_assert_uint_eq(q.qkey, 0x11111111);
+	ck_assert_uint_eq(q.sq_psn, 0x345);
+	pair_down(&p);
+}
+END_TEST
+
 Suite *uc_ud_suite(void)
 {
 	Suite *s = suite_create("uc_ud");
@@ -330,6 +397,8 @@ Suite *uc_ud_suite(void)
 	tcase_add_test(tc, test_ud_send_grh_and_fields);
 	tcase_add_test(tc, test_ud_refuses_rdma);
 	tcase_add_test(tc, test_ud_ah_destroyed_after_post);
+	tcase_add_test(tc, test_connect_uc);
+	tcase_add_test(tc, test_connect_ud);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -187,52 +187,27 @@ static int make_objects(struct conn *c, const char *who)
 
 static int connect_qp(struct conn *c)
 {
+	struct rocemu_rc_params p = {
+		.peer_qpn = c->peer.qpn, .sq_psn = c->me.psn,
+		.rq_psn = c->peer.psn, .mtu = c->o.mtu,
+		.access = IBV_ACCESS_REMOTE_WRITE,
+		.qkey = 0x11111111,
+	};
+
+	memcpy(p.peer_gid, c->peer.gid, 16);
 	if (c->o.type == IBV_QPT_UD) {
-		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-					 .qkey = 0x11111111 };
 		struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
 		memcpy(ah.grh.dgid.raw, c->peer.gid, 16);
 		c->ah = rocemu_ah_new(c->pd, &ah);
-		if (rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-						      IBV_QP_PORT | IBV_QP_QKEY))
-			return -1;
-		a.qp_state = IBV_QPS_RTR;
-		if (rocemu_qp_modify(c->qp, &a, IBV_QP_STATE))
-			return -1;
-		a.qp_state = IBV_QPS_RTS;
-		a.sq_psn = c->me.psn;
-		return rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	} else if (c->o.type == IBV_QPT_RC) {
+		p.access |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+		p.timeout = 14;
+		p.retry_cnt = 7;
+		p.rnr_retry = 7;
+		p.min_rnr_timer = 12;
+		p.max_rd_atomic = 16;
 	}
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	if (c->o.type == IBV_QPT_RC) {
-		struct rocemu_rc_params p = {
-			.peer_qpn = c->peer.qpn, .sq_psn = c->me.psn,
-			.rq_psn = c->peer.psn, .mtu = c->o.mtu,
-			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				  IBV_ACCESS_REMOTE_ATOMIC,
-			.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-			.min_rnr_timer = 12, .max_rd_atomic = 16,
-		};
-		memcpy(p.peer_gid, c->peer.gid, 16);
-		return rocemu_qp_connect(c->qp, &p);
-	}
-	if (rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = c->o.mtu;
-	a.dest_qp_num = c->peer.qpn;
-	a.rq_psn = c->peer.psn;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	memcpy(a.ah_attr.grh.dgid.raw, c->peer.gid, 16);
-	if (rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
-		return -1;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = c->me.psn;
-	return rocemu_qp_modify(c->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	return rocemu_qp_connect(c->qp, &p) ? -1 : 0;
 }
 
 int conn_prepare(struct conn *c, const char *who)

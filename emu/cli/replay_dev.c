@@ -25,43 +25,6 @@ static enum ibv_qp_type qp_type(enum roce_flow_kind k)
 	       : k == ROCE_FLOW_UD ? IBV_QPT_UD : IBV_QPT_RC;
 }
 
-/* RESET to RTS for UC and UD, whose transitions take fewer attributes
- * than RC's (IBTA 10.3.1); rocemu_qp_connect does RC's. */
-static int connect_unreliable(struct rp_dev *d, const struct rp_plan *p,
-			      const struct rocemu_rc_params *cp)
-{
-	bool ud = p->fl->kind == ROCE_FLOW_UD;
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qkey = p->qkey,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	int rc = rocemu_qp_modify(d->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-						     IBV_QP_PORT |
-						     (ud ? IBV_QP_QKEY
-							 : IBV_QP_ACCESS_FLAGS));
-	if (rc)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = cp->mtu;
-	a.dest_qp_num = cp->peer_qpn;
-	a.rq_psn = cp->rq_psn;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	memcpy(a.ah_attr.grh.dgid.raw, cp->peer_gid, 16);
-	rc = rocemu_qp_modify(d->qp, &a, ud ? IBV_QP_STATE
-					    : IBV_QP_STATE | IBV_QP_AV |
-						      IBV_QP_PATH_MTU |
-						      IBV_QP_DEST_QPN |
-						      IBV_QP_RQ_PSN);
-	if (rc)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = cp->sq_psn;
-	return rocemu_qp_modify(d->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
 static int open_qp(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 		   struct rocemu_rc_params *cp, uint32_t max_send_wr)
 {
@@ -85,9 +48,13 @@ static int open_qp(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 	cp->peer_qpn = peer->qpn;
 	cp->mtu = rp_mtu_enum(p->mtu_bytes);
 	memcpy(cp->peer_gid, peer->gid, 16);
-	if (p->fl->kind != ROCE_FLOW_RC)
-		return connect_unreliable(d, p, cp);
-	return rocemu_qp_connect(d->qp, cp);
+	cp->qkey = p->qkey;
+	if (p->fl->kind == ROCE_FLOW_RC)
+		return rocemu_qp_connect(d->qp, cp);
+	/* UC and UD allow remote writes only (UD not even those) */
+	struct rocemu_rc_params u = *cp;
+	u.access = IBV_ACCESS_REMOTE_WRITE;
+	return rocemu_qp_connect(d->qp, &u);
 }
 
 int rp_dev_open(struct rp_dev *d, const struct rp_plan *p, unsigned side,

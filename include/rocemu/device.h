@@ -433,7 +433,9 @@ int rocemu_qp_modify(struct rocemu_qp *qp, struct ibv_qp_attr *attr,
 int rocemu_qp_query(struct rocemu_qp *qp, struct ibv_qp_attr *attr,
 		    struct ibv_qp_init_attr *init);
 
-/* Everything an RC QP needs to go from RESET to RTS towards a peer. */
+/* Everything a QP needs to go from RESET to RTS towards a peer. RC takes
+ * all but qkey; UC the GID, QPN, PSNs, MTU and access; UD the Q_Key and
+ * send PSN only (its peers are named by address handles). */
 struct rocemu_rc_params {
 	uint8_t peer_gid[16];
 	uint32_t peer_qpn;
@@ -443,12 +445,16 @@ struct rocemu_rc_params {
 	uint8_t timeout;	/* 4.096 us * 2^timeout; 0: never */
 	uint8_t retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t max_rd_atomic;	/* both directions */
+	uint32_t qkey;		/* UD only */
 };
 
 /* One line on the QP's engines: send position, PSNs, counts in flight. */
 void rocemu_qp_describe(const struct rocemu_qp *qp, char *buf, size_t len);
 
-/* The three ibv_modify_qp calls of a connection, with these values. */
+/* The three ibv_modify_qp calls of a connection, RESET to INIT to RTR to
+ * RTS, with the attributes the QP's own transport (RC, UC or UD) takes.
+ * Returns 0, or the first failing call's -errno (-EINVAL for a QP not in
+ * RESET or a value the transport refuses), the QP left where it got to. */
 int rocemu_qp_connect(struct rocemu_qp *qp, const struct rocemu_rc_params *p);
 
 /* ibv_post_send / ibv_post_recv: -ENOMEM when the queue is full, -EINVAL
