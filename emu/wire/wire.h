@@ -59,7 +59,8 @@ struct wire_ops {
 		      struct wire_port **port);
 	/* Frees a port; what it still had queued is dropped and counted. */
 	void (*detach)(struct wire *w, struct wire_port *p);
-	/* Takes a malloc'd frame, which the wire then owns, from a port
+	/* Takes a frame from the core's pool (frame_alloc, emu/core/frames.c),
+	 * which the wire then owns and returns with frame_free, from a port
 	 * (NULL: injected by a test, not from any port). */
 	void (*send)(struct wire *w, struct wire_port *from, uint8_t *frame,
 		     size_t len);
@@ -134,7 +135,7 @@ void wire_port_add(struct wire *w, struct wire_port *p);
 /* Takes p out of w's table. */
 void wire_port_del(struct wire *w, struct wire_port *p);
 
-/* Sends a malloc'd frame from p, through the tap; the wire owns it. */
+/* Sends a frame_alloc'd frame from p, through the tap; the wire owns it. */
 static inline void wire_send(struct wire_port *p, uint8_t *frame, size_t len)
 {
 	p->top->ops->send(p->top, p, frame, len);
