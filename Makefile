@@ -228,49 +228,12 @@ $(MAN_DIR)/.stamp: $(ROCEMU) $(AGENT) tools/mkman.py man/rocemu-dropin.7.txt
 # Each test that binds addresses runs in a network namespace of its own
 # where it can (tests/isolated.sh): runs side by side do not collide.
 ISOLATED := tests/isolated.sh
-## check: every test (RXE=0: without the rxe lab); writes only under build/
+## check: every test in tests/TESTLIST, then the rxe lab (T=NAME: one test; RXE=0: no lab)
 check: all
-	$(Q)python3 tests/layers.py --self-test && python3 tests/layers.py
-	$(Q)tests/lint_ranges.sh --self-test && tests/lint_ranges.sh
-	$(Q)python3 tests/man_drift.py $(BUILD)
-	$(Q)ROCEMU_PCAPS=pcaps $(ISOLATED) $(CHECK_BIN)
-	$(Q)$(ICRC_FLOOD)
-	$(Q)tests/dump_cli.sh $(BUILD)
-	$(Q)tests/check_cli.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/live_cli.sh $(BUILD)
-	$(Q)tests/replay_cli.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/agent_cli.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/conform_cli.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/net_cli.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/net_hosts.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/net_reads.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/verbs_bins.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/verbs_lifetimes.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/verbs_mw.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/verbs_qp_ex.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/verbs_mr_calls.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/verbs_cqex.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/verbs_stress.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/verbs_fork.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/examples.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/ladder_cli.sh $(BUILD)
-	$(Q)$(ISOLATED) tests/pyverbs.sh $(BUILD) >$(BUILD)/pyverbs.txt 2>&1 || \
-	  { cat $(BUILD)/pyverbs.txt; false; }
-	$(Q)grep -E '^(pyverbs|suite)' $(BUILD)/pyverbs.txt
-	$(Q)$(ROCEMU) demo $(BUILD)/demo.pcap >/dev/null
-	$(Q)python3 tests/rxe/compare_test.py $(ROCEMU) $(BUILD)/compare_test
-	$(Q)python3 tests/rxe/report_test.py $(BUILD)/report_test
-	$(Q)python3 tests/bench_report_test.py $(BUILD)/bench_report_test >/dev/null || \
-	  python3 tests/bench_report_test.py $(BUILD)/bench_report_test
-	$(Q)python3 tests/rxe/suite_test.py $(BUILD)/suite_test
-	$(Q)python3 tests/rxe/compare.py --rocemu $(ROCEMU) --dirs pcaps/rxe \
-	  pcaps/rocemu >$(BUILD)/golden.txt || { cat $(BUILD)/golden.txt; false; }
-	$(Q)tail -n 1 $(BUILD)/golden.txt
-	$(Q)python3 tests/tshark_oracle.py --rocemu $(ROCEMU) --mkcap $(MKCAP) \
-	  --work $(BUILD)/oracle pcaps/rxe/*.pcap $(BUILD)/demo.pcap \
-	  $$(ls $(BUILD)/net_*/*.pcap $(BUILD)/examples/*.pcap 2>/dev/null)
-	$(Q)$(ISOLATED) tests/install_check.sh $(BUILD)
-ifneq ($(SAN)$(TSAN),)
+	$(Q)python3 tests/run_tests.py $(BUILD) $(if $(T),--only $(T))
+ifneq ($(T),)
+	@echo "rxe lab: skipped (T=$(T))"
+else ifneq ($(SAN)$(TSAN),)
 	@echo "rxe lab: skipped under SAN=1 or TSAN=1 (the guest runs the plain" \
 	  "build: make rxe-check)"
 else ifeq ($(RXE),0)

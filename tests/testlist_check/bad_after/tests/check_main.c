@@ -1,0 +1,4 @@
+int main(void)
+{
+	srunner_create(a_suite());
+}

@@ -1,0 +1,3 @@
+Suite *a_suite(void)
+{
+}

@@ -1,0 +1,3 @@
+Suite *b_suite(void)
+{
+}
