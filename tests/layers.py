@@ -306,10 +306,11 @@ def check_file(root, src, out):
     return includes
 
 
-def sources(root):
-    """The .c and .h files under the scanned folders, sorted."""
+def sources(root, scanned=SCANNED):
+    """The .c and .h files under the scanned folders, sorted (also
+    tests/lint_ranges.sh's, with its own folders)."""
     found = []
-    for top in SCANNED:
+    for top in scanned:
         for d, dirs, files in os.walk(os.path.join(root, top)):
             dirs[:] = sorted(x for x in dirs if not x.startswith("."))
             rel = os.path.relpath(d, root).replace(os.sep, "/")

@@ -47,6 +47,7 @@ import sys
 HERE = sys.argv[1]
 sys.path.insert(0, HERE)
 from layers import blank_comments_and_literals, run_fixtures  # noqa: E402
+from layers import sources as layer_sources  # noqa: E402
 
 SCANNED = ["proto", "analyze", "emu", "agent", "include/rocemu"]
 EXEMPT = {"include/rocemu/range.h"}
@@ -120,14 +121,7 @@ def sums(code):
 
 def sources(root):
     """The .c and .h files under the scanned folders, sorted."""
-    found = []
-    for top in SCANNED:
-        for d, dirs, files in os.walk(os.path.join(root, top)):
-            dirs[:] = sorted(x for x in dirs if not x.startswith("."))
-            rel = os.path.relpath(d, root).replace(os.sep, "/")
-            found += [rel + "/" + x for x in sorted(files)
-                      if x.endswith((".c", ".h"))]
-    return sorted(set(found) - EXEMPT)
+    return sorted(set(layer_sources(root, SCANNED)) - EXEMPT)
 
 
 def key(src, expr):
