@@ -158,13 +158,17 @@ static void fork_child(void)
 	rv_dm_fork_child();
 }
 
+/* The rv_context a context is the last member of (ibv_open_device). */
+static struct rv_context *ctx_of(const struct ibv_context *context)
+{
+	return (struct rv_context *)(void *)((char *)(uintptr_t)context -
+		offsetof(struct rv_context, vctx.context));
+}
+
 const struct ibv_device_attr_ex *rv_context_attr(
 	const struct ibv_context *context)
 {
-	const struct rv_context *ctx = (const void *)((const char *)context -
-		offsetof(struct rv_context, vctx.context));
-
-	return &ctx->attr;
+	return &ctx_of(context)->attr;
 }
 
 unsigned rv_fork_gen(void)
@@ -174,10 +178,7 @@ unsigned rv_fork_gen(void)
 
 bool rv_stale(const struct ibv_context *context)
 {
-	const struct rv_context *ctx = (const void *)((const char *)context -
-		offsetof(struct rv_context, vctx.context));
-
-	if (ctx->gen == fork_gen)
+	if (ctx_of(context)->gen == fork_gen)
 		return false;
 	errno = EIO;
 	return true;
@@ -379,8 +380,7 @@ int ibv_close_device(struct ibv_context *context)
 	pthread_mutex_destroy(&context->mutex);
 	if (context->cmd_fd >= 0)
 		close(context->cmd_fd);
-	/* the context is the last member of the verbs_context we made */
-	free((char *)context - offsetof(struct rv_context, vctx.context));
+	free(ctx_of(context));
 	return 0;
 }
 
