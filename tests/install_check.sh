@@ -55,6 +55,22 @@ fi
 [ -x "$root/bin/rocemu" ] && [ -x "$root/bin/rocemu-agent" ] && ok ||
 	bad "bin/rocemu and bin/rocemu-agent are not executable"
 
+# 1b. man finds and renders the installed pages (rocemu(1), one per command)
+for p in rocemu rocemu-check rocemu-agent rocemu-dropin; do
+	[ -n "$(ls "$root"/share/man/man?/"$p".? 2>/dev/null)" ] && ok ||
+		bad "no installed man page $p"
+done
+if command -v man >/dev/null; then
+	for p in rocemu rocemu-check; do
+		MANPATH=$root/share/man MANWIDTH=80 man "$p" >"$work/man_$p.txt" 2>&1 ||
+			bad "man $p with the installed MANPATH"
+		expect_grep "$work/man_$p.txt" "SYNOPSIS" "man $p: its SYNOPSIS"
+	done
+	expect_grep "$work/man_rocemu.txt" "EXIT STATUS" "man rocemu: its EXIT STATUS"
+else
+	echo "install_check: no man (man-db): the pages' rendering left out"
+fi
+
 # 2. The installed tool, from a directory with no tests/conformance in it
 elsewhere=$work/elsewhere
 mkdir -p "$elsewhere"
