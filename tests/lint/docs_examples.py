@@ -33,8 +33,12 @@ Every fenced block (``` or ~~~) is one of:
                                      shown in full), under the same rules.
   <!-- doc-test: server CMD -->      runs CMD in the background while the
                                      block runs (the server a client in
-                                     the block talks to); its output is
-                                     not compared, it must exit 0.
+                                     the block talks to): the block starts
+                                     once a TCP socket listens on one of
+                                     the test's addresses; the server's
+                                     output is not compared; it must exit
+                                     0 by itself or still run at the end
+                                     (then it is stopped).
 A block with none of these, and a "# " (root) prompt in a console block
 that is not skipped, are errors: a new block cannot be forgotten.
 
@@ -180,6 +184,26 @@ def env_for(build):
     return env
 
 
+def listening(timeout=20.0):
+    """Waits until a TCP socket listens on one of ADDRS' owned addresses."""
+    import socket
+    import struct
+    import time
+    want = {struct.unpack("<I", socket.inet_aton(a))[0] for a in ADDRS.values()}
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for path in ("/proc/net/tcp",):
+            try:
+                rows = open(path).read().split("\n")[1:]
+            except OSError:
+                return
+            for r in rows:
+                f = r.split()
+                if len(f) > 3 and f[3] == "0A" and int(f[1].split(":")[0], 16) in want:
+                    return
+        time.sleep(0.05)
+
+
 def run_script(script, cwd, env):
     """Runs SCRIPT under /bin/sh in CWD; returns (exit status, output)."""
     p = subprocess.Popen(["/bin/sh", "-c", script], cwd=cwd, env=env,
@@ -266,6 +290,7 @@ def check_block(build, blk):
                                   cwd=d, env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        listening()
     script = ["exec 2>&1", "__rc=0"]
     for n, (cmd, _) in enumerate(steps):
         script.append("(exit $__rc); echo '%s'; (exit $__rc)" % (SEP % n))
@@ -277,10 +302,11 @@ def check_block(build, blk):
     problems = []
     if server is not None:
         try:
-            sout, _ = server.communicate(timeout=TIMEOUT)
+            sout, _ = server.communicate(timeout=5)
         except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
+            os.killpg(server.pid, signal.SIGTERM)
             sout, _ = server.communicate()
+            server.returncode = 0
         if server.returncode != 0:
             problems.append("%s: the server '%s' exited %s:\n%s" % (
                 blk.where(), marks["server"], server.returncode,
