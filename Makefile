@@ -44,7 +44,7 @@ endif
 
 # TSAN=1: ThreadSanitizer in build/tsan. gcc puts its runtime into the
 # drop-in .so too; programs built without it get it preloaded
-# (tests/verbs_env.sh). The first race report ends the program with 66.
+# (tests/lib/verbs_env.sh). The first race report ends the program with 66.
 ifeq ($(TSAN),1)
 ifeq ($(SAN),1)
 $(error SAN=1 and TSAN=1 cannot be combined)
@@ -88,7 +88,7 @@ EMU_LAYERS := core obj wire engine world
 EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
 VERBS_SRC := $(wildcard emu/verbs/*.c)
 TOOL_SRC := $(wildcard emu/cli/*.c)
-CHECK_SRC := $(wildcard tests/check_*.c)
+CHECK_SRC := $(wildcard tests/unit/check_*.c)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(ANALYZE_SRC) \
 	$(EMU_LIB_SRC))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
@@ -191,7 +191,14 @@ $(CHECK_BIN): $(CHECK_OBJ) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LDLIBS) $(PKG_LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
+# The tests' programs (tests/tools/) and make bench's (tests/bench/), each
+# from one source; all go to $(BUILD)/tests/.
+$(MKCAP) $(PCAP_EDIT) $(ICRC_FLOOD): $(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
+
+$(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE): $(BUILD)/tests/%: $(BUILD)/tests/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
@@ -226,8 +233,8 @@ $(MAN_DIR)/.stamp: $(ROCEMU) $(AGENT) tools/mkman.py man/rocemu-dropin.7.txt
 
 # ---- tests --------------------------------------------------------------
 # Each test that binds addresses runs in a network namespace of its own
-# where it can (tests/isolated.sh): runs side by side do not collide.
-ISOLATED := tests/isolated.sh
+# where it can (tests/lib/isolated.sh): runs side by side do not collide.
+ISOLATED := tests/lib/isolated.sh
 ## check: every test in tests/TESTLIST, then the rxe lab (T=NAME: one test; RXE=0: no lab)
 check: all
 	$(Q)python3 tests/run_tests.py $(BUILD) $(if $(T),--only $(T))
@@ -270,7 +277,7 @@ rxe-bench: all rxe-deps
 # passes must pass.
 ## pyverbs: rdma-core's test suite (python3-pyverbs) on rocemu
 pyverbs: all
-	$(Q)$(ISOLATED) tests/pyverbs.sh $(BUILD)
+	$(Q)$(ISOLATED) tests/verbs/pyverbs.sh $(BUILD)
 
 # rdma-core's own test suite (python3-pyverbs) on rocemu here and on rxe in
 # a lab guest, compared test by test (make rxe-check ends with it).
@@ -300,7 +307,7 @@ golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
 
 # ---- speed --------------------------------------------------------------
 # Every figure is a row with its reference measured in the same run and
-# its target (tests/tools/bench_report.py); the rows go to $(BUILD)/bench.json
+# its target (tests/bench/bench_report.py); the rows go to $(BUILD)/bench.json
 # and, with make bench-docs, into docs/benchmarks.md's table. The rxe lab's
 # perftest comparison joins them where its packages are (RXE=0: not).
 BENCH_ROWS := $(BUILD)/bench.rows
@@ -310,24 +317,24 @@ bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) $(ROCEMU) 
 	$(Q)rm -f $(BENCH_ROWS)
 	$(Q)export BENCH_JSONL=$(CURDIR)/$(BENCH_ROWS) && \
 	  $(BENCH) --rocemu $(ROCEMU) --mkcap $(MKCAP) --work $(BUILD)/bench && \
-	  tests/tools/bench_check.sh $(BUILD) && \
+	  tests/bench/bench_check.sh $(BUILD) && \
 	  $(BENCH_DEV) && $(BENCH_SCALE) && $(BENCH_NET) && \
-	  tests/tools/bench_bw.sh $(BUILD) && \
-	  tests/tools/bench_verbs.sh $(BUILD) && \
-	  tests/ladder_bench.sh $(BUILD) && \
-	  tests/tools/bench_replay.sh $(BUILD)
+	  tests/bench/bench_bw.sh $(BUILD) && \
+	  tests/bench/bench_verbs.sh $(BUILD) && \
+	  tests/bench/ladder_bench.sh $(BUILD) && \
+	  tests/bench/bench_replay.sh $(BUILD)
 ifeq ($(RXE),1)
 	$(Q)if $(MAKE) -s --no-print-directory rxe-deps; then \
 	  BENCH_JSONL=$(CURDIR)/$(BENCH_ROWS) tests/rxe/bench.sh $(BUILD); \
 	else echo "rxe lab: skipped: its Debian packages are missing (above)"; fi
 endif
-	$(Q)python3 tests/tools/bench_report.py collect $(BENCH_ROWS) \
+	$(Q)python3 tests/bench/bench_report.py collect $(BENCH_ROWS) \
 	  $(BUILD)/bench.json
 
 # The figures table of docs/benchmarks.md, from the last make bench.
 ## bench-docs: the figures table of docs/benchmarks.md, from the last make bench
 bench-docs:
-	$(Q)python3 tests/tools/bench_report.py table docs/benchmarks.md $(BUILD)/bench.json
+	$(Q)python3 tests/bench/bench_report.py table docs/benchmarks.md $(BUILD)/bench.json
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
 # Six targets: the frame decoder; an RC responder in RTS that must never
@@ -374,7 +381,7 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
 	$(Q)cp pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap $(FUZZ_DIR)/corpus_replay/
 	$(Q)python3 tests/fuzz/agent_seeds.py $(FUZZ_DIR)/corpus_agent_cmd \
-	  tests/agent_cli.py
+	  tests/cli/agent_cli.py
 	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
 	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
 	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \

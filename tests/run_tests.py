@@ -6,12 +6,15 @@ usage: tests/run_tests.py BUILD [--only NAME[,NAME...]]  run them
        tests/run_tests.py --list                       their names, one line each
        tests/run_tests.py --markdown TESTING.md        rewrite its test table
        tests/run_tests.py --self-test                  the checks below, on the
-                                                       fixtures in tests/testlist_check/
+                                                       fixtures in tests/lint/testlist_check/
 
-First the "testlist" step: every tests/*.sh, tests/*.py and tests/rxe/*_test.py
-is named by a TESTLIST command or a "# lib:" line, each "# lib:" file
-exists, each suite of tests/check_*.c is registered in tests/check_main.c,
-and TESTING.md's table is the one --markdown would write. Each problem is
+First the "testlist" step: every test file (a .sh, .py or .c file at the
+top of a folder tests/KIND/, tests/unit/ aside) is named by a TESTLIST
+command or a "# lib:" line (a "# lib:" line may name several with a
+glob), each "# lib:" line names a file that exists, each suite of
+tests/unit/check_*.c is registered in tests/unit/check_main.c, no file
+but TESTLIST, run_tests.py and README.md lies at the top of tests/, and
+TESTING.md's table is the one --markdown would write. Each problem is
 printed ("not in TESTLIST: FILE", ...) and the step fails. Then each test
 (or each one --only names, with the ones its "after:" needs) runs from the
 top of the tree, with its output in BUILD/tests-log/NAME.log; a pass prints
@@ -40,6 +43,10 @@ PROGRAMS = {
 PLACEHOLDER = re.compile(r"\{(build|isolated|%s)\}" % "|".join(PROGRAMS))
 NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 SEP = " | "
+# The files that may lie at the top of tests/; the rest goes in a folder.
+TOP_FILES = ("TESTLIST", "run_tests.py", "README.md")
+# The Check suites' folder (the suites() rule, not the file rule).
+UNIT = "unit"
 TAIL_FAIL = 30
 
 
@@ -122,18 +129,21 @@ def coverage(root):
     named = " ".join(t["cmd"] for t in tests)
     lib_files = set()
     for f, where in libs:
-        lib_files.add(f)
-        if not os.path.exists(os.path.join(root, f)):
+        found = glob.glob(os.path.join(root, f))
+        lib_files.update(os.path.relpath(p, root) for p in found)
+        if not found:
             problems.append("%s: lib file missing: %s" % (where, f))
-    candidates = []
-    for pat in ("tests/*.sh", "tests/*.py", "tests/rxe/*_test.py"):
-        candidates += sorted(glob.glob(os.path.join(root, pat)))
-    for path in candidates:
+    for path in candidates(root):
         rel = os.path.relpath(path, root)
         if rel in lib_files:
             continue
         if not re.search(r"(^|\s)%s(\s|$)" % re.escape(rel), named):
             problems.append("not in TESTLIST: %s" % rel)
+    for name in sorted(os.listdir(os.path.join(root, "tests"))):
+        if name not in TOP_FILES and not os.path.isdir(
+                os.path.join(root, "tests", name)):
+            problems.append("not in a test folder: tests/%s (tests/README.md "
+                            "says which folder holds what)" % name)
     problems += suites(root, lib_files)
     for t in tests:
         for n in after(t):
@@ -154,16 +164,28 @@ def coverage(root):
     return problems
 
 
+def candidates(root):
+    """The test files TESTLIST must name: the .sh, .py and .c files at the
+    top of each folder tests/KIND/ but tests/unit/ (whose files suites()
+    checks). Deeper files are fixtures or data of the tests that read them."""
+    found = []
+    for ext in ("sh", "py", "c"):
+        found += glob.glob(os.path.join(root, "tests", "*", "*." + ext))
+    unit = os.path.join(root, "tests", UNIT) + os.sep
+    return sorted(p for p in found if not p.startswith(unit))
+
+
 def suites(root, lib_files):
-    """Every tests/check_*.c that is not a lib defines a Check suite that
-    tests/check_main.c adds: the problems, one line each."""
+    """Every tests/unit/check_*.c that is not a lib defines a Check suite
+    that tests/unit/check_main.c adds: the problems, one line each."""
     problems = []
     try:
-        with open(os.path.join(root, "tests/check_main.c")) as f:
+        with open(os.path.join(root, "tests", UNIT, "check_main.c")) as f:
             main = f.read()
     except OSError:
         main = ""
-    for path in sorted(glob.glob(os.path.join(root, "tests/check_*.c"))):
+    for path in sorted(glob.glob(os.path.join(root, "tests", UNIT,
+                                              "check_*.c"))):
         rel = os.path.relpath(path, root)
         if rel in lib_files:
             continue
@@ -175,7 +197,7 @@ def suites(root, lib_files):
         for n in names:
             if not re.search(r"\b%s\(\)" % n, main):
                 problems.append("not in TESTLIST: %s (%s is not added in "
-                                "tests/check_main.c)" % (rel, n))
+                                "tests/%s/check_main.c)" % (rel, n, UNIT))
     return problems
 
 
@@ -198,8 +220,9 @@ def self_test_one(tree):
 
 
 def self_test(here):
-    """Every fixture tree of tests/testlist_check/: returns the problems."""
-    fixtures = os.path.join(here, "testlist_check")
+    """Every fixture tree of tests/lint/testlist_check/: returns the
+    problems."""
+    fixtures = os.path.join(here, "lint", "testlist_check")
     names = sorted(os.listdir(fixtures))
     if "good" not in names or not any(n.startswith("bad_") for n in names):
         return ["%s needs good/ and bad_*/" % fixtures]
@@ -220,7 +243,7 @@ def run_one(test, build, logs):
     """Runs one test, its output into logs/NAME.log: returns True if it
     passed, and prints its last line (all of its tail when it failed)."""
     progs = dict((k, os.path.join(build, v)) for k, v in PROGRAMS.items())
-    progs.update(build=build, isolated="tests/isolated.sh")
+    progs.update(build=build, isolated="tests/lib/isolated.sh")
     cmd = PLACEHOLDER.sub(lambda m: progs[m.group(1)], test["cmd"])
     log = os.path.join(logs, test["name"] + ".log")
     print("test %s ..." % test["name"], flush=True)

@@ -229,7 +229,7 @@ static int replay_all(const struct roce_capture *cap,
 	}
 	rp_index_free(&ix);
 	/* the work done, in packets looked at: a multiple of the packets
-	 * (tests/replay_cli.sh holds it so) */
+	 * (tests/cli/replay_cli.sh holds it so) */
 	if (o->verbose)
 		printf("replay: %u flows, %zu packets, %" PRIu64
 		       " packet visits\n", n, cap->n, visits);

@@ -10,7 +10,7 @@
  * A peer, a capture or a caller chooses va and len; their sum can pass
  * 2^64 and wrap to a small number that then passes every "end <= limit"
  * test. Every address/length computation goes through these helpers
- * (tests/lint_ranges.sh keeps it so): a range that wraps is no range.
+ * (tests/lint/lint_ranges.sh keeps it so): a range that wraps is no range.
  */
 
 /* Sets *end to va + len and returns true; false (and *end untouched) if

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Seeds for fuzz_agent_cmd: every request line tests/agent_cli.py sends
+"""Seeds for fuzz_agent_cmd: every request line tests/cli/agent_cli.py sends
 (the quoted strings that start with a command word), one file each, after
 'hello proto=1' and behind the settings byte (0: no token asked for), and
 one with the token given first.
-usage: agent_seeds.py CORPUS_DIR tests/agent_cli.py"""
+usage: agent_seeds.py CORPUS_DIR tests/cli/agent_cli.py"""
 import os
 import re
 import sys

@@ -40,7 +40,7 @@ row "ib_send_bw 64 B, message rate" Mpps ib_send_bw 5
 row "ib_send_bw 64 B, average bandwidth" MB/s ib_send_bw 4
 row "ib_write_bw 64 KiB, average bandwidth" MB/s ib_write_bw 4
 # The targets as rows of make bench (BENCH_JSONL): rocemu against rxe.
-. "$here/../tools/bench_lib.sh"
+. "$here/../bench/bench_lib.sh"
 target() { # LABEL UNIT PROGRAM COLUMN TARGET
 	local a b
 	a=$(fig rxe "$3" "$4") b=$(fig rocemu "$3" "$4")

@@ -49,7 +49,7 @@ $py -m compileall -q "$work/tests" >/dev/null
 
 # ---- rocemu, here, in a network namespace of its own where it can ----
 LD_LIBRARY_PATH=$build/lib ROCEMU_ADDR=${ROCEMU_ADDR:-127.0.0.90} \
-	"$here/../isolated.sh" $py "$here/suite.py" run --tests "$work/tests" --dev rocemu0 \
+	"$here/../lib/isolated.sh" $py "$here/suite.py" run --tests "$work/tests" --dev rocemu0 \
 	--out "$work/rocemu.tsv" --idle "$idle" --budget "$budget" ||
 	die "the rocemu run failed (its output: $work/rocemu.tsv.log)"
 t1=$(date +%s)

@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: MIT
+# Sourced by make bench's shell parts (bash): one figure's row, and the
+# median of the numbers on stdin.
+bench_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# bench_row GROUP NAME VALUE UNIT [--ref NAME VALUE] [--target T]: prints
+# the row and keeps it in $BENCH_JSONL (tests/bench/bench_report.py); a
+# row it refuses ends the script.
+bench_row() { python3 "$bench_lib_dir/bench_report.py" row "$@" || exit 1; }
+
+# The median of the numbers on stdin, one a line (0 if there are none).
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'
+}

@@ -1,0 +1,2 @@
+#!/bin/sh
+. tests/lib/lib.sh

@@ -1,0 +1,5 @@
+/* a program the fixture tests use */
+int main(void)
+{
+	return 0;
+}

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* Does not compile. */
+int main(void)
+{
+	return undeclared;
+}
