@@ -88,7 +88,7 @@ EMU_LAYERS := core obj wire engine world
 EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
 VERBS_SRC := $(wildcard emu/verbs/*.c)
 TOOL_SRC := $(wildcard emu/cli/*.c)
-CHECK_SRC := $(wildcard tests/check_*.c)
+CHECK_SRC := $(wildcard tests/check_*.c) $(wildcard tests/unit/check_*.c)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(ANALYZE_SRC) \
 	$(EMU_LIB_SRC))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))
@@ -185,6 +185,9 @@ $(ROCEMU): $(TOOL_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
+
+# The suites find check_suites.h wherever it lives, tests/ or tests/unit/.
+$(CHECK_OBJ): override CFLAGS += -Itests -Itests/unit
 
 $(CHECK_BIN): $(CHECK_OBJ) $(LIB)
 	@mkdir -p $(@D)
