@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include "rocemu/datagram.h"
+#include "rocemu/grh.h"
 #include "rocemu/icrc.h"
 #include "rocemu/ipid.h"
 #include "byteorder.h"
@@ -36,8 +37,7 @@ static size_t put_headers(const struct roce_frame *f, uint8_t *b)
 		memcpy(b + 12, f->src_gid + 12, 4);
 		memcpy(b + 16, f->dst_gid + 12, 4);
 	} else {
-		put_be32(b, 6u << 28 | (uint32_t)f->tos << 20 |
-				    (f->flow_label & 0xfffff));
+		put_be32(b, roce_ipv6_vtcfl(f->tos, f->flow_label));
 		put_be16(b + 4, f->udp_len);
 		b[6] = 17;
 		b[7] = f->ttl;

@@ -7,70 +7,6 @@
 #include "rocemu/aeth.h"
 #include "dissect_local.h"
 
-#define FLD(k, m, h) { k, offsetof(struct roce_ib, m), \
-		       sizeof(((struct roce_ib *)0)->m), h }
-
-static const struct ext_field rdeth_f[] = { FLD("een", rdeth.een, 6) };
-static const struct ext_field deth_f[] = { FLD("qkey", deth.qkey, 8),
-					   FLD("src_qp", deth.src_qp, 6) };
-static const struct ext_field feth_f[] = { FLD("feth", feth, 8) };
-static const struct ext_field reth_f[] = { FLD("va", reth.va, 16),
-					   FLD("rkey", reth.rkey, 8),
-					   FLD("len", reth.len, 0) };
-static const struct ext_field atmeth_f[] = {
-	FLD("va", atmeth.va, 16), FLD("rkey", atmeth.rkey, 8),
-	FLD("swap_add", atmeth.swap_add, 16),
-	FLD("compare", atmeth.compare, 16)
-};
-static const struct ext_field aeth_f[] = { FLD("syndrome", aeth.syndrome, 2),
-					   FLD("msn", aeth.msn, 0) };
-static const struct ext_field atmack_f[] = { FLD("orig", atmack, 16) };
-static const struct ext_field imm_f[] = { FLD("imm", imm, 8) };
-static const struct ext_field ieth_f[] = { FLD("rkey", ieth, 8) };
-
-#define DESC(e, k, f) { e, k, f, sizeof(f) / sizeof(f[0]) }
-
-static const struct ext_desc descs[] = {
-	DESC(ROCE_EXT_RDETH, "rdeth", rdeth_f),
-	DESC(ROCE_EXT_DETH, "deth", deth_f),
-	DESC(ROCE_EXT_FETH, "feth", feth_f),
-	DESC(ROCE_EXT_RETH, "reth", reth_f),
-	DESC(ROCE_EXT_ATMETH, "atomiceth", atmeth_f),
-	DESC(ROCE_EXT_AETH, "aeth", aeth_f),
-	DESC(ROCE_EXT_ATMACK, "atomicacketh", atmack_f),
-	DESC(ROCE_EXT_IMMDT, "immdt", imm_f),
-	DESC(ROCE_EXT_IETH, "ieth", ieth_f),
-};
-
-const struct ext_desc *roce_ext_next(const struct roce_ib *ib, unsigned *pos)
-{
-	while (*pos < sizeof(descs) / sizeof(descs[0])) {
-		const struct ext_desc *d = &descs[(*pos)++];
-		if (ib->exts & d->ext)
-			return d;
-	}
-	return NULL;
-}
-
-uint64_t roce_ext_field_value(const struct roce_ib *ib,
-			      const struct ext_field *fl)
-{
-	const uint8_t *p = (const uint8_t *)ib + fl->off;
-	uint64_t v64;
-	uint32_t v32;
-
-	switch (fl->size) {
-	case 1:
-		return *p;
-	case 4:
-		memcpy(&v32, p, 4);
-		return v32;
-	default:
-		memcpy(&v64, p, 8);
-		return v64;
-	}
-}
-
 void roce_fmt_aeth(struct roce_sb *sb, uint8_t syn)
 {
 	unsigned type = roce_aeth_type(syn), val = roce_aeth_value(syn);
@@ -148,20 +84,20 @@ static void line_addr(struct roce_sb *sb, const struct roce_frame *f,
 	sb_u64(sb, port);
 }
 
-static void line_exts(struct roce_sb *sb, const struct roce_ib *ib)
+static void line_exts(struct roce_sb *sb, const struct roce_frame *f)
 {
-	const struct ext_desc *d;
+	const struct hdr_desc *d;
 
-	for (unsigned pos = 0; (d = roce_ext_next(ib, &pos));) {
+	for (unsigned pos = 0; (d = roce_ext_next(&f->ib, &pos));) {
 		sb_putc(sb, ' ');
 		sb_puts(sb, d->key);
 		if (d->ext == ROCE_EXT_AETH) {
 			sb_putc(sb, ' ');
-			roce_fmt_aeth(sb, ib->aeth.syndrome);
+			roce_fmt_aeth(sb, f->ib.aeth.syndrome);
 		}
 		for (unsigned j = 0; j < d->nfields; j++) {
-			const struct ext_field *fl = &d->fields[j];
-			uint64_t v = roce_ext_field_value(ib, fl);
+			const struct hdr_field *fl = &d->fields[j];
+			uint64_t v = roce_field_value(f, fl);
 			sb_putc(sb, ' ');
 			sb_puts(sb, fl->key);
 			sb_putc(sb, ' ');
@@ -219,7 +155,7 @@ void roce_fmt_line(struct roce_sb *sb, const struct roce_dissect_in *in,
 		sb_putc(sb, '\n');
 		return;
 	}
-	line_exts(sb, ib);
+	line_exts(sb, f);
 	sb_kv_u64(sb, " payload ", ib->payload_len);
 	line_icrc(sb, f);
 	sb_putc(sb, '\n');

@@ -2,7 +2,6 @@
 /* The JSON rendering: one object per packet, every decoded field. */
 #include <errno.h>
 
-#include "rocemu/aeth.h"
 #include "dissect_local.h"
 
 /* Every key but the first of an object follows a comma. */
@@ -79,72 +78,40 @@ static void json_link(struct roce_sb *sb, const struct roce_frame *f)
 	sb_putc(sb, ']');
 }
 
-static void json_ip_udp(struct roce_sb *sb, const struct roce_frame *f)
+/* One member per field, as the table says, then the header's own. */
+static void json_fields(struct roce_sb *sb, const struct roce_frame *f,
+			const struct hdr_desc *d)
 {
-	num(sb, "ip_version", f->ip_ver);
-	gidstr(sb, "src", f->src_gid);
-	gidstr(sb, "dst", f->dst_gid);
-	num(sb, "tos", f->tos);
-	num(sb, "ttl", f->ttl);
-	if (f->ip_ver == 4) {
-		num(sb, "ip_id", f->ip_id);
-		num(sb, "ip_flags_frag", f->ip_frag);
-		num(sb, "ip_csum", f->ip_csum);
-	} else {
-		num(sb, "flow_label", f->flow_label);
+	for (unsigned j = 0; j < d->nfields; j++) {
+		const struct hdr_field *fl = &d->fields[j];
+		uint64_t v = roce_field_value(f, fl);
+
+		if (fl->json == FJ_HEX)
+			hexstr(sb, fl->key, v, 16);
+		else if (fl->json == FJ_BOOL)
+			boolean(sb, fl->key, v);
+		else
+			num(sb, fl->key, v);
+		if (fl->json_more)
+			fl->json_more(sb, v);
 	}
-	num(sb, "sport", f->sport);
-	num(sb, "dport", f->dport);
-	num(sb, "udp_len", f->udp_len);
-	num(sb, "udp_csum", f->udp_csum);
+	if (d->json_tail)
+		d->json_tail(sb, f);
 }
 
-static void json_bth(struct roce_sb *sb, const struct roce_bth *b)
+/* IP, UDP and BTH fields are members of the frame's object; each
+ * extension header is an object of its own. */
+static void json_hdr(struct roce_sb *sb, const struct roce_frame *f,
+		     const struct hdr_desc *d)
 {
-	const struct roce_opcode_info *op = roce_opcode(b->opcode);
-
-	num(sb, "opcode", b->opcode);
-	key(sb, "opcode_name");
-	sb_putc(sb, '"');
-	roce_fmt_opname(sb, b->opcode);
-	sb_putc(sb, '"');
-	str(sb, "transport", op ? roce_transport_name(op->transport) : "?");
-	boolean(sb, "se", b->se);
-	boolean(sb, "migreq", b->migreq);
-	num(sb, "pad", b->pad);
-	num(sb, "tver", b->tver);
-	num(sb, "pkey", b->pkey);
-	boolean(sb, "fecn", b->fecn);
-	boolean(sb, "becn", b->becn);
-	num(sb, "resv6", b->resv6);
-	num(sb, "dqpn", b->dqpn);
-	boolean(sb, "ackreq", b->ackreq);
-	num(sb, "resv7", b->resv7);
-	num(sb, "psn", b->psn);
-}
-
-static void json_exts(struct roce_sb *sb, const struct roce_ib *ib)
-{
-	const struct ext_desc *d;
-
-	for (unsigned pos = 0; (d = roce_ext_next(ib, &pos));) {
-		key(sb, d->key);
-		sb_putc(sb, '{');
-		for (unsigned j = 0; j < d->nfields; j++) {
-			const struct ext_field *fl = &d->fields[j];
-			uint64_t v = roce_ext_field_value(ib, fl);
-			if (fl->hex == 16)
-				hexstr(sb, fl->key, v, 16);
-			else
-				num(sb, fl->key, v);
-		}
-		if (d->ext == ROCE_EXT_AETH) {
-			uint8_t s = ib->aeth.syndrome;
-			str(sb, "type", roce_aeth_type_name(roce_aeth_type(s)));
-			num(sb, "value", roce_aeth_value(s));
-		}
-		sb_putc(sb, '}');
+	if (!d->key) {
+		json_fields(sb, f, d);
+		return;
 	}
+	key(sb, d->key);
+	sb_putc(sb, '{');
+	json_fields(sb, f, d);
+	sb_putc(sb, '}');
 }
 
 static const char *status_name(const struct roce_dissect_in *in,
@@ -161,6 +128,7 @@ void roce_fmt_json(struct roce_sb *sb, const struct roce_dissect_in *in,
 		   const struct roce_frame *f)
 {
 	const struct roce_ib *ib = &f->ib;
+	const struct hdr_desc *d;
 
 	sb_kv_u64(sb, "{\"frame\":", in->frame_no);
 	key(sb, "time");
@@ -171,11 +139,14 @@ void roce_fmt_json(struct roce_sb *sb, const struct roce_dissect_in *in,
 	if (in->status)
 		str(sb, "error", in->why);
 	json_link(sb, f);
-	json_ip_udp(sb, f);
-	if (ib->has_bth)
-		json_bth(sb, &ib->bth);
+	num(sb, "ip_version", f->ip_ver);
+	gidstr(sb, "src", f->src_gid);
+	gidstr(sb, "dst", f->dst_gid);
+	for (unsigned pos = 0; (d = roce_hdr_next(f, &pos));)
+		json_hdr(sb, f, d);
 	if (in->status == 0) {
-		json_exts(sb, ib);
+		for (unsigned pos = 0; (d = roce_ext_next(ib, &pos));)
+			json_hdr(sb, f, d);
 		num(sb, "payload_len", ib->payload_len);
 	}
 	if (in->status == 0 && !f->truncated) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rocemu/frame.h"
+#include "rocemu/grh.h"
 #include "rocemu/icrc.h"
 #include "byteorder.h"
 
@@ -184,9 +185,7 @@ static int parse_ipv6(const uint8_t *b, size_t cap, struct roce_frame *f,
 		return skip(why, "not a whole IPv6 header");
 	if (b[6] != IPPROTO_UDP_)
 		return skip(why, "not UDP (or IPv6 extension headers)");
-	uint32_t w = get_be32(b);
-	f->tos = (uint8_t)(w >> 20);
-	f->flow_label = w & 0xfffff;
+	roce_ipv6_vtcfl_split(get_be32(b), &f->tos, &f->flow_label);
 	*iplen = ROCE_IPV6_HLEN + (size_t)get_be16(b + 4);
 	f->ttl = b[7];
 	memcpy(f->src_gid, b + 8, 16);

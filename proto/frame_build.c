@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rocemu/frame.h"
+#include "rocemu/grh.h"
 #include "rocemu/icrc.h"
 #include "byteorder.h"
 
@@ -54,8 +55,7 @@ static size_t put_ipv4(const struct roce_frame *f, uint8_t *b, size_t iplen)
 
 static size_t put_ipv6(const struct roce_frame *f, uint8_t *b, size_t plen)
 {
-	put_be32(b, 6u << 28 | (uint32_t)f->tos << 20 |
-			    (f->flow_label & 0xfffff));
+	put_be32(b, roce_ipv6_vtcfl(f->tos, f->flow_label));
 	put_be16(b + 4, (uint16_t)plen);
 	b[6] = 17;
 	b[7] = f->ttl;

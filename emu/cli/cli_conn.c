@@ -132,9 +132,10 @@ fail:
 static int make_objects(struct conn *c, const char *who)
 {
 	struct rocemu_dev_cfg cfg = { .name = "rocemu0", .mtu = c->o.mtu };
-	struct ibv_qp_init_attr init = {
-		.qp_type = c->o.type,
-		.cap = { (uint32_t)c->o.depth, (uint32_t)c->o.depth, 1, 1, 0 },
+	struct rocemu_endpoint_attr a = {
+		.type = c->o.type, .len = c->o.buf_len,
+		.depth = (uint32_t)c->o.depth, .channel = true,
+		.srq = c->o.srq,
 	};
 
 	if (roce_gid_parse(c->o.addr, cfg.gid)) {
@@ -144,44 +145,26 @@ static int make_objects(struct conn *c, const char *who)
 	c->w = rocemu_world_new_udp();
 	if (c->w)
 		rocemu_world_set_offload(c->w, !c->o.no_offload);
-	c->dev = c->w ? rocemu_dev_new(c->w, &cfg) : NULL;
-	if (!c->dev) {
+	int rc = c->w ? rocemu_endpoint_new_attr(c->w, &cfg, &a, &c->ep)
+		      : -ENOMEM;
+	if (rc == -ENOMEM) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return -1;
+	}
+	if (rc) {
 		fprintf(stderr, "%s: cannot bind %s UDP port 4791: %s (%s)\n",
-			who, c->o.addr, strerror(errno),
-			errno == EADDRINUSE
+			who, c->o.addr, strerror(-rc),
+			rc == -EADDRINUSE
 			    ? "another rocemu or an rxe device binds it: "
 			      "stop it, or pick another address with --addr"
 			    : "use a local address, e.g. --addr 127.0.0.2");
 		return -1;
 	}
-	c->buf = calloc(1, c->o.buf_len);
-	c->pd = rocemu_pd_alloc(c->dev);
-	c->ch = rocemu_channel_new(c->dev);
-	c->cq = rocemu_cq_new(c->dev, 2 * c->o.depth, c->ch);
-	c->mr = c->buf ? rocemu_mr_reg(c->pd, c->buf, c->o.buf_len,
-				       IBV_ACCESS_LOCAL_WRITE |
-					       IBV_ACCESS_REMOTE_WRITE |
-					       IBV_ACCESS_REMOTE_READ |
-					       IBV_ACCESS_REMOTE_ATOMIC)
-		       : NULL;
-	init.send_cq = init.recv_cq = (struct ibv_cq *)(void *)c->cq;
-	if (c->o.srq) {
-		struct ibv_srq_init_attr sa = { .attr = { (uint32_t)c->o.depth,
-							  1, 0 } };
-		c->srq = rocemu_srq_new(c->pd, &sa);
-		init.srq = (struct ibv_srq *)(void *)c->srq;
-	}
-	c->qp = c->mr && (c->srq || !c->o.srq) ? rocemu_qp_new(c->pd, &init)
-					       : NULL;
-	if (!c->qp) {
-		fprintf(stderr, "%s: out of memory\n", who);
-		return -1;
-	}
 	memcpy(c->me.gid, cfg.gid, 16);
-	c->me.qpn = rocemu_qp_num(c->qp);
+	c->me.qpn = rocemu_qp_num(c->ep.qp);
 	c->me.psn = (uint32_t)(rand() & 0xffffff);
-	c->me.rkey = rocemu_mr_rkey(c->mr);
-	c->me.va = (uint64_t)(uintptr_t)c->buf;
+	c->me.rkey = rocemu_mr_rkey(c->ep.mr);
+	c->me.va = (uint64_t)(uintptr_t)c->ep.buf;
 	return 0;
 }
 
@@ -198,7 +181,7 @@ static int connect_qp(struct conn *c)
 	if (c->o.type == IBV_QPT_UD) {
 		struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
 		memcpy(ah.grh.dgid.raw, c->peer.gid, 16);
-		c->ah = rocemu_ah_new(c->pd, &ah);
+		c->ah = rocemu_ah_new(c->ep.pd, &ah);
 	} else if (c->o.type == IBV_QPT_RC) {
 		p.access |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 		p.timeout = 14;
@@ -207,7 +190,7 @@ static int connect_qp(struct conn *c)
 		p.min_rnr_timer = 12;
 		p.max_rd_atomic = 16;
 	}
-	return rocemu_qp_connect(c->qp, &p) ? -1 : 0;
+	return rocemu_qp_connect(c->ep.qp, &p) ? -1 : 0;
 }
 
 int conn_prepare(struct conn *c, const char *who)
@@ -244,7 +227,7 @@ int conn_prepare(struct conn *c, const char *who)
 	}
 	if (c->o.trace)
 		rocemu_world_trace(c->w, print_trace, NULL);
-	rocemu_cq_req_notify(c->cq, false);
+	rocemu_cq_req_notify(c->ep.cq, false);
 	return 0;
 }
 
@@ -266,21 +249,8 @@ void conn_down(struct conn *c)
 		rocemu_world_record(c->w, NULL);
 	if (c->ah)
 		rocemu_ah_free(c->ah);
-	if (c->qp)
-		rocemu_qp_free(c->qp);
-	if (c->srq)
-		rocemu_srq_free(c->srq);
-	if (c->mr)
-		rocemu_mr_dereg(c->mr);
-	if (c->cq)
-		rocemu_cq_free(c->cq);
-	if (c->ch)
-		rocemu_channel_free(c->ch);
-	if (c->pd)
-		rocemu_pd_free(c->pd);
-	rocemu_dev_free(c->dev);
+	rocemu_endpoint_free(&c->ep);
 	rocemu_world_free(c->w);
-	free(c->buf);
 }
 
 /*
@@ -291,23 +261,23 @@ void conn_down(struct conn *c)
  */
 void conn_print_counters(struct conn *c)
 {
-	if (!c->dev)
+	if (!c->ep.dev)
 		return;
 	rocemu_world_stop(c->w);
-	rocemu_dev_print_counters(c->dev, stdout, "");
+	rocemu_dev_print_counters(c->ep.dev, stdout, "");
 	rocemu_world_print_wire_stats(c->w, stdout, "");
 	fflush(stdout);
 }
 
 int conn_post_recv(struct conn *c, uint64_t wr_id, size_t off, uint32_t len)
 {
-	struct ibv_sge sge = { (uint64_t)(uintptr_t)(c->buf + off), len,
-			       rocemu_mr_lkey(c->mr) };
+	struct ibv_sge sge = { (uint64_t)(uintptr_t)(c->ep.buf + off), len,
+			       rocemu_mr_lkey(c->ep.mr) };
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 },
 			   *bad;
 
-	return c->srq ? rocemu_post_srq_recv(c->srq, &wr, &bad)
-		      : rocemu_post_recv(c->qp, &wr, &bad);
+	return c->ep.srq ? rocemu_post_srq_recv(c->ep.srq, &wr, &bad)
+		      : rocemu_post_recv(c->ep.qp, &wr, &bad);
 }
 
 static int wait_failed(const struct ibv_wc *wc, const char *who)
@@ -335,7 +305,7 @@ static int spin_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned spins = 0;; spins++) {
-		if (rocemu_cq_poll(c->cq, 1, wc) == 1)
+		if (rocemu_cq_poll(c->ep.cq, 1, wc) == 1)
 			return wait_failed(wc, who);
 		rocemu_world_poll(c->w);
 		if (spins % 1024)
@@ -355,13 +325,13 @@ int conn_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
 	if (c->o.busy_poll)
 		return spin_wait(c, wc, timeout_ms, who);
 	for (;;) {
-		if (rocemu_cq_poll(c->cq, 1, wc) == 1)
+		if (rocemu_cq_poll(c->ep.cq, 1, wc) == 1)
 			return wait_failed(wc, who);
-		struct pollfd pfd = { rocemu_channel_fd(c->ch), POLLIN, 0 };
+		struct pollfd pfd = { rocemu_channel_fd(c->ep.ch), POLLIN, 0 };
 		if (poll(&pfd, 1, timeout_ms) != 1)
 			return nothing_for(timeout_ms, who);
-		rocemu_channel_get_event(c->ch, &got);
-		rocemu_cq_req_notify(c->cq, false);
+		rocemu_channel_get_event(c->ep.ch, &got);
+		rocemu_cq_req_notify(c->ep.cq, false);
 	}
 }
 

@@ -36,15 +36,8 @@ struct peer_info {
 struct conn {
 	struct conn_opts o;
 	struct rocemu_world *w;
-	struct rocemu_dev *dev;
-	struct rocemu_pd *pd;
-	struct rocemu_channel *ch;
-	struct rocemu_cq *cq;
-	struct rocemu_qp *qp;
-	struct rocemu_mr *mr;
+	struct rocemu_endpoint ep;	/* device, PD, CQ, QP, buffer */
 	struct rocemu_ah *ah;	/* UD: the peer */
-	struct rocemu_srq *srq;
-	uint8_t *buf;
 	struct peer_info me, peer;
 };
 

@@ -67,8 +67,8 @@ static int post_op(struct perf *p, uint64_t id)
 		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND,
 		IBV_WR_ATOMIC_FETCH_AND_ADD,
 	};
-	struct ibv_sge sge = { (uint64_t)(uintptr_t)c->buf, p->size,
-			       rocemu_mr_lkey(c->mr) };
+	struct ibv_sge sge = { (uint64_t)(uintptr_t)c->ep.buf, p->size,
+			       rocemu_mr_lkey(c->ep.mr) };
 	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
 				  .opcode = ops[p->test],
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
@@ -81,7 +81,7 @@ static int post_op(struct perf *p, uint64_t id)
 		wr.wr.rdma.remote_addr = c->peer.va;
 		wr.wr.rdma.rkey = c->peer.rkey;
 	}
-	return rocemu_post_send(c->qp, &wr, &bad);
+	return rocemu_post_send(c->ep.qp, &wr, &bad);
 }
 
 static int post_recv(struct conn *c, uint32_t size)

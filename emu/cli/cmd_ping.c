@@ -62,8 +62,8 @@ static int post_recv(struct conn *c, uint32_t size)
 
 static int post_send(struct conn *c, uint32_t size)
 {
-	struct ibv_sge sge = { (uint64_t)(uintptr_t)c->buf + grh(c), size,
-			       rocemu_mr_lkey(c->mr) };
+	struct ibv_sge sge = { (uint64_t)(uintptr_t)c->ep.buf + grh(c), size,
+			       rocemu_mr_lkey(c->ep.mr) };
 	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
@@ -73,7 +73,7 @@ static int post_send(struct conn *c, uint32_t size)
 		wr.wr.ud.remote_qpn = c->peer.qpn;
 		wr.wr.ud.remote_qkey = 0x11111111;
 	}
-	return rocemu_post_send(c->qp, &wr, &bad);
+	return rocemu_post_send(c->ep.qp, &wr, &bad);
 }
 
 /*

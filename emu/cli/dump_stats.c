@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* rocemu dump's counters and the summary it closes with. */
 #include <errno.h>
+#include <stddef.h>
+#include <string.h>
 
 #include "dump_stats.h"
 #include "rocemu/dissect.h"
@@ -79,19 +81,46 @@ static const char *opname(uint8_t op, char *buf, size_t cap)
 	return buf;
 }
 
+/*
+ * The summary's counters, which the text and the JSON summary both walk:
+ * the JSON key, and the text around the value ("ICRC ok N").
+ */
+static const struct counter {
+	const char *key;
+	const char *before, *after;
+	size_t off;
+} counters[] = {
+	{ "frames", "\nsummary: ", " frames",
+	  offsetof(struct dump_stats, frames) },
+	{ "roce", ", ", " RoCEv2 packets",
+	  offsetof(struct dump_stats, roce) },
+	{ "skipped", ", ", " other frames skipped\n",
+	  offsetof(struct dump_stats, skipped) },
+	{ "icrc_ok", "  ICRC ok ", "", offsetof(struct dump_stats, icrc_ok) },
+	{ "icrc_bad", ", ICRC bad ", "",
+	  offsetof(struct dump_stats, icrc_bad) },
+	{ "malformed", ", malformed ", "",
+	  offsetof(struct dump_stats, malformed) },
+	{ "truncated", ", truncated by snaplen ", "\n",
+	  offsetof(struct dump_stats, truncated) },
+};
+
+static unsigned long long counter_value(const struct dump_stats *s,
+					const struct counter *c)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)s + c->off, sizeof(v));
+	return (unsigned long long)v;
+}
+
 void dump_stats_print_text(FILE *out, const struct dump_stats *s)
 {
 	char name[40];
 
-	fprintf(out,
-		"\nsummary: %llu frames, %llu RoCEv2 packets, %llu other "
-		"frames skipped\n  ICRC ok %llu, ICRC bad %llu, malformed "
-		"%llu, truncated by snaplen %llu\n",
-		(unsigned long long)s->frames, (unsigned long long)s->roce,
-		(unsigned long long)s->skipped, (unsigned long long)s->icrc_ok,
-		(unsigned long long)s->icrc_bad,
-		(unsigned long long)s->malformed,
-		(unsigned long long)s->truncated);
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		fprintf(out, "%s%llu%s", counters[i].before,
+			counter_value(s, &counters[i]), counters[i].after);
 	for (int op = 0; op < 256; op++)
 		if (s->per_opcode[op])
 			fprintf(out, "  %-28s %llu\n",
@@ -120,15 +149,11 @@ void dump_stats_print_json(FILE *out, const struct dump_stats *s)
 	char name[40];
 	int first = 1;
 
-	fprintf(out,
-		"{\"summary\":{\"frames\":%llu,\"roce\":%llu,\"skipped\":%llu,"
-		"\"icrc_ok\":%llu,\"icrc_bad\":%llu,\"malformed\":%llu,"
-		"\"truncated\":%llu,\"opcodes\":{",
-		(unsigned long long)s->frames, (unsigned long long)s->roce,
-		(unsigned long long)s->skipped, (unsigned long long)s->icrc_ok,
-		(unsigned long long)s->icrc_bad,
-		(unsigned long long)s->malformed,
-		(unsigned long long)s->truncated);
+	fputs("{\"summary\":{", out);
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		fprintf(out, "\"%s\":%llu,", counters[i].key,
+			counter_value(s, &counters[i]));
+	fputs("\"opcodes\":{", out);
 	for (int op = 0; op < 256; op++) {
 		if (!s->per_opcode[op])
 			continue;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "obj.h"
+#include "rocemu/grh.h"
 
 /* A QP on an SRQ has no receive queue of its own: max_recv_wr may be 0. */
 static bool caps_ok(const struct ibv_qp_cap *c, bool srq)
@@ -71,8 +72,7 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 		roce_frame_init(&qp->tmpl, 4);
 		memcpy(qp->tmpl.eth_src, d->mac, 6);
 		memcpy(qp->tmpl.src_gid, d->gid, 16);
-		qp->tmpl.sport = (uint16_t)(0xc000 +
-			(((qp->qpn * 0x61c88647u) >> 18) & 0x3fff));
+		qp->tmpl.sport = roce_udp_sport_of_qpn(qp->qpn);
 	}
 	pd->users++;
 	qp->scq->users++;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "obj.h"
+#include "rocemu/grh.h"
 
 enum {
 	M_PRIV = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
@@ -135,33 +136,15 @@ static bool values_ok(const struct rocemu_qp *qp, const struct ibv_qp_attr *a,
 	return true;
 }
 
-/*
- * The UDP source port as Linux rxe sets it when the address vector
- * arrives (rdma_get_udp_sport with a flow label made from both QPNs), so
- * that rocemu's frames match rxe's byte for byte.
- */
-static uint16_t udp_sport(uint32_t lqpn, uint32_t rqpn)
-{
-	uint64_t v = (uint64_t)lqpn * rqpn;
-
-	v ^= v >> 20;
-	v ^= v >> 40;
-	uint32_t fl = (uint32_t)v & 0xfffff;
-	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
-}
-
 void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 {
 	struct roce_frame *f = &qp->tmpl;
 	uint8_t dgid[16];
 
 	dev_wire_gid(qp->dev, ah->grh.dgid.raw, dgid);
-	f->ip_ver = roce_gid_is_ipv4(dgid) ? 4 : 6;
-	f->ip_frag = f->ip_ver == 4 ? ROCE_IPV4_DF : 0;
+	roce_frame_address(f, dgid, ah->grh.traffic_class);
 	f->eth_dst[0] = 0x02; /* the peer's MAC, made as devices make theirs */
 	memcpy(f->eth_dst + 2, dgid + 12, 4);
-	memcpy(f->dst_gid, dgid, 16);
-	f->tos = ah->grh.traffic_class;
 	/* The IP TTL is the route's hop limit, not the AH's: for a RoCEv2 GID
 	 * Linux's ib_core resolves the destination through the IP stack and
 	 * replaces grh.hop_limit with the route's (64 by default), so rxe and
@@ -180,7 +163,10 @@ static void build_template(struct rocemu_qp *qp)
 	memcpy(f->eth_src, qp->dev->mac, 6);
 	memcpy(f->src_gid, qp->dev->gid, 16);
 	qp_template_to(qp, &qp->attr.ah_attr);
-	f->sport = udp_sport(qp->qpn, qp->attr.dest_qp_num);
+	/* The source port rxe sends from once the QP's peer is known, so
+	 * that rocemu's frames match rxe's byte for byte. */
+	f->sport = roce_udp_sport_of_flow_label(
+		roce_flow_label_of_qpns(qp->qpn, qp->attr.dest_qp_num));
 	f->ib.bth.dqpn = qp->attr.dest_qp_num;
 }
 

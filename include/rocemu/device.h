@@ -476,11 +476,23 @@ int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 struct rocemu_endpoint {
 	struct rocemu_dev *dev;
 	struct rocemu_pd *pd;
+	struct rocemu_channel *ch;	/* the CQ's, or NULL */
 	struct rocemu_cq *cq;		/* both send and receive */
+	struct rocemu_srq *srq;		/* the QP's receive queue, or NULL */
 	struct rocemu_qp *qp;
 	struct rocemu_mr *mr;		/* over buf, every access */
 	uint8_t *buf;
 	size_t len;
+};
+
+/* How rocemu_endpoint_new_attr shapes an endpoint. */
+struct rocemu_endpoint_attr {
+	enum ibv_qp_type type;
+	size_t len;		/* bytes of the registered buffer */
+	uint32_t depth;		/* entries of each queue; the CQ has twice */
+	uint32_t max_inline;	/* the QP's inline bytes */
+	bool channel;		/* the CQ reports to a completion channel */
+	bool srq;		/* the QP receives from a shared queue */
 };
 
 /*
@@ -493,6 +505,19 @@ struct rocemu_endpoint {
 int rocemu_endpoint_new(struct rocemu_world *w, const struct rocemu_dev_cfg *cfg,
 			enum ibv_qp_type type, size_t len, uint32_t depth,
 			struct rocemu_endpoint *ep);
+/*
+ * The same, shaped by a: with a completion channel for the CQ and a
+ * shared receive queue of depth entries (one SGE) when a asks for them.
+ * Returns 0, or -errno with nothing left allocated: the device's
+ * (EADDRINUSE, EADDRNOTAVAIL, ...) when it could not be made, else the
+ * failing object's (ENOMEM).
+ */
+int rocemu_endpoint_new_attr(struct rocemu_world *w,
+			     const struct rocemu_dev_cfg *cfg,
+			     const struct rocemu_endpoint_attr *a,
+			     struct rocemu_endpoint *ep);
+/* Frees what rocemu_endpoint_new made, in reverse order, and zeroes ep;
+ * a zeroed ep is fine. Objects made on its PD since (an AH) go first. */
 void rocemu_endpoint_free(struct rocemu_endpoint *ep);
 
 #endif

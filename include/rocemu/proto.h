@@ -7,6 +7,7 @@
 #include "rocemu/datagram.h"
 #include "rocemu/dissect.h"
 #include "rocemu/frame.h"
+#include "rocemu/grh.h"
 #include "rocemu/ibhdr.h"
 #include "rocemu/icrc.h"
 #include "rocemu/ipid.h"
