@@ -75,7 +75,7 @@ RXE ?= 1
 PKG_LIBS := libpcap zlib libisal
 override CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
-	-fPIC -pthread -Iinclude -Iproto -Iemu $(SANFLAGS) $(CFLAGS)
+	-fPIC -pthread -Iinclude -Iproto -Iemu -Iconformance/engine $(SANFLAGS) $(CFLAGS)
 override LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
 
@@ -87,7 +87,10 @@ ANALYZE_SRC := $(wildcard analyze/*.c)
 EMU_LAYERS := core obj wire engine world
 EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
 VERBS_SRC := $(wildcard emu/verbs/*.c)
-TOOL_SRC := $(wildcard emu/cli/*.c)
+# The conformance engine (conformance/engine, on the codec only) is part
+# of the tool; emu/cli reaches it through conform.h alone (tests/layers.py).
+CONFORM_SRC := $(wildcard conformance/engine/*.c)
+TOOL_SRC := $(wildcard emu/cli/*.c) $(CONFORM_SRC)
 CHECK_SRC := $(wildcard tests/check_*.c)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(ANALYZE_SRC) \
 	$(EMU_LIB_SRC))
@@ -114,7 +117,7 @@ RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
 # The conformance suite's agent: plain verbs, built against the system's
 # libibverbs (at run time LD_LIBRARY_PATH may pick rocemu's drop-in).
 AGENT := $(BUILD)/bin/rocemu-agent
-AGENT_SRC := $(wildcard agent/*.c)
+AGENT_SRC := $(wildcard conformance/agent/*.c)
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
@@ -203,7 +206,7 @@ $(RXE_PROBE): tests/rxe/rxe_probe.c | $(DEPS_OK)
 	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $< -libverbs
 
 $(AGENT): Makefile
-$(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
+$(AGENT): $(AGENT_SRC) conformance/agent/agent.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
@@ -363,8 +366,8 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_replay \
 	  tests/fuzz/fuzz_replay.c $(wildcard emu/cli/replay_*.c) $(PROTO_SRC) \
 	  $(ANALYZE_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Iagent -o $(FUZZ_DIR)/fuzz_agent_cmd \
-	  tests/fuzz/fuzz_agent_cmd.c agent/line.c agent/args.c
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Iconformance/agent -o $(FUZZ_DIR)/fuzz_agent_cmd \
+	  tests/fuzz/fuzz_agent_cmd.c conformance/agent/line.c conformance/agent/args.c
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap \
 	  --trace $(FUZZ_DIR)/corpus_ladder_trace/demo.trace >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
@@ -404,12 +407,13 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 # $(DATADIR)/installed-files, which uninstall removes by. The man pages
 # (make man, in $(BUILD)/man) are installed when they have been made.
 DATADIR = $(PREFIX)/share/rocemu
-CONFORM_DATA := $(wildcard tests/conformance/*.scn) tests/conformance/deviations.txt
+# The conformance home's data, in the layout of the source folder.
+CONFORM_DATA := $(wildcard conformance/scenarios/*.scn) conformance/deviations.txt
 INSTALL_FILES = $(ROCEMU):bin/rocemu $(AGENT):bin/rocemu-agent \
 	$(LIB):lib/librocemu.a $(BUILD)/rocemu.pc:lib/pkgconfig/rocemu.pc \
 	$(VERBS_SO):lib/rocemu/libibverbs.so.1 \
 	$(foreach h,$(wildcard include/rocemu/*.h),$(h):$(h)) \
-	$(foreach f,$(CONFORM_DATA),$(f):share/rocemu/conformance/$(notdir $(f)))
+	$(foreach f,$(CONFORM_DATA),$(f):share/rocemu/$(f))
 MANIFEST = share/rocemu/installed-files
 INSTALL_ROOT = $(DESTDIR)$(PREFIX)
 

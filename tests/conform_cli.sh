@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # rocemu conform against rocemu itself: rocemu-agent on the drop-in
 # (ROCEMU_ADDR=127.0.0.2), conform at 127.0.0.3. Every scenario of
-# tests/conformance/ must pass; the JUnit report and the session's capture
+# conformance/scenarios/ must pass; the JUnit report and the session's capture
 # must say the same. Then the responder's test-only misbehaviour switch
 # (ROCEMU_TEST_MISBEHAVE), one misbehaviour at a time: the scenario that
 # checks the broken rule must fail, naming that rule, and the rest of the
@@ -16,7 +16,7 @@ work=$build/conform_cli
 rm -rf "$work" && mkdir -p "$work"
 rocemu=$build/bin/rocemu
 agent=$build/bin/rocemu-agent
-scn=$here/conformance
+scn=$here/../conformance/scenarios
 . "$here/cli_lib.sh"
 . "$here/udp_port_free.sh"
 udp_4791_free conform_cli 127.0.0.2 127.0.0.3
@@ -37,7 +37,7 @@ start_agent() {
 stop_agent() { kill $apid 2>/dev/null; wait $apid 2>/dev/null; }
 
 # ---- the reader: every scenario reads; malformed ones are refused ----
-expect_exit 0 "lint of tests/conformance" -- "$rocemu" conform --lint --dir "$scn"
+expect_exit 0 "lint of conformance/scenarios" -- "$rocemu" conform --lint --dir "$scn"
 n=$(ls "$scn"/*.scn | wc -l)
 [ "$n" -ge 40 ] && ok || bad "only $n scenarios (at least 40 wanted)"
 mkdir -p "$work/bad"

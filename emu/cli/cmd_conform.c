@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "conform.h"
 
-/* TOKEN_MAX: as rocemu-agent's (agent/PROTOCOL.md). */
+/* TOKEN_MAX: as rocemu-agent's (conformance/PROTOCOL.md). */
 enum { DEFAULT_AGENT_PORT = 18515, MAX_SCENARIOS = 256, TOKEN_MAX = 256 };
 
 static const char usage[] =
@@ -25,9 +25,8 @@ static const char usage[] =
 	"Options:\n"
 	"  --agent HOST[:PORT]      the agent of the device under test\n"
 	"  --local ADDR             the address of this end's UDP socket\n"
-	"  --dir DIR                where scenarios are (default: tests/conformance\n"
-	"                           if there is one here, else the installed ones)\n"
-	"  --known FILE             known deviations (default DIR/deviations.txt)\n"
+	"  --dir DIR                where scenarios are (default: HOME/scenarios)\n"
+	"  --known FILE             known deviations (default HOME/deviations.txt)\n"
 	"  --impl NAME              the implementation, for the known deviations\n"
 	"                           (default: the agent's device name without its\n"
 	"                           digits: rxe, rocemu)\n"
@@ -39,6 +38,10 @@ static const char usage[] =
 	"  --lint                   read the scenarios and report format errors only\n"
 	"  -h, --help               print this text and exit\n"
 	"\n"
+	"HOME is the conformance home: conformance/ when run from the top of a\n"
+	"source tree, else <prefix>/share/rocemu/conformance beside this binary,\n"
+	"else the one the build's PREFIX names.\n"
+	"\n"
 	"Environment:\n"
 	"  ROCEMU_AGENT_TOKEN  the agent's token when --agent-token-file is not given\n"
 	"\n"
@@ -48,6 +51,7 @@ static const char usage[] =
 	"  2  a usage or set-up error\n";
 
 struct opts {
+	const char *home;	/* the conformance home (default_home()) */
 	const char *agent, *local, *dir, *known, *impl, *junit, *pcap, *token_file;
 	bool verbose, lint;
 	const char *names[MAX_SCENARIOS];
@@ -67,20 +71,20 @@ static bool is_dir(const char *path)
 }
 
 /*
- * The scenario folder without --dir: a source tree's tests/conformance when
- * run from its top (developers); else the installed one beside this very
- * binary, <prefix>/share/rocemu/conformance for <prefix>/bin/rocemu, so that
- * a tree installed with DESTDIR, or moved whole, works too; else the one the
- * build's PREFIX names (ROCEMU_DATADIR).
+ * The conformance home (scenarios/ and the known deviations in it): a
+ * source tree's conformance/ when run from its top (developers); else the
+ * installed one beside this very binary, <prefix>/share/rocemu/conformance
+ * for <prefix>/bin/rocemu, so that a tree installed with DESTDIR, or moved
+ * whole, works too; else the one the build's PREFIX names (ROCEMU_DATADIR).
  */
-static const char *default_dir(void)
+static const char *default_home(void)
 {
 	static char beside[PATH_MAX];
 	char exe[PATH_MAX];
 	ssize_t l;
 
-	if (is_dir("tests/conformance"))
-		return "tests/conformance";
+	if (is_dir("conformance/scenarios"))
+		return "conformance";
 	l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (l > 0) {
 		exe[l] = 0;
@@ -98,9 +102,20 @@ static const char *default_dir(void)
 	return ROCEMU_DATADIR "/conformance";
 }
 
+/* HOME/name into buf; buf, or NULL when it does not fit. */
+static const char *in_home(const char *home, const char *name, char *buf, size_t cap)
+{
+	int w = snprintf(buf, cap, "%s/%s", home, name);
+
+	return w > 0 && (size_t)w < cap ? buf : NULL;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	o->dir = default_dir();
+	static char dir[PATH_MAX];
+
+	o->home = default_home();
+	o->dir = in_home(o->home, "scenarios", dir, sizeof(dir));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **slot = !strcmp(a, "--agent") ? &o->agent :
@@ -130,6 +145,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		} else if (o->nnames < MAX_SCENARIOS) {
 			o->names[o->nnames++] = a;
 		}
+	}
+	if (!o->dir) {
+		fprintf(stderr, "rocemu conform: %s: the conformance home's path is too long\n",
+			o->home);
+		return -1;
 	}
 	if (!o->lint && (!o->agent || !o->local)) {
 		fprintf(stderr, "rocemu conform: --agent and --local are needed\n%s", usage);
@@ -270,7 +290,7 @@ static int run_all(const struct opts *o, struct cf_session *s,
 	return rc;
 }
 
-/* A token travels as one word of printable ASCII (agent/PROTOCOL.md). */
+/* A token travels as one word of printable ASCII (conformance/PROTOCOL.md). */
 static bool token_ok(const char *t)
 {
 	size_t n = strlen(t);
@@ -351,11 +371,11 @@ static int open_session(const struct opts *o, struct cf_session *s)
 	impl_of(s->dev.name, s->impl, sizeof(s->impl));
 	if (o->impl)
 		snprintf(s->impl, sizeof(s->impl), "%s", o->impl);
-	char kpath[512];
-	snprintf(kpath, sizeof(kpath), "%s/deviations.txt", o->dir);
-	const char *kp = o->known ? o->known : kpath;
+	char kpath[PATH_MAX];
+	const char *kp = o->known ? o->known :
+			 in_home(o->home, "deviations.txt", kpath, sizeof(kpath));
 	struct stat st;
-	if (o->known || !stat(kp, &st)) {
+	if (o->known || (kp && !stat(kp, &st))) {
 		int k = cf_known_load(kp, (struct cf_known **)&s->known, err, sizeof(err));
 		if (k < 0) {
 			fprintf(stderr, "rocemu conform: %s\n", err);
