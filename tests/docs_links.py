@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Every relative link of README.md, INSTALL.md and docs/*.md names a file
-that exists, and a '#anchor' a heading of that file (GitHub's rule: lower
-case, punctuation dropped, spaces to hyphens). Prints each broken link as
+"""Every relative link of README.md, INSTALL.md, docs/*.md and
+conformance/*.md names a file that exists, and a '#anchor' a heading of
+that file (GitHub's rule: lower case, punctuation dropped, spaces to
+hyphens). Prints each broken link as
 FILE:LINE: TARGET and exits 1 if there is one.
 usage: tests/docs_links.py  (from the top of the tree)"""
 import glob
@@ -28,7 +29,8 @@ def anchors(path):
 
 def main():
     bad = 0
-    pages = ["README.md", "INSTALL.md"] + sorted(glob.glob("docs/*.md"))
+    pages = ["README.md", "INSTALL.md"] + sorted(glob.glob("docs/*.md")) + \
+        sorted(glob.glob("conformance/*.md"))
     for page in pages:
         with open(page) as f:
             lines = f.read().split("\n")
