@@ -408,7 +408,7 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 # (make man, in $(BUILD)/man) are installed when they have been made.
 DATADIR = $(PREFIX)/share/rocemu
 # The conformance home's data, in the layout of the source folder.
-CONFORM_DATA := $(wildcard conformance/scenarios/*.scn) conformance/deviations.txt
+CONFORM_DATA := $(wildcard conformance/scenarios/*.scn) conformance/differences.md
 INSTALL_FILES = $(ROCEMU):bin/rocemu $(AGENT):bin/rocemu-agent \
 	$(LIB):lib/librocemu.a $(BUILD)/rocemu.pc:lib/pkgconfig/rocemu.pc \
 	$(VERBS_SO):lib/rocemu/libibverbs.so.1 \

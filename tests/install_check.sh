@@ -38,7 +38,7 @@ mk install >"$work/install.txt" 2>&1 && ok || { bad "make install"; cat "$work/i
 	echo lib/pkgconfig/rocemu.pc
 	echo lib/rocemu/libibverbs.so.1
 	for h in include/rocemu/*.h; do echo "$h"; done
-	for s in conformance/scenarios/*.scn conformance/deviations.txt; do
+	for s in conformance/scenarios/*.scn conformance/differences.md; do
 		echo "share/rocemu/$s"
 	done
 	for m in "$build"/man/man1/*.1 "$build"/man/man7/*.7; do

@@ -26,7 +26,9 @@ static const char usage[] =
 	"  --agent HOST[:PORT]      the agent of the device under test\n"
 	"  --local ADDR             the address of this end's UDP socket\n"
 	"  --dir DIR                where scenarios are (default: HOME/scenarios)\n"
-	"  --known FILE             known deviations (default HOME/deviations.txt)\n"
+	"  --known FILE             the list of differences whose conform: entries\n"
+	"                           are known deviations (default\n"
+	"                           HOME/differences.md)\n"
 	"  --impl NAME              the implementation, for the known deviations\n"
 	"                           (default: the agent's device name without its\n"
 	"                           digits: rxe, rocemu)\n"
@@ -35,7 +37,8 @@ static const char usage[] =
 	"  --agent-token-file FILE  the token the agent asks for (its first line;\n"
 	"                           default: $ROCEMU_AGENT_TOKEN if set), sent first\n"
 	"  -v                       every packet and agent answer as it happens\n"
-	"  --lint                   read the scenarios and report format errors only\n"
+	"  --lint                   read the scenarios and the list of differences,\n"
+	"                           and report format errors only\n"
 	"  -h, --help               print this text and exit\n"
 	"\n"
 	"HOME is the conformance home: conformance/ when run from the top of a\n"
@@ -58,7 +61,7 @@ struct opts {
 	unsigned nnames;
 };
 
-/* Where make install puts the scenarios: $(PREFIX)/share/rocemu (Makefile). */
+/* Where make install puts the conformance home's parent: $(PREFIX)/share/rocemu (Makefile). */
 #ifndef ROCEMU_DATADIR
 #define ROCEMU_DATADIR "/usr/local/share/rocemu"
 #endif
@@ -340,7 +343,29 @@ static int load_token(const struct opts *o, struct cf_session *s)
 	return 0;
 }
 
-/* The agent's address, the capture, the known deviations; 0 or -1. */
+/*
+ * The list of differences into *d: --known's, else HOME/differences.md
+ * when there is one (none: no deviation is known). 0, or -1 after
+ * saying why (a list that cannot be read or breaks the format).
+ */
+static int load_known(const struct opts *o, struct cf_diffs *d)
+{
+	char path[PATH_MAX], err[CF_DIFF_LINE];
+	const char *kp = o->known ? o->known :
+			 in_home(o->home, "differences.md", path, sizeof(path));
+	struct stat st;
+
+	memset(d, 0, sizeof(*d));
+	if (!o->known && (!kp || stat(kp, &st)))
+		return 0;
+	if (cf_diffs_load(kp, d, err, sizeof(err))) {
+		fprintf(stderr, "rocemu conform: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The agent's address, the capture; 0 or -1. */
 static int open_session(const struct opts *o, struct cf_session *s)
 {
 	char host[128], err[512];
@@ -371,18 +396,6 @@ static int open_session(const struct opts *o, struct cf_session *s)
 	impl_of(s->dev.name, s->impl, sizeof(s->impl));
 	if (o->impl)
 		snprintf(s->impl, sizeof(s->impl), "%s", o->impl);
-	char kpath[PATH_MAX];
-	const char *kp = o->known ? o->known :
-			 in_home(o->home, "deviations.txt", kpath, sizeof(kpath));
-	struct stat st;
-	if (o->known || (kp && !stat(kp, &st))) {
-		int k = cf_known_load(kp, (struct cf_known **)&s->known, err, sizeof(err));
-		if (k < 0) {
-			fprintf(stderr, "rocemu conform: %s\n", err);
-			return -1;
-		}
-		s->nknown = (unsigned)k;
-	}
 	printf("conform: device %s (%s) gid %s, active MTU %u, via agent %s:%d; "
 	       "conform at %s\n", s->dev.name, s->impl, s->dev.gid, s->dev.active_mtu,
 	       s->agent_host, s->agent_port, o->local);
@@ -398,19 +411,27 @@ int cmd_conform(int argc, char **argv)
 	int p = parse_opts(argc, argv, &o);
 	if (p)
 		return p > 0 ? CLI_OK : CLI_USAGE;
-	if (load_all(&o, sc, &n))
-		return CLI_USAGE;
-	if (o.lint) {
+	static struct cf_diffs known;
+	static struct cf_session s;
+	int rc = CLI_OK;
+	if (load_all(&o, sc, &n) || load_known(&o, &known)) {
+		rc = CLI_USAGE;
+	} else if (o.lint) {
 		printf("conform: %u scenarios read from %s, no format errors\n",
 		       n, o.dir);
-		return CLI_OK;
+		if (known.entries)
+			printf("conform: %u differences listed, %u known deviations, "
+			       "%u replay matchers\n", known.entries, known.nknown,
+			       known.nreplay);
+	} else {
+		s.known = known.known;
+		s.nknown = known.nknown;
+		rc = open_session(&o, &s) ? CLI_USAGE : run_all(&o, &s, sc, n);
+		cf_wire_close(&s.wire);
+		free((void *)s.agent_host);
 	}
-	static struct cf_session s;
-	int rc = open_session(&o, &s) ? CLI_USAGE : run_all(&o, &s, sc, n);
-	cf_wire_close(&s.wire);
 	for (unsigned i = 0; i < n; i++)
 		free(sc[i]);
-	free((void *)s.known);
-	free((void *)s.agent_host);
+	cf_diffs_free(&known);
 	return rc;
 }
