@@ -345,7 +345,7 @@ bench-docs:
 # replays its inputs in tests/fuzz/regress_<name>/ (found bugs, hostile
 # lines) first, then runs for FUZZ_SECONDS.
 FUZZ_DIR ?= build/fuzz
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -Iconformance/engine -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace \
 	fuzz_replay fuzz_agent_cmd
@@ -364,7 +364,8 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  tests/fuzz/fuzz_ladder_trace.c $(PROTO_SRC) $(ANALYZE_SRC) -lz -lisal \
 	  -lpcap
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_replay \
-	  tests/fuzz/fuzz_replay.c $(wildcard emu/cli/replay_*.c) $(PROTO_SRC) \
+	  tests/fuzz/fuzz_replay.c $(wildcard emu/cli/replay_*.c) \
+	  conformance/engine/conform_diffs.c $(PROTO_SRC) \
 	  $(ANALYZE_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Iconformance/agent -o $(FUZZ_DIR)/fuzz_agent_cmd \
 	  tests/fuzz/fuzz_agent_cmd.c conformance/agent/line.c conformance/agent/args.c
@@ -417,14 +418,15 @@ INSTALL_FILES = $(ROCEMU):bin/rocemu $(AGENT):bin/rocemu-agent \
 MANIFEST = share/rocemu/installed-files
 INSTALL_ROOT = $(DESTDIR)$(PREFIX)
 
-# rocemu conform's scenarios when run outside a source tree: rebuilt when
+# The conformance home (rocemu conform's scenarios, the list of differences
+# conform and replay read) when run outside a source tree: rebuilt when
 # PREFIX changes (the stamp is rewritten only then).
 DATADIR_STAMP := $(BUILD)/.datadir
 $(DATADIR_STAMP): FORCE
 	@mkdir -p $(@D)
 	@[ "$$(cat $@ 2>/dev/null)" = '$(DATADIR)' ] || echo '$(DATADIR)' >$@
-$(BUILD)/emu/cli/cmd_conform.o: $(DATADIR_STAMP)
-$(BUILD)/emu/cli/cmd_conform.o: override CFLAGS += -DROCEMU_DATADIR='"$(DATADIR)"'
+$(BUILD)/emu/cli/cli_home.o: $(DATADIR_STAMP)
+$(BUILD)/emu/cli/cli_home.o: override CFLAGS += -DROCEMU_DATADIR='"$(DATADIR)"'
 FORCE:
 
 $(BUILD)/rocemu.pc: include/rocemu.pc.in $(DATADIR_STAMP)

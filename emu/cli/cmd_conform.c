@@ -61,64 +61,12 @@ struct opts {
 	unsigned nnames;
 };
 
-/* Where make install puts the conformance home's parent: $(PREFIX)/share/rocemu (Makefile). */
-#ifndef ROCEMU_DATADIR
-#define ROCEMU_DATADIR "/usr/local/share/rocemu"
-#endif
-
-static bool is_dir(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st) && S_ISDIR(st.st_mode);
-}
-
-/*
- * The conformance home (scenarios/ and the known deviations in it): a
- * source tree's conformance/ when run from its top (developers); else the
- * installed one beside this very binary, <prefix>/share/rocemu/conformance
- * for <prefix>/bin/rocemu, so that a tree installed with DESTDIR, or moved
- * whole, works too; else the one the build's PREFIX names (ROCEMU_DATADIR).
- */
-static const char *default_home(void)
-{
-	static char beside[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t l;
-
-	if (is_dir("conformance/scenarios"))
-		return "conformance";
-	l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (l > 0) {
-		exe[l] = 0;
-		/* <prefix>/bin/rocemu -> <prefix> */
-		for (int up = 0; up < 2; up++) {
-			char *slash = strrchr(exe, '/');
-			if (slash)
-				*slash = 0;
-		}
-		int w = snprintf(beside, sizeof(beside),
-				 "%s/share/rocemu/conformance", exe);
-		if (w > 0 && (size_t)w < sizeof(beside) && is_dir(beside))
-			return beside;
-	}
-	return ROCEMU_DATADIR "/conformance";
-}
-
-/* HOME/name into buf; buf, or NULL when it does not fit. */
-static const char *in_home(const char *home, const char *name, char *buf, size_t cap)
-{
-	int w = snprintf(buf, cap, "%s/%s", home, name);
-
-	return w > 0 && (size_t)w < cap ? buf : NULL;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static char dir[PATH_MAX];
 
-	o->home = default_home();
-	o->dir = in_home(o->home, "scenarios", dir, sizeof(dir));
+	o->home = cli_conformance_home();
+	o->dir = cli_in_home(o->home, "scenarios", dir, sizeof(dir));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **slot = !strcmp(a, "--agent") ? &o->agent :
@@ -352,7 +300,7 @@ static int load_known(const struct opts *o, struct cf_diffs *d)
 {
 	char path[PATH_MAX], err[CF_DIFF_LINE];
 	const char *kp = o->known ? o->known :
-			 in_home(o->home, "differences.md", path, sizeof(path));
+			 cli_in_home(o->home, "differences.md", path, sizeof(path));
 	struct stat st;
 
 	memset(d, 0, sizeof(*d));
