@@ -142,9 +142,13 @@ printf '# t\n\n## RXE-X: a difference\n\n- impl: rxe\n- colour: red\n' >"$work/b
 printf '## RXE-X: a difference\n- impl: rxe\n- conform: rc_send_only\n' >"$work/bad/noknown.md"
 printf '## RXE-X: one\n- impl: rxe\n\n## RXE-X: two\n- impl: rxe\n' >"$work/bad/twice.md"
 printf '## RXE-X: one\n- impl: rxe\n- replay: request=RC_SEND_ONLY captured=maybe\n' >"$work/bad/replay.md"
+{ printf '## RXE-X: one\n- impl: rxe\n- known: '; head -c 3000 /dev/zero | tr '\0' x; echo; } \
+	>"$work/bad/long.md"
+{ printf '## '; head -c 60 /dev/zero | tr '\0' X; printf ': t\n'; } >"$work/bad/longid.md"
 for c in "fields.md:6: unknown field 'colour'" "noknown.md:3: conform: needs a known: line" \
 	 "twice.md:4: RXE-X is listed twice (first at line 1)" \
-	 "replay.md:3: replay: 'captured=maybe'"; do
+	 "replay.md:3: replay: 'captured=maybe'" "long.md:3: a line longer than 1024 bytes" \
+	 "longid.md:1: an ID longer than 47 bytes"; do
 	f=${c%%:*}
 	expect_exit 2 "a malformed list: $f" -- "$rocemu" conform --agent 127.0.0.1:1 \
 		--local 127.0.0.3 --dir "$scn" --known "$work/bad/$f" rc_send_only
