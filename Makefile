@@ -341,14 +341,16 @@ bench-docs:
 # requester (its limits, docs/capture-limits.md, bound each); any bytes
 # as a ladder --trace file, laid on the demo's ladder and rendered as text
 # and SVG; and rocemu-agent's request lines (its reader, token check,
-# splitter, command table and argument parsers, without a device). Each
+# splitter, command table and argument parsers, without a device); and
+# any bytes as the list of differences (conform and replay's reader, then
+# its replay matchers). Each
 # replays its inputs in tests/fuzz/regress_<name>/ (found bugs, hostile
 # lines) first, then runs for FUZZ_SECONDS.
 FUZZ_DIR ?= build/fuzz
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -Iconformance/engine -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace \
-	fuzz_replay fuzz_agent_cmd
+	fuzz_replay fuzz_agent_cmd fuzz_diffs
 ## fuzz: the libFuzzer targets, FUZZ_SECONDS each
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
@@ -369,6 +371,8 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  $(ANALYZE_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Iconformance/agent -o $(FUZZ_DIR)/fuzz_agent_cmd \
 	  tests/fuzz/fuzz_agent_cmd.c conformance/agent/line.c conformance/agent/args.c
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_diffs \
+	  tests/fuzz/fuzz_diffs.c conformance/engine/conform_diffs.c $(PROTO_SRC) -lz -lisal -lpcap
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap \
 	  --trace $(FUZZ_DIR)/corpus_ladder_trace/demo.trace >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
@@ -379,6 +383,7 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	$(Q)cp pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap $(FUZZ_DIR)/corpus_replay/
 	$(Q)python3 tests/fuzz/agent_seeds.py $(FUZZ_DIR)/corpus_agent_cmd \
 	  tests/agent_cli.py
+	$(Q)cp conformance/differences.md $(FUZZ_DIR)/corpus_diffs/
 	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
 	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
 	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \

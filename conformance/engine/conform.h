@@ -346,6 +346,11 @@ struct cf_diffs {
 int cf_diffs_load(const char *path, struct cf_diffs *out, char *err,
 		  size_t errlen);
 
+/* As cf_diffs_load, from an open stream f, named path in messages; f
+ * is read to its end or to the first error and left open. */
+int cf_diffs_read(FILE *f, const char *path, struct cf_diffs *out,
+		  char *err, size_t errlen);
+
 /* Frees what cf_diffs_load allocated; d is left empty. */
 void cf_diffs_free(struct cf_diffs *d);
 

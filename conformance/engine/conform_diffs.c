@@ -298,8 +298,8 @@ void cf_diffs_free(struct cf_diffs *d)
 	memset(d, 0, sizeof(*d));
 }
 
-int cf_diffs_load(const char *path, struct cf_diffs *out, char *err,
-		  size_t errlen)
+int cf_diffs_read(FILE *f, const char *path, struct cf_diffs *out,
+		  char *err, size_t errlen)
 {
 	struct reader r = { .path = path, .err = err, .errlen = errlen,
 			    .out = out };
@@ -307,16 +307,13 @@ int cf_diffs_load(const char *path, struct cf_diffs *out, char *err,
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
 	while (!rc && fgets(buf, sizeof(buf), f)) {
 		r.lineno++;
 		size_t n = strlen(buf);
 		if (n && buf[n - 1] == '\n')
 			buf[--n] = 0;
+		else if (n < sizeof(buf) - 1 && !feof(f))
+			rc = fail(&r, r.lineno, "a NUL byte");
 		else if (!feof(f))
 			rc = fail(&r, r.lineno, "a line longer than %d bytes", CF_DIFF_LINE);
 		if (n && buf[n - 1] == '\r')
@@ -328,10 +325,23 @@ int cf_diffs_load(const char *path, struct cf_diffs *out, char *err,
 		rc = fail(&r, r.lineno, "read error");
 	if (!rc)
 		rc = finish(&r);
-	fclose(f);
 	free(r.ids);
 	if (rc)
 		cf_diffs_free(out);
+	return rc;
+}
+
+int cf_diffs_load(const char *path, struct cf_diffs *out, char *err,
+		  size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	int rc = cf_diffs_read(f, path, out, err, errlen);
+	fclose(f);
 	return rc;
 }
 
