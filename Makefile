@@ -75,7 +75,7 @@ RXE ?= 1
 PKG_LIBS := libpcap zlib libisal
 override CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers \
-	-fPIC -pthread -Iinclude -Iproto -Iemu $(SANFLAGS) $(CFLAGS)
+	-fPIC -pthread -Iinclude -Iproto -Iemu -Iconformance/engine $(SANFLAGS) $(CFLAGS)
 override LDFLAGS := -pthread $(SANFLAGS) $(LDFLAGS)
 DEPFLAGS = -MMD -MP
 
@@ -87,7 +87,10 @@ ANALYZE_SRC := $(wildcard analyze/*.c)
 EMU_LAYERS := core obj wire engine world
 EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
 VERBS_SRC := $(wildcard emu/verbs/*.c)
-TOOL_SRC := $(wildcard emu/cli/*.c)
+# The conformance engine (conformance/engine, on the codec only) is part
+# of the tool; emu/cli reaches it through conform.h alone (tests/lint/layers.py).
+CONFORM_SRC := $(wildcard conformance/engine/*.c)
+TOOL_SRC := $(wildcard emu/cli/*.c) $(CONFORM_SRC)
 CHECK_SRC := $(wildcard tests/unit/check_*.c)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(ANALYZE_SRC) \
 	$(EMU_LIB_SRC))
@@ -114,7 +117,7 @@ RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
 # The conformance suite's agent: plain verbs, built against the system's
 # libibverbs (at run time LD_LIBRARY_PATH may pick rocemu's drop-in).
 AGENT := $(BUILD)/bin/rocemu-agent
-AGENT_SRC := $(wildcard agent/*.c)
+AGENT_SRC := $(wildcard conformance/agent/*.c)
 DEPS_OK := $(BUILD)/.deps-ok
 RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
@@ -210,7 +213,7 @@ $(RXE_PROBE): tests/rxe/rxe_probe.c | $(DEPS_OK)
 	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $< -libverbs
 
 $(AGENT): Makefile
-$(AGENT): $(AGENT_SRC) agent/agent.h | $(DEPS_OK)
+$(AGENT): $(AGENT_SRC) conformance/agent/agent.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
@@ -345,14 +348,16 @@ bench-docs:
 # requester (its limits, docs/capture-limits.md, bound each); any bytes
 # as a ladder --trace file, laid on the demo's ladder and rendered as text
 # and SVG; and rocemu-agent's request lines (its reader, token check,
-# splitter, command table and argument parsers, without a device). Each
+# splitter, command table and argument parsers, without a device); and
+# any bytes as the list of differences (conform and replay's reader, then
+# its replay matchers). Each
 # replays its inputs in tests/fuzz/regress_<name>/ (found bugs, hostile
 # lines) first, then runs for FUZZ_SECONDS.
 FUZZ_DIR ?= build/fuzz
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -Iconformance/engine -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace \
-	fuzz_replay fuzz_agent_cmd
+	fuzz_replay fuzz_agent_cmd fuzz_diffs
 ## fuzz: the libFuzzer targets, FUZZ_SECONDS each
 fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
@@ -368,10 +373,13 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  tests/fuzz/fuzz_ladder_trace.c $(PROTO_SRC) $(ANALYZE_SRC) -lz -lisal \
 	  -lpcap
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_replay \
-	  tests/fuzz/fuzz_replay.c $(wildcard emu/cli/replay_*.c) $(PROTO_SRC) \
+	  tests/fuzz/fuzz_replay.c $(wildcard emu/cli/replay_*.c) \
+	  conformance/engine/conform_diffs.c $(PROTO_SRC) \
 	  $(ANALYZE_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Iagent -o $(FUZZ_DIR)/fuzz_agent_cmd \
-	  tests/fuzz/fuzz_agent_cmd.c agent/line.c agent/args.c
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Iconformance/agent -o $(FUZZ_DIR)/fuzz_agent_cmd \
+	  tests/fuzz/fuzz_agent_cmd.c conformance/agent/line.c conformance/agent/args.c
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_diffs \
+	  tests/fuzz/fuzz_diffs.c conformance/engine/conform_diffs.c $(PROTO_SRC) -lz -lisal -lpcap
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap \
 	  --trace $(FUZZ_DIR)/corpus_ladder_trace/demo.trace >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
@@ -382,6 +390,7 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	$(Q)cp pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap $(FUZZ_DIR)/corpus_replay/
 	$(Q)python3 tests/fuzz/agent_seeds.py $(FUZZ_DIR)/corpus_agent_cmd \
 	  tests/cli/agent_cli.py
+	$(Q)cp conformance/differences.md $(FUZZ_DIR)/corpus_diffs/
 	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
 	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
 	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \
@@ -411,23 +420,25 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 # $(DATADIR)/installed-files, which uninstall removes by. The man pages
 # (make man, in $(BUILD)/man) are installed when they have been made.
 DATADIR = $(PREFIX)/share/rocemu
-CONFORM_DATA := $(wildcard tests/conformance/*.scn) tests/conformance/deviations.txt
+# The conformance home's data, in the layout of the source folder.
+CONFORM_DATA := $(wildcard conformance/scenarios/*.scn) conformance/differences.md
 INSTALL_FILES = $(ROCEMU):bin/rocemu $(AGENT):bin/rocemu-agent \
 	$(LIB):lib/librocemu.a $(BUILD)/rocemu.pc:lib/pkgconfig/rocemu.pc \
 	$(VERBS_SO):lib/rocemu/libibverbs.so.1 \
 	$(foreach h,$(wildcard include/rocemu/*.h),$(h):$(h)) \
-	$(foreach f,$(CONFORM_DATA),$(f):share/rocemu/conformance/$(notdir $(f)))
+	$(foreach f,$(CONFORM_DATA),$(f):share/rocemu/$(f))
 MANIFEST = share/rocemu/installed-files
 INSTALL_ROOT = $(DESTDIR)$(PREFIX)
 
-# rocemu conform's scenarios when run outside a source tree: rebuilt when
+# The conformance home (rocemu conform's scenarios, the list of differences
+# conform and replay read) when run outside a source tree: rebuilt when
 # PREFIX changes (the stamp is rewritten only then).
 DATADIR_STAMP := $(BUILD)/.datadir
 $(DATADIR_STAMP): FORCE
 	@mkdir -p $(@D)
 	@[ "$$(cat $@ 2>/dev/null)" = '$(DATADIR)' ] || echo '$(DATADIR)' >$@
-$(BUILD)/emu/cli/cmd_conform.o: $(DATADIR_STAMP)
-$(BUILD)/emu/cli/cmd_conform.o: override CFLAGS += -DROCEMU_DATADIR='"$(DATADIR)"'
+$(BUILD)/emu/cli/cli_home.o: $(DATADIR_STAMP)
+$(BUILD)/emu/cli/cli_home.o: override CFLAGS += -DROCEMU_DATADIR='"$(DATADIR)"'
 FORCE:
 
 $(BUILD)/rocemu.pc: include/rocemu.pc.in $(DATADIR_STAMP)

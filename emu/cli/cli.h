@@ -3,6 +3,8 @@
 #ifndef ROCEMU_EMU_CLI_H
 #define ROCEMU_EMU_CLI_H
 
+#include <stddef.h>
+
 /* Exit codes every subcommand uses. */
 enum {
 	CLI_OK = 0,
@@ -31,5 +33,21 @@ int cmd_perf(int argc, char **argv);
 int cmd_conform(int argc, char **argv);
 /* rocemu ladder CAPTURE: a message sequence chart per flow, text and SVG. */
 int cmd_ladder(int argc, char **argv);
+
+/*
+ * The conformance home (its scenarios/ and differences.md): a source
+ * tree's conformance/ when run from its top; else the installed one
+ * beside this very binary, <prefix>/share/rocemu/conformance for
+ * <prefix>/bin/rocemu; else the one the build's PREFIX names. Never
+ * fails; the folder may not exist.
+ */
+const char *cli_conformance_home(void);
+
+/*
+ * HOME/name into buf (cap bytes): buf, or NULL when it does not fit
+ * (buf then unspecified).
+ */
+const char *cli_in_home(const char *home, const char *name, char *buf,
+			size_t cap);
 
 #endif

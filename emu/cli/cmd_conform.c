@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "conform.h"
 
-/* TOKEN_MAX: as rocemu-agent's (agent/PROTOCOL.md). */
+/* TOKEN_MAX: as rocemu-agent's (conformance/PROTOCOL.md). */
 enum { DEFAULT_AGENT_PORT = 18515, MAX_SCENARIOS = 256, TOKEN_MAX = 256 };
 
 static const char usage[] =
@@ -25,9 +25,10 @@ static const char usage[] =
 	"Options:\n"
 	"  --agent HOST[:PORT]      the agent of the device under test\n"
 	"  --local ADDR             the address of this end's UDP socket\n"
-	"  --dir DIR                where scenarios are (default: tests/conformance\n"
-	"                           if there is one here, else the installed ones)\n"
-	"  --known FILE             known deviations (default DIR/deviations.txt)\n"
+	"  --dir DIR                where scenarios are (default: HOME/scenarios)\n"
+	"  --known FILE             the list of differences whose conform: entries\n"
+	"                           are known deviations (default\n"
+	"                           HOME/differences.md)\n"
 	"  --impl NAME              the implementation, for the known deviations\n"
 	"                           (default: the agent's device name without its\n"
 	"                           digits: rxe, rocemu)\n"
@@ -36,8 +37,13 @@ static const char usage[] =
 	"  --agent-token-file FILE  the token the agent asks for (its first line;\n"
 	"                           default: $ROCEMU_AGENT_TOKEN if set), sent first\n"
 	"  -v                       every packet and agent answer as it happens\n"
-	"  --lint                   read the scenarios and report format errors only\n"
+	"  --lint                   read the scenarios and the list of differences,\n"
+	"                           and report format errors only\n"
 	"  -h, --help               print this text and exit\n"
+	"\n"
+	"HOME is the conformance home: conformance/ when run from the top of a\n"
+	"source tree, else <prefix>/share/rocemu/conformance beside this binary,\n"
+	"else the one the build's PREFIX names.\n"
 	"\n"
 	"Environment:\n"
 	"  ROCEMU_AGENT_TOKEN  the agent's token when --agent-token-file is not given\n"
@@ -48,59 +54,19 @@ static const char usage[] =
 	"  2  a usage or set-up error\n";
 
 struct opts {
+	const char *home;	/* the conformance home (default_home()) */
 	const char *agent, *local, *dir, *known, *impl, *junit, *pcap, *token_file;
 	bool verbose, lint;
 	const char *names[MAX_SCENARIOS];
 	unsigned nnames;
 };
 
-/* Where make install puts the scenarios: $(PREFIX)/share/rocemu (Makefile). */
-#ifndef ROCEMU_DATADIR
-#define ROCEMU_DATADIR "/usr/local/share/rocemu"
-#endif
-
-static bool is_dir(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st) && S_ISDIR(st.st_mode);
-}
-
-/*
- * The scenario folder without --dir: a source tree's tests/conformance when
- * run from its top (developers); else the installed one beside this very
- * binary, <prefix>/share/rocemu/conformance for <prefix>/bin/rocemu, so that
- * a tree installed with DESTDIR, or moved whole, works too; else the one the
- * build's PREFIX names (ROCEMU_DATADIR).
- */
-static const char *default_dir(void)
-{
-	static char beside[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t l;
-
-	if (is_dir("tests/conformance"))
-		return "tests/conformance";
-	l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (l > 0) {
-		exe[l] = 0;
-		/* <prefix>/bin/rocemu -> <prefix> */
-		for (int up = 0; up < 2; up++) {
-			char *slash = strrchr(exe, '/');
-			if (slash)
-				*slash = 0;
-		}
-		int w = snprintf(beside, sizeof(beside),
-				 "%s/share/rocemu/conformance", exe);
-		if (w > 0 && (size_t)w < sizeof(beside) && is_dir(beside))
-			return beside;
-	}
-	return ROCEMU_DATADIR "/conformance";
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	o->dir = default_dir();
+	static char dir[PATH_MAX];
+
+	o->home = cli_conformance_home();
+	o->dir = cli_in_home(o->home, "scenarios", dir, sizeof(dir));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **slot = !strcmp(a, "--agent") ? &o->agent :
@@ -130,6 +96,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		} else if (o->nnames < MAX_SCENARIOS) {
 			o->names[o->nnames++] = a;
 		}
+	}
+	if (!o->dir) {
+		fprintf(stderr, "rocemu conform: %s: the conformance home's path is too long\n",
+			o->home);
+		return -1;
 	}
 	if (!o->lint && (!o->agent || !o->local)) {
 		fprintf(stderr, "rocemu conform: --agent and --local are needed\n%s", usage);
@@ -270,7 +241,7 @@ static int run_all(const struct opts *o, struct cf_session *s,
 	return rc;
 }
 
-/* A token travels as one word of printable ASCII (agent/PROTOCOL.md). */
+/* A token travels as one word of printable ASCII (conformance/PROTOCOL.md). */
 static bool token_ok(const char *t)
 {
 	size_t n = strlen(t);
@@ -320,7 +291,29 @@ static int load_token(const struct opts *o, struct cf_session *s)
 	return 0;
 }
 
-/* The agent's address, the capture, the known deviations; 0 or -1. */
+/*
+ * The list of differences into *d: --known's, else HOME/differences.md
+ * when there is one (none: no deviation is known). 0, or -1 after
+ * saying why (a list that cannot be read or breaks the format).
+ */
+static int load_known(const struct opts *o, struct cf_diffs *d)
+{
+	char path[PATH_MAX], err[CF_DIFF_LINE];
+	const char *kp = o->known ? o->known :
+			 cli_in_home(o->home, "differences.md", path, sizeof(path));
+	struct stat st;
+
+	memset(d, 0, sizeof(*d));
+	if (!o->known && (!kp || stat(kp, &st)))
+		return 0;
+	if (cf_diffs_load(kp, d, err, sizeof(err))) {
+		fprintf(stderr, "rocemu conform: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The agent's address, the capture; 0 or -1. */
 static int open_session(const struct opts *o, struct cf_session *s)
 {
 	char host[128], err[512];
@@ -351,18 +344,6 @@ static int open_session(const struct opts *o, struct cf_session *s)
 	impl_of(s->dev.name, s->impl, sizeof(s->impl));
 	if (o->impl)
 		snprintf(s->impl, sizeof(s->impl), "%s", o->impl);
-	char kpath[512];
-	snprintf(kpath, sizeof(kpath), "%s/deviations.txt", o->dir);
-	const char *kp = o->known ? o->known : kpath;
-	struct stat st;
-	if (o->known || !stat(kp, &st)) {
-		int k = cf_known_load(kp, (struct cf_known **)&s->known, err, sizeof(err));
-		if (k < 0) {
-			fprintf(stderr, "rocemu conform: %s\n", err);
-			return -1;
-		}
-		s->nknown = (unsigned)k;
-	}
 	printf("conform: device %s (%s) gid %s, active MTU %u, via agent %s:%d; "
 	       "conform at %s\n", s->dev.name, s->impl, s->dev.gid, s->dev.active_mtu,
 	       s->agent_host, s->agent_port, o->local);
@@ -378,19 +359,27 @@ int cmd_conform(int argc, char **argv)
 	int p = parse_opts(argc, argv, &o);
 	if (p)
 		return p > 0 ? CLI_OK : CLI_USAGE;
-	if (load_all(&o, sc, &n))
-		return CLI_USAGE;
-	if (o.lint) {
+	static struct cf_diffs known;
+	static struct cf_session s;
+	int rc = CLI_OK;
+	if (load_all(&o, sc, &n) || load_known(&o, &known)) {
+		rc = CLI_USAGE;
+	} else if (o.lint) {
 		printf("conform: %u scenarios read from %s, no format errors\n",
 		       n, o.dir);
-		return CLI_OK;
+		if (known.entries)
+			printf("conform: %u differences listed, %u known deviations, "
+			       "%u replay matchers\n", known.entries, known.nknown,
+			       known.nreplay);
+	} else {
+		s.known = known.known;
+		s.nknown = known.nknown;
+		rc = open_session(&o, &s) ? CLI_USAGE : run_all(&o, &s, sc, n);
+		cf_wire_close(&s.wire);
+		free((void *)s.agent_host);
 	}
-	static struct cf_session s;
-	int rc = open_session(&o, &s) ? CLI_USAGE : run_all(&o, &s, sc, n);
-	cf_wire_close(&s.wire);
 	for (unsigned i = 0; i < n; i++)
 		free(sc[i]);
-	free((void *)s.known);
-	free((void *)s.agent_host);
+	cf_diffs_free(&known);
 	return rc;
 }

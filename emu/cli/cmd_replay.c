@@ -7,14 +7,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+#include <sys/stat.h>
+
 #include "cli.h"
 #include "cli_source.h"
+#include "conform.h"
 #include "replay.h"
 #include "rocemu/pcapio.h"
+
+enum { MAX_KNOWN_IDS = 16 };
+
+/* The divergences the list of differences explains, counted apart. */
+struct tally {
+	unsigned known, unexplained;
+	const char *ids[MAX_KNOWN_IDS];	/* the entries named, once each */
+	unsigned nids;
+};
 
 struct replay_opts {
 	const char *path;
 	const char *write;	/* rocemu's side as a pcap, or NULL */
+	const char *differences;	/* --differences, or NULL */
+	const struct cf_diffs *known;	/* the list read, or NULL */
+	struct tally *tally;
 	int flow;		/* -1: every flow */
 	bool verbose;
 	bool requester;		/* --as requester */
@@ -22,7 +38,7 @@ struct replay_opts {
 
 static const char usage_text[] =
 	"usage: rocemu replay CAPTURE [--as responder|requester] [--flow N]\n"
-	"                            [--write FILE] [-v]\n"
+	"                            [--write FILE] [--differences FILE] [-v]\n"
 	"\n"
 	"Feeds the requests of each RC, UC and UD flow of a capture, in\n"
 	"captured order, to rocemu playing the captured responder (its\n"
@@ -32,6 +48,12 @@ static const char usage_text[] =
 	"packets and what rocemu's counters say, then a line per direction\n"
 	"(UC and UD answer nothing: there, the receives rocemu completed).\n"
 	"\n"
+	"A divergence an entry of the list of differences describes (its\n"
+	"replay: field) is printed \"diverges as known difference ID\" and\n"
+	"counted apart, not as a failure; a last line then counts the known\n"
+	"differences and the unexplained divergences. ACKs coalesced otherwise\n"
+	"name their entry too.\n"
+	"\n"
 	"Options:\n"
 	"  --as requester  rocemu plays the requester instead: it posts the\n"
 	"                  WQEs the capture implies, is fed the captured\n"
@@ -39,13 +61,18 @@ static const char usage_text[] =
 	"                  captured ones\n"
 	"  --flow N        only flow N (as rocemu ladder and check number them)\n"
 	"  --write FILE    rocemu's answers as a pcap\n"
+	"  --differences FILE\n"
+	"                  the list of differences (default: the conformance\n"
+	"                  home's differences.md, as rocemu conform's --known,\n"
+	"                  when there is one)\n"
 	"  -v              every answer that agrees, too, and at the end the\n"
 	"                  packets looked at (\"packet visits\")\n"
 	"  -h, --help      print this text and exit\n"
 	"\n"
 	"Exit status:\n"
-	"  0  rocemu answers as captured\n"
-	"  1  a divergence\n"
+	"  0  rocemu answers as captured, or diverges only where the list of\n"
+	"     differences says it does\n"
+	"  1  an unexplained divergence\n"
 	"  2  a usage or file error, or a flow that could not be replayed\n"
 	"     (docs/capture-limits.md)\n";
 
@@ -55,6 +82,7 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 		{ "flow", required_argument, NULL, 'f' },
 		{ "as", required_argument, NULL, 'a' },
 		{ "write", required_argument, NULL, 'w' },
+		{ "differences", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -68,6 +96,7 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 				return -EINVAL;
 			break;
 		case 'w': o->write = optarg; break;
+		case 'd': o->differences = optarg; break;
 		case 'a':
 			if (strcmp(optarg, "responder") &&
 			    strcmp(optarg, "requester")) {
@@ -115,7 +144,27 @@ static void report_wrapped(const struct rp_plan *p)
 	       p->wrapped == 1 ? "" : "s");
 }
 
-/* One direction of one flow: 0 same, 1 diverges, 2 could not run. */
+/* Counts one direction's divergence (rc 1), known when id names its
+ * entry. */
+static void count(struct tally *t, int rc, const char *id)
+{
+	unsigned i = 0;
+
+	if (rc != 1)
+		return;
+	if (!id) {
+		t->unexplained++;
+		return;
+	}
+	t->known++;
+	while (i < t->nids && strcmp(t->ids[i], id))
+		i++;
+	if (i == t->nids && i < MAX_KNOWN_IDS)
+		t->ids[t->nids++] = id;
+}
+
+/* One direction of one flow: 0 same (or a known difference), 1
+ * diverges, 2 could not run. */
 static int replay_dir(const struct roce_capture *cap,
 		      const struct rp_index *ix, const struct roce_flow *fl,
 		      unsigned req, const struct replay_opts *o,
@@ -163,8 +212,15 @@ static int replay_dir(const struct roce_capture *cap,
 		rp_plan_free(&p);
 		return 2;
 	}
-	if (!o->requester)
-		rc = rp_compare(&p, &res, o->verbose, stdout);
+	if (!o->requester) {
+		const char *id;
+		rc = rp_compare(&p, &res, o->known, o->verbose, stdout, &id);
+		count(o->tally, rc, id);
+		if (id)
+			rc = 0;
+	} else if (rc == 1) {
+		o->tally->unexplained++;
+	}
 	if (pw && write_sent(pw, &res))
 		rc = 2;
 	rp_result_free(&res);
@@ -228,6 +284,15 @@ static int replay_all(const struct roce_capture *cap,
 			worst = rc;
 	}
 	rp_index_free(&ix);
+	const struct tally *t = o->tally;
+	if (t->known) {
+		printf("replay: %u known difference%s (", t->known,
+		       t->known == 1 ? "" : "s");
+		for (unsigned i = 0; i < t->nids; i++)
+			printf("%s%s", i ? ", " : "", t->ids[i]);
+		printf("), %u unexplained divergence%s\n", t->unexplained,
+		       t->unexplained == 1 ? "" : "s");
+	}
 	/* the work done, in packets looked at: a multiple of the packets
 	 * (tests/cli/replay_cli.sh holds it so) */
 	if (o->verbose)
@@ -236,9 +301,36 @@ static int replay_all(const struct roce_capture *cap,
 	return worst == 2 ? CLI_USAGE : worst ? CLI_FAIL : CLI_OK;
 }
 
+/*
+ * The list of differences into *d: --differences's, else the conformance
+ * home's when there is one (else none: o->known stays NULL). 0, or -1
+ * after saying why.
+ */
+static int load_differences(struct replay_opts *o, struct cf_diffs *d)
+{
+	char home[PATH_MAX], err[CF_DIFF_LINE];
+	const char *path = o->differences;
+	struct stat st;
+
+	if (!path) {
+		path = cli_in_home(cli_conformance_home(), "differences.md",
+				   home, sizeof(home));
+		if (!path || stat(path, &st))
+			return 0;
+	}
+	if (cf_diffs_load(path, d, err, sizeof(err))) {
+		fprintf(stderr, "rocemu replay: %s\n", err);
+		return -1;
+	}
+	o->known = d;
+	return 0;
+}
+
 int cmd_replay(int argc, char **argv)
 {
-	struct replay_opts o = { 0 };
+	struct tally tally = { 0 };
+	struct replay_opts o = { .tally = &tally };
+	struct cf_diffs diffs = { 0 };
 	struct roce_capture cap;
 	struct roce_pcap_writer *pw = NULL;
 	char err[ROCE_PCAP_ERRLEN];
@@ -246,13 +338,17 @@ int cmd_replay(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc > 0 ? CLI_OK : CLI_USAGE;
+	if (load_differences(&o, &diffs))
+		return CLI_USAGE;
 	if (roce_capture_load(o.path, &cap, err)) {
+		cf_diffs_free(&diffs);
 		fprintf(stderr, "rocemu replay: %s: %s\n", o.path, err);
 		return CLI_USAGE;
 	}
 	if (o.write && roce_pcap_create(o.write, &pw, err)) {
 		fprintf(stderr, "rocemu replay: %s: %s\n", o.write, err);
 		roce_capture_free(&cap);
+		cf_diffs_free(&diffs);
 		return CLI_USAGE;
 	}
 	rc = replay_all(&cap, &o, pw);
@@ -261,5 +357,6 @@ int cmd_replay(int argc, char **argv)
 		rc = CLI_USAGE;
 	}
 	roce_capture_free(&cap);
+	cf_diffs_free(&diffs);
 	return rc;
 }

@@ -248,14 +248,20 @@ int rp_run_responder(const struct rp_plan *p, struct rp_result *res);
 /* Frees what a run allocated. */
 void rp_result_free(struct rp_result *res);
 
+struct cf_diffs;
+
 /*
  * Compares rocemu's answers with the captured ones, in order, field by
  * field; prints the first divergence (both packets, the fields, what
  * rocemu's counters say) and a summary line for the direction to out.
- * Returns 0 when they agree, 1 when they diverge.
+ * known (or NULL) is the list of differences: a divergence one of its
+ * replay: matchers describes is printed with the entry's ID, which goes
+ * into *known_id (else NULL), as do ACKs coalesced otherwise. Returns 0
+ * when they agree, 1 when they diverge.
  */
 int rp_compare(const struct rp_plan *p, const struct rp_result *res,
-	       bool verbose, FILE *out);
+	       const struct cf_diffs *known, bool verbose, FILE *out,
+	       const char **known_id);
 
 enum { RP_DIFF_LEN = 512 };
 

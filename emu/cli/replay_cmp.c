@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "conform.h"
 #include "replay.h"
 #include "rocemu/aeth.h"
 #include "rocemu/dissect.h"
@@ -207,12 +208,42 @@ static int coalesced(const struct roce_frame *cap, const struct roce_frame *emu)
 	return 0;
 }
 
+/* The opcode of the request rocemu was handling when it sent answer ri,
+ * or -1. */
+static int request_of(const struct rp_plan *p, const struct rp_result *res,
+		      size_t ri)
+{
+	if (ri >= res->nsent || res->sent[ri].after >= res->fed ||
+	    res->fed_at[res->sent[ri].after] >= p->n)
+		return -1;
+	return rp_pkt(p, res->fed_at[res->sent[ri].after])->f.ib.bth.opcode;
+}
+
+/* The ID of the entry of the list that describes rocemu answering ri
+ * otherwise than the capture's k, or NULL. */
+static const char *known_divergence(const struct rp_plan *p,
+				    const struct rp_result *res,
+				    const struct cf_diffs *known, size_t k,
+				    size_t ri)
+{
+	int op = request_of(p, res, ri);
+
+	if (!known || op < 0 || k >= p->n)
+		return NULL;
+	return cf_diffs_replay_match(known, (uint8_t)op, &rp_pkt(p, k)->f,
+				     &res->sent[ri].f);
+}
+
 static void divergence(FILE *out, const struct rp_plan *p,
 		       const struct rp_result *res, size_t ci, size_t k,
-		       size_t ri, const char *what)
+		       size_t ri, const char *what, const char *id)
 {
 	rp_head(out, p);
-	fprintf(out, ": answer %zu diverges: %s\n", ci + 1, what);
+	if (id)
+		fprintf(out, ": answer %zu diverges as known difference %s: %s\n",
+			ci + 1, id, what);
+	else
+		fprintf(out, ": answer %zu diverges: %s\n", ci + 1, what);
 	if (k < p->n)
 		rp_line(out, "captured", &rp_pkt(p, k)->f, rp_pkt(p, k)->no,
 		     rp_rel(p, k));
@@ -228,16 +259,19 @@ static void divergence(FILE *out, const struct rp_plan *p,
 }
 
 int rp_compare(const struct rp_plan *p, const struct rp_result *res,
-	       bool verbose, FILE *out)
+	       const struct cf_diffs *known, bool verbose, FILE *out,
+	       const char **known_id)
 {
 	size_t k = next_answer(p, 0), ci = 0, ri = 0, same = 0, merged = 0;
+	const char *id = NULL;
 	struct diff d;
 
+	*known_id = NULL;
 	while (k < p->n || ri < res->nsent) {
 		if (k >= p->n || ri >= res->nsent) {
 			divergence(out, p, res, ci, k, ri,
 				   k >= p->n ? "rocemu sent more"
-						  : "rocemu sent no such answer");
+						  : "rocemu sent no such answer", NULL);
 			goto diverged;
 		}
 		const struct roce_frame *cf = &rp_pkt(p, k)->f;
@@ -245,7 +279,8 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 		compare(cf, rf, &d);
 		int co = d.len ? coalesced(cf, rf) : 0;
 		if (d.len && !co) {
-			divergence(out, p, res, ci, k, ri, d.text);
+			id = known_divergence(p, res, known, k, ri);
+			divergence(out, p, res, ci, k, ri, d.text, id);
 			goto diverged;
 		}
 		if (co)
@@ -267,8 +302,11 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 	else
 		fprintf(out, "nothing answered (%s defines no answer)",
 			roce_flow_kind_name(p->fl->kind));
+	const char *cid = known ? cf_diffs_coalesced(known) : NULL;
 	if (merged)
 		fprintf(out, ", %zu ACKs coalesced otherwise", merged);
+	if (merged && cid)
+		fprintf(out, " (known difference %s)", cid);
 	if (res->receives)
 		fprintf(out, ", %zu of %zu receives completed", res->received,
 			res->receives);
@@ -278,7 +316,11 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 	return 0;
 diverged:
 	rp_head(out, p);
-	fprintf(out, ": %zu requests fed, diverges at answer %zu of %zu\n",
+	fprintf(out, ": %zu requests fed, diverges at answer %zu of %zu",
 		res->fed - res->cut, ci + 1, p->nresp);
+	if (id)
+		fprintf(out, " as known difference %s", id);
+	fprintf(out, "\n");
+	*known_id = id;
 	return 1;
 }

@@ -77,7 +77,7 @@ static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
  * IBTA's invalidation rules, 10.6.7.2.x); rocemu has no fast-registration
  * MRs, so any other R_Key, an ordinary MR's included, is refused and
  * stays valid. The request is then an invalid request (rxe refuses it
- * too, though it still ACKs the packet; see docs/differences.md). check_only
+ * too, though it still ACKs the packet; see conformance/differences.md). check_only
  * tests it before the payload is placed; the window goes once the
  * message is.
  */

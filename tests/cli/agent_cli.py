@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""rocemu-agent's control protocol (agent/PROTOCOL.md), driven as a client:
+"""rocemu-agent's control protocol (conformance/PROTOCOL.md), driven as a client:
 hello first; malformed requests refused with err EINVAL and the connection
 still usable; unknown objects ENOENT; then a whole RC exchange between two
 QPs of the agent connected to each other (WRITE, SEND with immediate, READ,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""rocemu-agent's guards, as a client sees them (agent/PROTOCOL.md,
+"""rocemu-agent's guards, as a client sees them (conformance/PROTOCOL.md,
 "Access"). One check per run:
   probe HOST PORT   connect and say hello: prints 'ok' or 'refused'
                     (exit 0 either way; 1 for anything else)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # rocemu conform against rocemu itself: rocemu-agent on the drop-in
 # (ROCEMU_ADDR=127.0.0.2), conform at 127.0.0.3. Every scenario of
-# tests/conformance/ must pass; the JUnit report and the session's capture
+# conformance/scenarios/ must pass; the JUnit report and the session's capture
 # must say the same. Then the responder's test-only misbehaviour switch
 # (ROCEMU_TEST_MISBEHAVE), one misbehaviour at a time: the scenario that
 # checks the broken rule must fail, naming that rule, and the rest of the
@@ -16,7 +16,7 @@ work=$build/conform_cli
 rm -rf "$work" && mkdir -p "$work"
 rocemu=$build/bin/rocemu
 agent=$build/bin/rocemu-agent
-scn=$here/../conformance
+scn=$here/../../conformance/scenarios
 . "$here/../lib/cli_lib.sh"
 . "$here/../lib/udp_port_free.sh"
 udp_4791_free conform_cli 127.0.0.2 127.0.0.3
@@ -37,7 +37,7 @@ start_agent() {
 stop_agent() { kill $apid 2>/dev/null; wait $apid 2>/dev/null; }
 
 # ---- the reader: every scenario reads; malformed ones are refused ----
-expect_exit 0 "lint of tests/conformance" -- "$rocemu" conform --lint --dir "$scn"
+expect_exit 0 "lint of conformance/scenarios" -- "$rocemu" conform --lint --dir "$scn"
 n=$(ls "$scn"/*.scn | wc -l)
 [ "$n" -ge 40 ] && ok || bad "only $n scenarios (at least 40 wanted)"
 mkdir -p "$work/bad"
@@ -110,6 +110,50 @@ stop_agent
 [ $rc = 1 ] && ok || bad "a memory range that wraps: exit $rc, wanted 1"
 expect_grep "$work/wrap.txt" "wrap.scn: memory needs an MR of the scenario, off=, len= within it" \
 	"a memory range that wraps is refused by conform"
+
+# ---- known differences: conformance/differences.md, read for --impl ----
+# A scenario that fails on purpose (it wants MSN 2 for the first message)
+# under the name of one the list gives for rxe is KNOWN, with the entry's
+# text; the same file under a name the list does not give is FAIL.
+diffs=$here/../../conformance/differences.md
+mkdir -p "$work/known"
+sed 's/msn=1$/msn=2/' "$scn/rc_send_only.scn" >"$work/known/send_inv_mr_key.scn"
+cp "$work/known/send_inv_mr_key.scn" "$work/known/not_listed.scn"
+start_agent
+"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --impl rxe --known "$diffs" \
+	"$work/known/send_inv_mr_key.scn" "$work/known/not_listed.scn" >"$work/known.txt" 2>&1
+rc=$?
+stop_agent
+[ $rc = 1 ] && ok || bad "a known and an unlisted failure: exit $rc, wanted 1"
+expect_grep "$work/known.txt" "KNOWN send_inv_mr_key " "a scenario the list gives for rxe is KNOWN"
+expect_grep "$work/known.txt" 'known rxe behaviour: Linux rxe refuses to invalidate an ordinary MR' \
+	"KNOWN carries the entry's known: text"
+expect_grep "$work/known.txt" "FAIL  not_listed " "a failure the list does not give is FAIL"
+expect_grep "$work/known.txt" "1 failed, 1 failed as known rxe deviations" "the summary counts them apart"
+# The real list, as --lint reads it: every scenario a conform: line names
+# is one of the suite's.
+expect_exit 0 "lint of the list" -- "$rocemu" conform --lint --dir "$scn" --known "$diffs"
+expect_grep "$work/out" "12 known deviations" "the list gives the twelve rxe deviations"
+for s in $(sed -n 's/^- conform: //p' "$diffs"); do
+	[ -f "$scn/$s.scn" ] && ok || bad "the list names $s, no such scenario"
+done
+# A malformed list is refused before any agent is asked, naming file:line.
+printf '# t\n\n## RXE-X: a difference\n\n- impl: rxe\n- colour: red\n' >"$work/bad/fields.md"
+printf '## RXE-X: a difference\n- impl: rxe\n- conform: rc_send_only\n' >"$work/bad/noknown.md"
+printf '## RXE-X: one\n- impl: rxe\n\n## RXE-X: two\n- impl: rxe\n' >"$work/bad/twice.md"
+printf '## RXE-X: one\n- impl: rxe\n- replay: request=RC_SEND_ONLY captured=maybe\n' >"$work/bad/replay.md"
+{ printf '## RXE-X: one\n- impl: rxe\n- known: '; head -c 3000 /dev/zero | tr '\0' x; echo; } \
+	>"$work/bad/long.md"
+{ printf '## '; head -c 60 /dev/zero | tr '\0' X; printf ': t\n'; } >"$work/bad/longid.md"
+for c in "fields.md:6: unknown field 'colour'" "noknown.md:3: conform: needs a known: line" \
+	 "twice.md:4: RXE-X is listed twice (first at line 1)" \
+	 "replay.md:3: replay: 'captured=maybe'" "long.md:3: a line longer than 1024 bytes" \
+	 "longid.md:1: an ID longer than 47 bytes"; do
+	f=${c%%:*}
+	expect_exit 2 "a malformed list: $f" -- "$rocemu" conform --agent 127.0.0.1:1 \
+		--local 127.0.0.3 --dir "$scn" --known "$work/bad/$f" rc_send_only
+	expect_grep "$work/err" "$c" "a malformed list: $f"
+done
 
 # ---- an agent that wants a token: conform sends it, from a file or the environment ----
 printf 'conform-t0ken\n' >"$work/token"

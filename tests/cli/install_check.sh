@@ -38,8 +38,8 @@ mk install >"$work/install.txt" 2>&1 && ok || { bad "make install"; cat "$work/i
 	echo lib/pkgconfig/rocemu.pc
 	echo lib/rocemu/libibverbs.so.1
 	for h in include/rocemu/*.h; do echo "$h"; done
-	for s in tests/conformance/*.scn tests/conformance/deviations.txt; do
-		echo "share/rocemu/conformance/$(basename "$s")"
+	for s in conformance/scenarios/*.scn conformance/differences.md; do
+		echo "share/rocemu/$s"
 	done
 	for m in "$build"/man/man1/*.1 "$build"/man/man7/*.7; do
 		[ -f "$m" ] || continue
@@ -71,16 +71,16 @@ else
 	echo "install_check: no man (man-db): the pages' rendering left out"
 fi
 
-# 2. The installed tool, from a directory with no tests/conformance in it
+# 2. The installed tool, from a directory with no conformance/ in it
 elsewhere=$work/elsewhere
 mkdir -p "$elsewhere"
 cap=$(ls "$top"/pcaps/rxe/*.pcap | head -n 1)
 (cd "$elsewhere" && "$root/bin/rocemu" dump "$cap") >"$work/dump.txt" 2>&1 && ok ||
 	{ bad "installed rocemu dump $cap"; head -n 5 "$work/dump.txt"; }
-nscn=$(ls tests/conformance/*.scn | wc -l)
+nscn=$(ls conformance/scenarios/*.scn | wc -l)
 (cd "$elsewhere" && "$root/bin/rocemu" conform --lint) >"$work/lint.txt" 2>&1 && ok ||
 	{ bad "installed rocemu conform --lint from $elsewhere"; head -n 5 "$work/lint.txt"; }
-expect_grep "$work/lint.txt" "$root/share/rocemu/conformance" \
+expect_grep "$work/lint.txt" "$root/share/rocemu/conformance/scenarios" \
 	"conform --lint: the installed scenarios"
 expect_grep "$work/lint.txt" "$nscn scenario" "conform --lint: every installed scenario"
 # A copy of the tool outside any prefix falls back on the compiled-in
@@ -91,13 +91,13 @@ if [ ! -d "$prefix/share/rocemu/conformance" ]; then
 	(cd "$elsewhere" && "$work/loose/rocemu" conform --lint) >"$work/loose.txt" 2>&1
 	rc=$?
 	[ $rc = 2 ] && ok || bad "loose rocemu conform --lint: exit $rc, wanted 2"
-	expect_grep "$work/loose.txt" "$prefix/share/rocemu/conformance" \
+	expect_grep "$work/loose.txt" "$prefix/share/rocemu/conformance/scenarios" \
 		"loose rocemu conform --lint: the compiled-in folder"
 fi
 # --dir still chooses
-(cd "$elsewhere" && "$root/bin/rocemu" conform --lint --dir "$top/tests/conformance") \
+(cd "$elsewhere" && "$root/bin/rocemu" conform --lint --dir "$top/conformance/scenarios") \
 	>"$work/lint_dir.txt" 2>&1 && ok || bad "conform --lint --dir"
-expect_grep "$work/lint_dir.txt" "$top/tests/conformance" "conform --lint --dir: that folder"
+expect_grep "$work/lint_dir.txt" "$top/conformance/scenarios" "conform --lint --dir: that folder"
 
 # 3. A program built with the installed pkg-config file alone
 export PKG_CONFIG_PATH=$root/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest

@@ -26,7 +26,8 @@ static void replay_dir(const struct roce_capture *cap,
 	if (rp_plan_make(&p, cap, ix, fl, req, &visits))
 		return;
 	if (!rp_run_responder(&p, &res)) {
-		rp_compare(&p, &res, true, out);
+		const char *id;
+		rp_compare(&p, &res, NULL, true, out, &id);
 		rp_result_free(&res);
 	}
 	if (rp_run_requester(&p, true, out, &res) >= 0)

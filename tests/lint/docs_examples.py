@@ -7,8 +7,8 @@ usage: tests/lint/docs_examples.py BUILD [FILE.md...]
        tests/lint/docs_examples.py BUILD --self-test
 BUILD is the build directory (build, build/san, ...); its bin/ comes first
 on PATH. Without FILEs it reads README.md, INSTALL.md, TESTING.md,
-docs/*.md and the conformance docs (conformance/*.md, or
-tests/conformance/README.md and agent/PROTOCOL.md where they still are).
+CONTRIBUTING.md, tests/README.md, examples/README.md,
+docs/*.md and the conformance docs (conformance/*.md).
 --self-test runs it on tests/lint/docs_examples/: good*.md must pass, each
 bad_*.md must fail with the message its first line names
 ("<!-- expect: TEXT -->").
@@ -31,6 +31,10 @@ Every fenced block (``` or ~~~) is one of:
                                      and ended the block): --help excerpts.
   <!-- doc-test: file PATH -->       the block is PATH's text (a scenario
                                      shown in full), under the same rules.
+  <!-- doc-test: in DIR -->          runs the block's commands in DIR (a
+                                     folder of the tree, e.g. examples),
+                                     copied into the scratch folder so that
+                                     what they write stays there.
   <!-- doc-test: server CMD -->      runs CMD in the background while the
                                      block runs (the server a client in
                                      the block talks to): the block starts
@@ -57,8 +61,9 @@ top of the tree (pcaps/..., build/bin/...) while what it writes stays under
 the build directory. Commands run under /bin/sh, one shell per block (so
 "echo $?" shows the previous command's status), with a 60 s limit a
 block. Network commands use addresses this test owns: the docs show the
-addresses a reader would use (127.0.0.1, .2 and .3) and the runner runs
-them on 127.0.0.46, .44 and .45 instead, mapping them back in the output.
+addresses a reader would use (127.0.0.1, .2, .3, and .4 in the examples)
+and the runner runs them on 127.0.0.46, .44, .45 and .7 instead, mapping
+them back in the output (.7 keeps the ladders' columns of .4 in place).
 """
 import glob
 import os
@@ -71,7 +76,7 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = "tests/lint/docs_examples"
 # The reader's address -> the one this test owns (tests/TESTLIST: OWNS).
-ADDRS = {"127.0.0.1": "127.0.0.46", "127.0.0.2": "127.0.0.44",
+ADDRS = {"127.0.0.1": "127.0.0.46", "127.0.0.2": "127.0.0.44", "127.0.0.4": "127.0.0.7",
          "127.0.0.3": "127.0.0.45"}
 MARK = re.compile(r"^\s*<!--\s*doc-test:\s*(\S+)\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*([^\s`]*)")
@@ -89,11 +94,10 @@ class Block:
 
 
 def doc_files():
-    files = ["README.md", "INSTALL.md", "TESTING.md"]
+    files = ["README.md", "INSTALL.md", "TESTING.md", "CONTRIBUTING.md",
+             "tests/README.md", "examples/README.md"]
     files += sorted(glob.glob("docs/*.md"))
     files += sorted(glob.glob("conformance/*.md"))
-    files += [f for f in ("tests/conformance/README.md", "agent/PROTOCOL.md")
-              if os.path.exists(f)]
     return [f for f in files if os.path.exists(f)]
 
 
@@ -151,6 +155,20 @@ def clean(text):
     while lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def joined(lines):
+    """Shell lines with a trailing backslash joined to the next, as sh reads them."""
+    out, cur = [], ""
+    for line in lines:
+        if line.rstrip().endswith("\\"):
+            cur += line.rstrip()[:-1] + " "
+        else:
+            out.append(cur + line)
+            cur = ""
+    if cur:
+        out.append(cur)
+    return out
 
 
 def to_owned(cmd):
@@ -250,7 +268,7 @@ def check_block(build, blk):
     """Runs one block; returns a list of problems (empty when it holds)."""
     kinds = [k for k, _ in blk.marks]
     for k, arg in blk.marks:
-        if k not in ("skip", "text", "output-of", "excerpt-of", "file", "server"):
+        if k not in ("skip", "text", "output-of", "excerpt-of", "file", "server", "in"):
             return ["%s: unknown doc-test mark '%s'" % (blk.where(), k)]
         if not arg:
             return ["%s: doc-test: %s needs %s" % (
@@ -278,12 +296,20 @@ def check_block(build, blk):
         if isinstance(steps, str):
             return ["%s: %s" % (blk.where(), steps)]
     elif blk.info == "sh":
-        steps = [[c, None] for c in blk.body if c.strip() and not c.lstrip().startswith("#")]
+        steps = [[c, None] for c in joined(blk.body) if c.strip() and not c.lstrip().startswith("#")]
     else:
         return ["%s: a ```%s block with no doc-test mark: make it ```console or "
                 "```sh, or mark it (doc-test: skip/text/output-of/excerpt-of/file)"
                 % (blk.where(), blk.info)]
     d = scratch(build, blk)
+    if "in" in marks:
+        sub = os.path.normpath(marks["in"])
+        if sub.startswith("..") or os.path.isabs(sub) or not os.path.isdir(os.path.join(TOP, sub)):
+            return ["%s: doc-test: in %s: not a folder of the tree" % (blk.where(), marks["in"])]
+        top = sub.split(os.sep)[0]
+        os.unlink(os.path.join(d, top))
+        shutil.copytree(os.path.join(TOP, top), os.path.join(d, top), symlinks=True)
+        d = os.path.join(d, sub)
     server = None
     if "server" in marks:
         server = subprocess.Popen(["/bin/sh", "-c", to_owned(marks["server"])],

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Every relative link of README.md, INSTALL.md and docs/*.md names a file
-that exists, and a '#anchor' a heading of that file (GitHub's rule: lower
-case, punctuation dropped, spaces to hyphens). Prints each broken link as
+"""Every relative link of README.md, INSTALL.md, TESTING.md, CONTRIBUTING.md,
+tests/README.md, examples/README.md, docs/*.md and
+conformance/*.md names a file that exists, and a '#anchor' a heading of
+that file (GitHub's rule: lower case, punctuation dropped, spaces to
+hyphens). Prints each broken link as
 FILE:LINE: TARGET and exits 1 if there is one.
 usage: tests/lint/docs_links.py  (from the top of the tree)"""
 import glob
@@ -28,7 +30,9 @@ def anchors(path):
 
 def main():
     bad = 0
-    pages = ["README.md", "INSTALL.md"] + sorted(glob.glob("docs/*.md"))
+    pages = ["README.md", "INSTALL.md", "TESTING.md", "CONTRIBUTING.md",
+             "tests/README.md", "examples/README.md"] + sorted(glob.glob("docs/*.md")) + \
+        sorted(glob.glob("conformance/*.md"))
     for page in pages:
         with open(page) as f:
             lines = f.read().split("\n")

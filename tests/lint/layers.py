@@ -5,8 +5,8 @@
 usage: tests/lint/layers.py [ROOT]        check a tree (default: this repository)
        tests/lint/layers.py --self-test   check every fixture tree in tests/lint/layers/
 
-Rule 1, includes. Every .c and .h file under proto/, emu/ and
-include/rocemu/ is read; each #include is resolved as the compiler does
+Rule 1, includes. Every .c and .h file under proto/, analyze/, emu/,
+conformance/ and include/rocemu/ is read; each #include is resolved as the compiler does
 with the Makefile's flags: "x" first relative to the including file's
 folder, then in INCLUDE_DIRS in order; <x> in INCLUDE_DIRS only (not found
 there, it is a system header and is not judged). A file may include its own
@@ -20,6 +20,16 @@ that resolves to nothing is a stale path. Rules: flat-file, unknown-folder,
 include-upward, include-sibling, include-public-only (verbs, cli and
 include/rocemu reaching past the public API), include-outside (a header in
 no layer), stale-include, computed-include (#include MACRO), unreadable.
+
+Conformance depends on the codec only. conformance/engine (rocemu
+conform's engine) may include its own folder and the codec's public
+headers (CODEC: those rocemu/proto.h gathers, and range.h), nothing else
+of the tree; emu/cli reaches the engine through conformance/engine/conform.h
+alone (ENGINE_API). conformance/agent (rocemu-agent) is a plain verbs
+program: its own folder and system headers (<infiniband/verbs.h>), nothing
+of the tree. Any other folder under conformance/ holding C is an
+unknown-folder. Rules: include-codec-only (the engine past the codec),
+include-agent-own (the agent past its folder).
 
 Rule 2, opcodes and syndromes are named from proto's tables, so no hex
 literal stands for one in emu/ (proto/ and include/rocemu/ hold the tables;
@@ -66,8 +76,17 @@ LAYERS = {
     "emu/cli": 5,
 }
 API_ONLY = {"emu/verbs", "emu/cli"}
-INCLUDE_DIRS = ["include", "proto", "emu"]    # the Makefile's -I, in order
-SCANNED = ["proto", "analyze", "emu", PUBLIC]
+ENGINE = "conformance/engine"
+AGENT = "conformance/agent"
+# The codec's public headers: what rocemu/proto.h gathers, and range.h.
+CODEC = {PUBLIC + "/" + h for h in (
+    "proto.h", "aeth.h", "datagram.h", "dissect.h", "frame.h", "ibhdr.h",
+    "icrc.h", "ipid.h", "opcode.h", "packet.h", "pcapio.h", "psn.h",
+    "range.h")}
+# The one engine header emu/cli (cmd_conform.c, replay) may include.
+ENGINE_API = ENGINE + "/conform.h"
+INCLUDE_DIRS = ["include", "proto", "emu", ENGINE]  # the Makefile's -I
+SCANNED = ["proto", "analyze", "emu", "conformance", PUBLIC]
 KEY_PARTS = {"opcode", "op", "syndrome", "syn", "aeth"}
 
 INCLUDE_RE = re.compile(r'\s*#\s*include\s*(?:"([^"]*)"|<([^>]*)>|(.*))')
@@ -90,6 +109,9 @@ def layer_of(path):
     if parts[0] == "emu" and len(parts) > 2:
         folder = "emu/" + parts[1]
         return ("layer" if folder in LAYERS else "unknown", folder)
+    if parts[0] == "conformance" and len(parts) > 1:
+        folder = "/".join(parts[:2]) if len(parts) > 2 else "conformance"
+        return ("layer" if folder in (ENGINE, AGENT) else "unknown", folder)
     return ("outside", None)
 
 
@@ -184,12 +206,42 @@ def check_include(root, src, line):
     if kind != "layer":
         return None    # the file itself is reported; its rank is unknown
     dkind, dst_layer = layer_of(path)
+    conform = check_conformance(src_layer, path, dst_layer)
+    if conform is not False:
+        return conform
     rule = judge(src_layer, dst_layer if dkind == "layer" else None)
     if rule is None:
         return None
     where = dst_layer if dkind == "layer" else "no layer"
     return (rule, "%s includes %s (%s) (may include: %s)" %
             (src_layer, path, where, allowed(src_layer)))
+
+
+def check_conformance(src_layer, path, dst_layer):
+    """The violation of an include of path (in dst_layer) from src_layer
+    under the conformance rules; None if allowed, False if those rules do
+    not speak (neither side is conformance/)."""
+    if src_layer == ENGINE:
+        if dst_layer == ENGINE or path in CODEC:
+            return None
+        return ("include-codec-only", "%s includes %s; conformance "
+                "depends on the codec only (may include: %s, %s)" % (
+                    ENGINE, path, ENGINE,
+                    ", ".join(sorted(os.path.basename(h) for h in CODEC))))
+    if src_layer == AGENT:
+        if dst_layer == AGENT:
+            return None
+        return ("include-agent-own", "%s includes %s; rocemu-agent is a "
+                "plain verbs program (may include: %s, system headers)" %
+                (AGENT, path, AGENT))
+    if dst_layer in (ENGINE, AGENT):
+        if src_layer == "emu/cli" and path == ENGINE_API:
+            return None
+        return ("include-public-only" if src_layer in API_ONLY else
+                "include-outside", "%s includes %s (only emu/cli may "
+                "include conformance/, and only %s)" % (
+                    src_layer, path, ENGINE_API))
+    return False
 
 
 def check_place(src):
@@ -298,7 +350,7 @@ def check_file(root, src, out):
             v = check_include(root, src, line)
             if v:
                 found.append((no,) + v)
-    if src.startswith("emu/"):
+    if src.startswith(("emu/", ENGINE + "/")):
         check_hex(code, found)
         if src.endswith(".h"):
             check_contracts(raw, found)

@@ -10,7 +10,7 @@
 #        tests/lint/lint_ranges.sh --self-test     check every fixture tree in
 #                                             tests/lint/lint_ranges/
 #
-# The .c and .h files under proto/, analyze/, emu/, agent/ and
+# The .c and .h files under proto/, analyze/, emu/, conformance/ and
 # include/rocemu/ (range.h itself excepted) are read with comments and
 # string and character literals blanked (as tests/lint/layers.py does) and
 # casts to integer and pointer types taken out. A sum "x + y" of two
@@ -49,7 +49,7 @@ sys.path.insert(0, HERE)
 from layers import blank_comments_and_literals, run_fixtures  # noqa: E402
 from layers import sources as layer_sources  # noqa: E402
 
-SCANNED = ["proto", "analyze", "emu", "agent", "include/rocemu"]
+SCANNED = ["proto", "analyze", "emu", "conformance", "include/rocemu"]
 EXEMPT = {"include/rocemu/range.h"}
 ADDRESS = {"va", "addr", "iova", "vaddr", "base", "start", "at", "ptr",
            "raddr", "laddr"}

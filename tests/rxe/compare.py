@@ -9,9 +9,9 @@ virtual addresses (compared by consistency), addresses, MACs, UDP source
 ports, IPv4 ID and checksums, times, the interleaving of the two
 directions. What remains is compared packet by packet per direction.
 
-Every accepted difference carries the id of its rule in
-tests/rxe/DIFFERENCES.md; a difference without an id is unlisted and makes
-the exit status 1.
+Every accepted difference carries the ID of its entry in
+conformance/differences.md (one marked `compare: yes`); a difference
+without an ID is unlisted and makes the exit status 1.
 
 usage: compare.py [--rocemu BIN] [--differences FILE] A.pcap B.pcap [NAME]
        compare.py [--rocemu BIN] --dirs RXE_DIR ROCEMU_DIR
@@ -33,19 +33,13 @@ PSN_MOD = 1 << 24
 RESPONSE_OPS = {0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12}
 READ_REQ = 0x0C
 
-# The rule ids this program prints; DIFFERENCES.md must describe each.
-RULES = {
-    "DUP-REQ": "retransmitted request (its PSN was sent before, no NAK "
-               "asked for it): the requester's retry timer fired first",
-    "DUP-RESP": "repeated response to a retransmitted request",
-    "FA-COMPARE": "FETCH_ADD compare field (unused by the operation)",
-    "ATOMIC-ORIG": "AtomicAckETH original value (memory contents)",
-    "UC-ACKREQ": "AckReq on UC packets (no UC responder acknowledges)",
-    "ACK-COALESCE": "one ACK for several requests (a later response "
-                    "covers the missing ACK)",
-    "NAK-AHEAD": "request sent past a lost packet before the sequence NAK "
-                 "came back (the responder discards it)",
-}
+DIFFERENCES = os.path.join(os.path.dirname(os.path.dirname(HERE)),
+                           "conformance", "differences.md")
+# The IDs of the rules this program implements; what each accepts is
+# written once, in the differences list, whose `compare: yes` entries must
+# be exactly these.
+RULES = {"DUP-REQ", "DUP-RESP", "FA-COMPARE", "ATOMIC-ORIG", "UC-ACKREQ",
+         "ACK-COALESCE", "NAK-AHEAD"}
 
 
 class Packet:
@@ -412,20 +406,41 @@ def compare(name, a_pkts, b_pkts, labels=("rxe", "rocemu")):
     return rep
 
 
+ENTRY_RE = re.compile(r"## ([A-Z0-9-]+): ")
+FIELD_RE = re.compile(r"- ([a-z]+): (.*)")
+
+
 def documented_rules(path):
-    """Rule ids that DIFFERENCES.md defines (headings `## ID: ...`)."""
+    """The IDs of the entries of the differences list (headings `## ID:
+    title`) marked `- compare: yes` in the fields after the heading."""
     try:
         with open(path) as f:
-            return set(re.findall(r"^## ([A-Z0-9-]+):", f.read(), re.M))
+            lines = f.read().split("\n")
     except OSError as e:
         sys.exit("compare: cannot read %s: %s" % (path, e))
+    found, entry, fields = set(), None, False
+    for no, line in enumerate(lines, 1):
+        m = ENTRY_RE.match(line)
+        if line.startswith("## "):
+            entry, fields = (m.group(1) if m else None), bool(m)
+            continue
+        f = FIELD_RE.match(line)
+        if not fields or not line.strip():
+            continue
+        if not f:
+            fields = False      # the prose begins
+        elif f.group(1) == "compare":
+            if f.group(2).strip() != "yes":
+                sys.exit("compare: %s:%d: compare: takes yes" % (path, no))
+            found.add(entry)
+    return found
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--rocemu", default="build/bin/rocemu")
     ap.add_argument("--differences",
-                    default=os.path.join(HERE, "DIFFERENCES.md"))
+                    default=DIFFERENCES)
     ap.add_argument("--dirs", action="store_true",
                     help="A and B are directories: compare every "
                     "scenario present in both")
@@ -436,10 +451,15 @@ def main():
     args = ap.parse_args()
     labels = tuple(args.labels.split(","))
     documented = documented_rules(args.differences)
-    missing = set(RULES) - documented
+    missing = RULES - documented
     if missing:
         sys.exit("compare: rules not described in %s: %s" %
                  (args.differences, " ".join(sorted(missing))))
+    stale = documented - RULES
+    if stale:
+        sys.exit("compare: %s marks compare: yes on rules this program "
+                 "does not implement: %s" % (args.differences,
+                                             " ".join(sorted(stale))))
     if args.dirs:
         names = sorted(n[:-5] for n in os.listdir(args.a)
                        if n.endswith(".pcap") and

@@ -58,9 +58,10 @@ def fix_icrc(frame):
     frame[-4:] = struct.pack("<I", crc)
 
 
-def run(a, b, rocemu):
+def run(a, b, rocemu, extra=()):
     out = subprocess.run([sys.executable, COMPARE, "--rocemu", rocemu,
-                          a, b, "case"], capture_output=True, text=True,
+                          *extra, a, b, "case"], capture_output=True,
+                         text=True,
                          timeout=120)
     return out.returncode, out.stdout + out.stderr
 
@@ -68,9 +69,9 @@ def run(a, b, rocemu):
 failures = 0
 
 
-def case(name, a, b, rocemu, want_rc, want_text):
+def case(name, a, b, rocemu, want_rc, want_text, extra=()):
     global failures
-    rc, text = run(a, b, rocemu)
+    rc, text = run(a, b, rocemu, extra)
     ok = rc == want_rc and all(w in text for w in want_text)
     print("%s: %s" % ("ok  " if ok else "FAIL", name))
     if not ok:
@@ -171,6 +172,29 @@ def main():
     case("a bad ICRC is unlisted",
          os.path.join(rxe, "ud_send.pcap"), broken, rocemu, 1,
          ["icrc_ok: rxe True, rocemu False"])
+
+    # The rule IDs come from the differences list's `compare: yes`
+    # entries: one the program implements but the list does not mark is
+    # refused, and so is one the list marks but the program lacks.
+    with open(os.path.join(ROOT, "conformance", "differences.md")) as f:
+        real = f.read()
+    same = os.path.join(rxe, "rc_send_64.pcap")
+    unmarked = os.path.join(work, "differences_unmarked.md")
+    at = real.index("## ACK-COALESCE: ")
+    with open(unmarked, "w") as f:
+        f.write(real[:at] + real[at:].replace("- compare: yes\n", "", 1))
+    case("a rule the list does not mark compare: yes is refused", same,
+         same, rocemu, 1, ["rules not described in", "ACK-COALESCE"],
+         ("--differences", unmarked))
+    extra = os.path.join(work, "differences_extra.md")
+    at = real.index("## RESET-CQ: ")
+    with open(extra, "w") as f:
+        f.write(real[:at] + real[at:].replace("- impl: rocemu\n",
+                                              "- impl: rocemu\n"
+                                              "- compare: yes\n", 1))
+    case("a compare: yes entry the program lacks is refused", same, same,
+         rocemu, 1, ["does not implement", "RESET-CQ"],
+         ("--differences", extra))
 
     print("compare_test: %d failed" % failures)
     return 1 if failures else 0

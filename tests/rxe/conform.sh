@@ -3,8 +3,8 @@
 # The conformance suite against Linux rxe (make rxe-check runs it): boots
 # one guest that runs tests/rxe/conform_guest.sh (rocemu-agent on rxe,
 # `rocemu conform` on the other end of a veth) with every scenario of
-# tests/conformance/, and prints the report. Passes when every scenario
-# that fails on rxe is one tests/conformance/deviations.txt lists for rxe
+# conformance/scenarios/, and prints the report. Passes when every scenario
+# that fails on rxe is one conformance/differences.md lists for rxe
 # (reported KNOWN), none fails unlisted, and the run reached its summary.
 # usage: tests/rxe/conform.sh BUILD_DIR   (parts.sh must have run)
 # Exit 0 pass, 1 an unlisted failure, 2 when the guest brought no report.
@@ -16,9 +16,13 @@ out=$rxe/conform
 t0=$(date +%s)
 
 stage=$rxe/conform-in
-rm -rf "$stage" && mkdir -p "$stage/conformance"
+# The guest sees the stage as /in: conformance/ laid out as in the source
+# tree (scenarios/ and the list of differences).
+home=$here/../../conformance
+rm -rf "$stage" && mkdir -p "$stage/conformance/scenarios"
 cp "$here/conform_guest.sh" "$stage/run.sh"
-cp "$here/../conformance/"*.scn "$here/../conformance/deviations.txt" "$stage/conformance/"
+cp "$home/scenarios/"*.scn "$stage/conformance/scenarios/"
+cp "$home/differences.md" "$stage/conformance/"
 rc=0
 "$here/boot.sh" -t 900 "$rxe" "$out" "$stage" >"$out.boot.txt" 2>&1 || rc=$?
 [ $rc = 77 ] && { echo "rxe lab: conform: qemu-system-x86_64 missing" >&2; exit 2; }

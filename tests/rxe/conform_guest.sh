@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 # The conformance suite against Linux rxe, inside one rxe lab guest (busybox
 # sh, as the guest's run.sh; tests/rxe/conform.sh ships it with the
-# scenarios in conformance/ beside it): rxe0 on veth0 (10.0.0.1) in the
-# initial network namespace with rocemu-agent on it; `rocemu conform` in
-# the namespace "peer" on veth1 (10.0.0.2), its UDP socket the other end
-# of rxe's wire. Leaves in OUT: conform.txt (the report), conform.rc (its
-# exit status), conform.xml (JUnit), conform.pcap (the session), agent.log.
+# conformance home beside it, conformance/scenarios/ and the list of
+# differences): rxe0 on veth0 (10.0.0.1) in the initial network namespace
+# with rocemu-agent on it; `rocemu conform` in the namespace "peer" on
+# veth1 (10.0.0.2), its UDP socket the other end of rxe's wire. Leaves in
+# OUT: conform.txt (the report), conform.rc (its exit status), conform.xml
+# (JUnit), conform.pcap (the session), agent.log.
 # Exit 1 when the set-up failed; the report is the host's to judge.
 # usage (in the guest): sh conform_guest.sh NAME OUT
 set -eu
@@ -37,7 +38,8 @@ agent=$(command -v rocemu-agent || echo /rocemu/bin/rocemu-agent)
 apid=$!
 rc=0
 $ip netns exec peer /rocemu/bin/rocemu conform --agent 10.0.0.1:18515 \
-	--local 10.0.0.2 --dir /in/conformance --junit "$out/conform.xml" \
+	--local 10.0.0.2 --dir /in/conformance/scenarios \
+	--known /in/conformance/differences.md --junit "$out/conform.xml" \
 	--pcap "$out/conform.pcap" >"$out/conform.txt" 2>&1 || rc=$?
 echo $rc >"$out/conform.rc"
 kill $apid 2>/dev/null || :

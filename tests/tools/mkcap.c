@@ -255,6 +255,7 @@ struct cpkt {
 	bool bad_pad;		/* pad count 3 and no payload: malformed */
 	bool rev;		/* 10.0.0.2 (QP b_qpn) is the requester */
 	uint8_t syn;		/* the AETH syndrome; 0: an ACK */
+	uint32_t ieth;		/* the R_Key a SEND with Invalidate names */
 };
 
 static void crafted(const struct cpkt *c)
@@ -280,6 +281,7 @@ static void crafted(const struct cpkt *c)
 						      : ROCE_AETH_ACK_NO_CREDITS,
 					c->msn & ROCE_PSN_MASK };
 	f.ib.atmack = c->atm;
+	f.ib.ieth = c->ieth;
 	for (uint32_t i = 0; i < c->plen; i++)
 		payload[i] = (uint8_t)(i * 7 + 1);
 	f.ib.payload = payload;
@@ -309,6 +311,10 @@ static void crafted(const struct cpkt *c)
  *            and its ACK, then a SEND and its ACK
  *   backnak  a SEND from 10.0.0.1 and its ACK, then a WRITE the other way
  *            that 10.0.0.1 refuses with a remote access NAK
+ *   sendinv  a SEND and its ACK, then a SEND with Invalidate of an R_Key
+ *            the responder never gave out, answered as Linux rxe does: a
+ *            positive ACK with MSN 0 (conformance/differences.md,
+ *            SEND-INV-MR-KEY)
  */
 static int gen_replay(const char *name)
 {
@@ -360,6 +366,13 @@ static int gen_replay(const char *name)
 		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 100, 0,
 					.rev = true,
 					.syn = ROCE_AETH_NAK_REM_ACCESS });
+	} else if (!strcmp(name, "sendinv")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 1,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY_INV, 2,
+					.plen = 16, .ieth = 0x1234 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 2, 0 });
 	} else {
 		fprintf(stderr, "mkcap: no replay capture '%s'\n", name);
 		return 2;
@@ -793,7 +806,7 @@ int main(int argc, char **argv)
 				"       mkcap --bench OUT.pcap COUNT\n"
 				"       mkcap --rc-bench OUT.pcap COUNT\n"
 				"       mkcap --replay OUT.pcap "
-				"wrap|bigread|lowqpn|badpad|backnak\n"
+				"wrap|bigread|lowqpn|badpad|backnak|sendinv\n"
 				"       mkcap --flows OUT.pcap COUNT\n"
 				"       mkcap --oneflow OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The agent's control connection: one request line, one answer line (agent/PROTOCOL.md). */
+/* The agent's control connection: one request line, one answer line (conformance/PROTOCOL.md). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>

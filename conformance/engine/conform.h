@@ -195,11 +195,16 @@ uint64_t cf_wire_now_ns(const struct cf_wire *w);
 
 enum cf_verdict { CF_PASS, CF_FAIL, CF_NA };
 
-/* A known deviation of an implementation, from the deviations file. */
+/* The longest ID and the longest line of the list of differences. */
+enum { CF_DIFF_ID = 48, CF_DIFF_LINE = 1024 };
+
+/* A known deviation of an implementation: a conform: scenario of an
+ * entry of the list of differences, with its known: text. */
 struct cf_known {
 	char impl[32];
 	char scenario[CF_NAME];
 	char text[CF_TEXT];
+	char id[CF_DIFF_ID];	/* the entry's */
 };
 
 struct cf_result {
@@ -296,15 +301,72 @@ bool cf_match_key(const char *key);
 /* One line describing a received packet (opcode, PSN, AETH, lengths). */
 void cf_packet_describe(const struct cf_packet *p, char *out, size_t len);
 
-/* ---- reports (conform_report.c) ---- */
+/* ---- the list of differences (conform_diffs.c) ---- */
 
 /*
- * Reads the known-deviations file: lines "IMPL SCENARIO TEXT", '#'
- * comments. Returns how many it read into *out (malloc'd); -1 with the
- * reason in err for a file that cannot be read or a malformed line.
+ * conformance/differences.md: an entry is a heading "## ID: title", its
+ * fields "- key: value" on the lines right after it (impl, ibta, conform,
+ * known, compare, replay), then prose; any other heading is prose.
  */
-int cf_known_load(const char *path, struct cf_known **out, char *err,
+
+/* One answer of a replay: matcher: a positive ACK of any credit count,
+ * or one AETH syndrome exactly. */
+struct cf_answer {
+	bool ack;
+	uint8_t syndrome;	/* when !ack */
+};
+
+/* A replay: matcher. coalesced: the ACKs replay lets a responder
+ * coalesce otherwise; else the request rocemu answered (its opcode) and
+ * the two answers, captured and rocemu's. */
+struct cf_replay_rule {
+	char id[CF_DIFF_ID];
+	bool coalesced;
+	uint8_t request;
+	struct cf_answer captured, rocemu;
+};
+
+/* What the list says to the programs that read it. */
+struct cf_diffs {
+	struct cf_known *known;		/* one per conform: scenario */
+	unsigned nknown;
+	struct cf_replay_rule *replay;	/* one per replay: field */
+	unsigned nreplay;
+	unsigned entries;		/* entries read */
+};
+
+/*
+ * Reads the list of differences at path into *out (its arrays malloc'd;
+ * cf_diffs_free frees them). Returns 0; -1 with "path:line: what" in err
+ * for a file that cannot be read or that breaks the format (an unknown
+ * field, a field twice, an ID twice, a conform: without known:, a value
+ * too long, a line over CF_DIFF_LINE bytes, a bad replay: matcher);
+ * *out is then empty.
+ */
+int cf_diffs_load(const char *path, struct cf_diffs *out, char *err,
 		  size_t errlen);
+
+/* As cf_diffs_load, from an open stream f, named path in messages; f
+ * is read to its end or to the first error and left open. */
+int cf_diffs_read(FILE *f, const char *path, struct cf_diffs *out,
+		  char *err, size_t errlen);
+
+/* Frees what cf_diffs_load allocated; d is left empty. */
+void cf_diffs_free(struct cf_diffs *d);
+
+/*
+ * The ID of the list's replay: entry describing a divergence: rocemu
+ * answered request (an opcode) with emu where the capture shows cap
+ * (either NULL: no such packet; no matcher takes that). NULL when none.
+ */
+const char *cf_diffs_replay_match(const struct cf_diffs *d, uint8_t request,
+				  const struct roce_frame *cap,
+				  const struct roce_frame *emu);
+
+/* The ID of the entry whose replay: is "coalesced", or NULL. */
+const char *cf_diffs_coalesced(const struct cf_diffs *d);
+
+/* ---- reports (conform_report.c) ---- */
 
 /* Prints the summary table of n results to f. */
 void cf_report_table(FILE *f, const struct cf_scenario *const *sc,

@@ -1,53 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* conform's reports: the known-deviations list, the summary table, JUnit XML. */
+/* conform's reports: the summary table, JUnit XML. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conform.h"
-
-int cf_known_load(const char *path, struct cf_known **out, char *err,
-		  size_t errlen)
-{
-	FILE *f = fopen(path, "r");
-	char line[1024];
-	unsigned n = 0, lineno = 0;
-	struct cf_known *k = NULL;
-
-	*out = NULL;
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		line[strcspn(line, "\n")] = 0;
-		char *p = line + strspn(line, " \t");
-		if (!*p || *p == '#')
-			continue;
-		struct cf_known e = { .impl = "" };
-		int used = 0;
-		if (sscanf(p, "%31s %47s %n", e.impl, e.scenario, &used) != 2 || !p[used]) {
-			snprintf(err, errlen, "%s:%u: expected IMPL SCENARIO TEXT", path, lineno);
-			free(k);
-			fclose(f);
-			return -1;
-		}
-		snprintf(e.text, sizeof(e.text), "%s", p + used);
-		struct cf_known *nk = realloc(k, (n + 1) * sizeof(*k));
-		if (!nk) {
-			free(k);
-			fclose(f);
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		k = nk;
-		k[n++] = e;
-	}
-	fclose(f);
-	*out = k;
-	return (int)n;
-}
 
 static const char *verdict_name(const struct cf_result *r)
 {

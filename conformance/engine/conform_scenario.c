@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Scenario files: one keyword per line, key=value words after it (tests/conformance/README.md). */
+/* Scenario files: one keyword per line, key=value words after it (conformance/README.md). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>

@@ -2,9 +2,9 @@
 /*
  * rocemu-agent: runs on the host of a device under test and does, over
  * one TCP control connection at a time, what `rocemu conform` asks: verbs
- * objects, work requests, completions, events, memory (agent/PROTOCOL.md).
+ * objects, work requests, completions, events, memory (conformance/PROTOCOL.md).
  * Written against rdma-core's <infiniband/verbs.h> only:
- *   cc -O2 -o rocemu-agent agent/[a-z]*.c -libverbs
+ *   cc -O2 -o rocemu-agent conformance/agent/[a-z]*.c -libverbs
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -243,7 +243,7 @@ static const char usage[] =
 	"The conformance agent: drives a verbs device (rxe, rocemu's drop-in, a\n"
 	"NIC) on the orders of rocemu conform, a line each over TCP: it makes\n"
 	"the device's objects, posts work requests and reports completions\n"
-	"(the protocol is in agent/PROTOCOL.md). It runs on the host of the\n"
+	"(the protocol is in conformance/PROTOCOL.md). It runs on the host of the\n"
 	"device under test.\n"
 	"\n"
 	"Options:\n"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* rocemu-agent: what its parts share (agent/PROTOCOL.md is the protocol). */
+/* rocemu-agent: what its parts share (conformance/PROTOCOL.md is the protocol). */
 #ifndef ROCEMU_AGENT_H
 #define ROCEMU_AGENT_H
 

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* Inside the engine only. */
+#include "conform.h"

@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: MIT */
+/* A folder of conformance/ that is neither engine nor agent. */
