@@ -88,7 +88,7 @@ EMU_LAYERS := core obj wire engine world
 EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
 VERBS_SRC := $(wildcard emu/verbs/*.c)
 TOOL_SRC := $(wildcard emu/cli/*.c)
-CHECK_SRC := $(wildcard tests/check_*.c)
+CHECK_SRC := $(wildcard tests/check_*.c tests/unit/check_*.c)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(PROTO_SRC) $(ANALYZE_SRC) \
 	$(EMU_LIB_SRC))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC))

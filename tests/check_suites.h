@@ -40,6 +40,7 @@ Suite *rules_suite(void);
 Suite *ladder_suite(void);
 Suite *range_suite(void);
 Suite *gid_suite(void);
+Suite *cm_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);
