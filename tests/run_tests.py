@@ -10,8 +10,9 @@ usage: tests/run_tests.py BUILD [--only NAME[,NAME...]]  run them
 
 First the "testlist" step: every tests/*.sh, tests/*.py and tests/rxe/*_test.py
 is named by a TESTLIST command or a "# lib:" line, each "# lib:" file
-exists, each suite of tests/check_*.c is registered in tests/check_main.c,
-and TESTING.md's table is the one --markdown would write. Each problem is
+exists, each suite of tests/check_*.c and tests/unit/check_*.c is
+registered in tests/check_main.c, and TESTING.md's table is the one
+--markdown would write. Each problem is
 printed ("not in TESTLIST: FILE", ...) and the step fails. Then each test
 (or each one --only names, with the ones its "after:" needs) runs from the
 top of the tree, with its output in BUILD/tests-log/NAME.log; a pass prints
@@ -155,15 +156,18 @@ def coverage(root):
 
 
 def suites(root, lib_files):
-    """Every tests/check_*.c that is not a lib defines a Check suite that
-    tests/check_main.c adds: the problems, one line each."""
+    """Every tests/check_*.c and tests/unit/check_*.c that is not a lib
+    defines a Check suite that tests/check_main.c adds: the problems, one
+    line each."""
     problems = []
     try:
         with open(os.path.join(root, "tests/check_main.c")) as f:
             main = f.read()
     except OSError:
         main = ""
-    for path in sorted(glob.glob(os.path.join(root, "tests/check_*.c"))):
+    paths = glob.glob(os.path.join(root, "tests/check_*.c"))
+    paths += glob.glob(os.path.join(root, "tests/unit/check_*.c"))
+    for path in sorted(paths):
         rel = os.path.relpath(path, root)
         if rel in lib_files:
             continue

@@ -1,0 +1,3 @@
+Suite *u_suite(void)
+{
+}
