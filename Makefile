@@ -101,6 +101,8 @@ ROCEMU := $(BUILD)/bin/rocemu
 CHECK_BIN := $(BUILD)/tests/check_rocemu
 MKCAP := $(BUILD)/tests/mkcap
 PCAP_EDIT := $(BUILD)/tests/pcap_edit
+# fuzz_cm's seeds: the cm suite's known-answer MADs
+CM_SEEDS := $(BUILD)/tests/cm_seeds
 BENCH := $(BUILD)/tests/bench_proto
 # 10^7 corrupted datagrams at a flow, none accepted (docs/icrc.md)
 ICRC_FLOOD := $(BUILD)/tests/icrc_flood
@@ -120,7 +122,7 @@ RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
 .PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden golden-rxe bench bench-docs fuzz install uninstall help clean FORCE
 ## all: the library, the tool, the agent, the drop-in and the tests' programs (the default)
-all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(CM_SEEDS) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
 	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
 
 # Installs what is missing when run as root; otherwise names the command.
@@ -330,7 +332,7 @@ bench-docs:
 	$(Q)python3 tests/tools/bench_report.py table docs/benchmarks.md $(BUILD)/bench.json
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
-# Six targets: the frame decoder; an RC responder in RTS that must never
+# Seven targets: the frame decoder; an RC responder in RTS that must never
 # touch memory outside its MR; sequences of packets interleaved with
 # verbs calls (MRs deregistered mid-message, QPs reset and destroyed, CQs,
 # an SRQ, AHs), after which no memory outside a registered MR may be
@@ -338,16 +340,18 @@ bench-docs:
 # requester (its limits, docs/capture-limits.md, bound each); any bytes
 # as a ladder --trace file, laid on the demo's ladder and rendered as text
 # and SVG; and rocemu-agent's request lines (its reader, token check,
-# splitter, command table and argument parsers, without a device). Each
+# splitter, command table and argument parsers, without a device); and
+# any bytes as a CM MAD, decoded, encoded and decoded again (seeded with
+# the cm suite's known answers by $(CM_SEEDS)). Each
 # replays its inputs in tests/fuzz/regress_<name>/ (found bugs, hostile
 # lines) first, then runs for FUZZ_SECONDS.
 FUZZ_DIR ?= build/fuzz
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace \
-	fuzz_replay fuzz_agent_cmd
+	fuzz_replay fuzz_agent_cmd fuzz_cm
 ## fuzz: the libFuzzer targets, FUZZ_SECONDS each
-fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
+fuzz: $(MKCAP) $(ROCEMU) $(CM_SEEDS) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
 	  tests/fuzz/fuzz_frame.c \
@@ -365,6 +369,8 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  $(ANALYZE_SRC) $(EMU_LIB_SRC) -lz -lisal -lpcap
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Iagent -o $(FUZZ_DIR)/fuzz_agent_cmd \
 	  tests/fuzz/fuzz_agent_cmd.c agent/line.c agent/args.c
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_cm \
+	  tests/fuzz/fuzz_cm.c proto/cm.c proto/cm_ip.c proto/cm_names.c
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap \
 	  --trace $(FUZZ_DIR)/corpus_ladder_trace/demo.trace >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
@@ -375,6 +381,7 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	$(Q)cp pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap $(FUZZ_DIR)/corpus_replay/
 	$(Q)python3 tests/fuzz/agent_seeds.py $(FUZZ_DIR)/corpus_agent_cmd \
 	  tests/agent_cli.py
+	$(Q)$(CM_SEEDS) $(FUZZ_DIR)/corpus_cm
 	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
 	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
 	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \
