@@ -104,6 +104,8 @@ ROCEMU := $(BUILD)/bin/rocemu
 CHECK_BIN := $(BUILD)/tests/check_rocemu
 MKCAP := $(BUILD)/tests/mkcap
 PCAP_EDIT := $(BUILD)/tests/pcap_edit
+# fuzz_cm's seeds: the cm suite's known-answer MADs
+CM_SEEDS := $(BUILD)/tests/cm_seeds
 BENCH := $(BUILD)/tests/bench_proto
 # 10^7 corrupted datagrams at a flow, none accepted (docs/icrc.md)
 ICRC_FLOOD := $(BUILD)/tests/icrc_flood
@@ -123,7 +125,7 @@ RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 
 .PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden golden-rxe bench bench-docs fuzz install uninstall help clean FORCE
 ## all: the library, the tool, the agent, the drop-in and the tests' programs (the default)
-all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
+all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(CM_SEEDS) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
 	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
 
 # Installs what is missing when run as root; otherwise names the command.
@@ -196,7 +198,7 @@ $(CHECK_BIN): $(CHECK_OBJ) $(LIB)
 
 # The tests' programs (tests/tools/) and make bench's (tests/bench/), each
 # from one source; all go to $(BUILD)/tests/.
-$(MKCAP) $(PCAP_EDIT) $(ICRC_FLOOD): $(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
+$(MKCAP) $(PCAP_EDIT) $(ICRC_FLOOD) $(CM_SEEDS): $(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
@@ -340,7 +342,7 @@ bench-docs:
 	$(Q)python3 tests/bench/bench_report.py table docs/benchmarks.md $(BUILD)/bench.json
 
 # ---- fuzzing: clang's libFuzzer, seeded from the bundled captures --------
-# Six targets: the frame decoder; an RC responder in RTS that must never
+# Seven targets: the frame decoder; an RC responder in RTS that must never
 # touch memory outside its MR; sequences of packets interleaved with
 # verbs calls (MRs deregistered mid-message, QPs reset and destroyed, CQs,
 # an SRQ, AHs), after which no memory outside a registered MR may be
@@ -350,16 +352,18 @@ bench-docs:
 # and SVG; and rocemu-agent's request lines (its reader, token check,
 # splitter, command table and argument parsers, without a device); and
 # any bytes as the list of differences (conform and replay's reader, then
-# its replay matchers). Each
+# its replay matchers); fuzz_cm any bytes as a CM MAD, decoded, encoded
+# and decoded again (seeded with the cm suite's known answers by
+# $(CM_SEEDS)). Each
 # replays its inputs in tests/fuzz/regress_<name>/ (found bugs, hostile
 # lines) first, then runs for FUZZ_SECONDS.
 FUZZ_DIR ?= build/fuzz
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Iproto -Iemu -Iconformance/engine -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TARGETS := fuzz_frame fuzz_responder fuzz_sequence fuzz_ladder_trace \
-	fuzz_replay fuzz_agent_cmd fuzz_diffs
+	fuzz_replay fuzz_agent_cmd fuzz_diffs fuzz_cm
 ## fuzz: the libFuzzer targets, FUZZ_SECONDS each
-fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
+fuzz: $(MKCAP) $(ROCEMU) $(CM_SEEDS) | $(DEPS_OK)
 	@mkdir -p $(FUZZ_TARGETS:fuzz_%=$(FUZZ_DIR)/corpus_%)
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_frame \
 	  tests/fuzz/fuzz_frame.c \
@@ -380,6 +384,8 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	  tests/fuzz/fuzz_agent_cmd.c conformance/agent/line.c conformance/agent/args.c
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_diffs \
 	  tests/fuzz/fuzz_diffs.c conformance/engine/conform_diffs.c $(PROTO_SRC) -lz -lisal -lpcap
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $(FUZZ_DIR)/fuzz_cm \
+	  tests/fuzz/fuzz_cm.c proto/cm.c proto/cm_ip.c proto/cm_names.c
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap \
 	  --trace $(FUZZ_DIR)/corpus_ladder_trace/demo.trace >/dev/null
 	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
@@ -391,6 +397,7 @@ fuzz: $(MKCAP) $(ROCEMU) | $(DEPS_OK)
 	$(Q)python3 tests/fuzz/agent_seeds.py $(FUZZ_DIR)/corpus_agent_cmd \
 	  tests/cli/agent_cli.py
 	$(Q)cp conformance/differences.md $(FUZZ_DIR)/corpus_diffs/
+	$(Q)$(CM_SEEDS) $(FUZZ_DIR)/corpus_cm
 	$(Q)pass=0; fail=0; for t in $(FUZZ_TARGETS:fuzz_%=%); do \
 	  log=$(FUZZ_DIR)/log_$$t; : >$$log; rc=0; \
 	  regress=$$(ls -d tests/fuzz/regress_$$t/* 2>/dev/null | \

@@ -4,6 +4,7 @@
 #define ROCEMU_PROTO_H
 
 #include "rocemu/aeth.h"
+#include "rocemu/cm.h"
 #include "rocemu/datagram.h"
 #include "rocemu/dissect.h"
 #include "rocemu/frame.h"
