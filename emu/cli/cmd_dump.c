@@ -175,7 +175,8 @@ int cmd_dump(int argc, char **argv)
 	if (o.style == STYLE_JSON)
 		dump_stats_print_json(stdout, st);
 	else
-		dump_stats_print_text(stdout, st);
+		dump_stats_print_text(stdout, st,
+				      o.style == STYLE_TREE && st->roce > 0);
 	int werr = fflush(stdout) ? errno : 0;
 	if (werr || ferror(stdout)) {
 		fprintf(stderr,

@@ -90,7 +90,7 @@ static const struct counter {
 	const char *before, *after;
 	size_t off;
 } counters[] = {
-	{ "frames", "\nsummary: ", " frames",
+	{ "frames", "summary: ", " frames",
 	  offsetof(struct dump_stats, frames) },
 	{ "roce", ", ", " RoCEv2 packets",
 	  offsetof(struct dump_stats, roce) },
@@ -114,9 +114,13 @@ static unsigned long long counter_value(const struct dump_stats *s,
 	return (unsigned long long)v;
 }
 
-void dump_stats_print_text(FILE *out, const struct dump_stats *s)
+void dump_stats_print_text(FILE *out, const struct dump_stats *s,
+			   bool after_blank)
 {
 	char name[40];
+
+	if (!after_blank)
+		fputc('\n', out);
 
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
 		fprintf(out, "%s%llu%s", counters[i].before,

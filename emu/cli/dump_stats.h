@@ -35,9 +35,11 @@ void dump_stats_merge(struct dump_stats *dst, const struct dump_stats *src);
 /* True when every RoCE packet decoded and passed its ICRC. */
 bool dump_stats_clean(const struct dump_stats *s);
 
-/* Writes the summary as text lines, or as one JSON object; s is not
+/* Writes the summary as text lines, after a blank line unless the output
+ * already ends with one (after_blank: -v's frames each end so); s is not
  * changed, and a write error is left to out's error flag. */
-void dump_stats_print_text(FILE *out, const struct dump_stats *s);
+void dump_stats_print_text(FILE *out, const struct dump_stats *s,
+			   bool after_blank);
 /* The same summary as one JSON object on a line. */
 void dump_stats_print_json(FILE *out, const struct dump_stats *s);
 

@@ -36,6 +36,12 @@ lines=$(grep -c ' > ' "$work/out")
 expect_exit 0 "-v" -- "$rocemu" dump -v -c 1 pcaps/rxe/read_bw.pcap
 expect_grep "$work/out" "BTH: opcode 0x0c (RC_RDMA_READ_REQUEST)" "-v tree"
 expect_grep "$work/out" "len 3000" "-v RETH length"
+# one blank line between frames, and one before the summary
+for c in 1 2; do
+	"$rocemu" dump -v -c $c pcaps/rxe/read_bw.pcap >"$work/out" 2>&1
+	awk 'prev == "" && $0 == "" && NR > 1 { n++ } { prev = $0 } END { exit n > 0 }' \
+		"$work/out" && ok || bad "-v -c $c: two blank lines in a row"
+done
 
 # pcapng gives the same JSON as pcap.
 if command -v editcap >/dev/null; then
