@@ -421,6 +421,8 @@ enum cm_fault {
 	CM_BAD_QPN,	/* data goes to a QPN the REP did not announce */
 	CM_BAD_PSN,	/* the first data packet is not at the starting PSN */
 	CM_FAULTS,
+	CM_RETRY = CM_FAULTS, /* good: REQ, MRA, REP, RTU, DREQ, DREP each
+			       * sent twice, as retries are */
 };
 
 static const char *const cm_fault_names[CM_FAULTS] = {
@@ -547,11 +549,19 @@ static void cm_connection(unsigned n, enum cm_fault fault)
 	dreq.dreq = (struct roce_cm_dreq){ ca, cb, qb };
 	cm_ids(&drep, ROCE_CM_ATTR_DREP, dreq.tid, cb, ca);
 
-	cm_emit(0, &req);
+	struct roce_cm_msg mra = { .attr_id = ROCE_CM_ATTR_MRA, .tid = ta };
+	mra.mra = (struct roce_cm_mra){ cb, ca, ROCE_CM_MSG_REQ, 24 };
+	unsigned times = fault == CM_RETRY ? 2 : 1;
+
+	for (unsigned i = 0; i < times; i++)
+		cm_emit(0, &req);
+	if (fault == CM_RETRY)
+		cm_emit(1, &mra);
 	if (fault == CM_BAD_ORDER)
 		cm_emit(0, &rtu);
-	cm_emit(1, &rep);
-	if (fault != CM_BAD_ORDER)
+	for (unsigned i = 0; i < times; i++)
+		cm_emit(1, &rep);
+	for (unsigned i = 0; fault != CM_BAD_ORDER && i < times; i++)
 		cm_emit(0, &rtu);
 	uint32_t first = fault == CM_BAD_PSN ? pa + 5 : pa;
 	uint32_t to_b = fault == CM_BAD_QPN ? qb + 0x40 : qb;
@@ -564,9 +574,10 @@ static void cm_connection(unsigned n, enum cm_fault fault)
 	crafted(&(struct cpkt){ qa, qb, ROCE_OP_RC_SEND_ONLY, pb,
 				.plen = 32, .rev = true });
 	crafted(&(struct cpkt){ qa, qb, ROCE_OP_RC_ACK, pb, 1, .rev = true });
-	if (fault != CM_BAD_DREP)
+	for (unsigned i = 0; fault != CM_BAD_DREP && i < times; i++)
 		cm_emit(0, &dreq);
-	cm_emit(1, &drep);
+	for (unsigned i = 0; i < times; i++)
+		cm_emit(1, &drep);
 }
 
 /* A REQ for a service nobody listens on, and REJ 8 (no listener). */
@@ -615,7 +626,8 @@ static void cm_sidr(void)
 }
 
 /*
- * CM captures by name: connect, reject, sidr; bad-tid, bad-comm,
+ * CM captures by name: connect, reject, sidr, retry (connect with every
+ * message sent twice and an MRA); bad-tid, bad-comm,
  * bad-order, bad-drep, bad-qpn, bad-psn (a connection breaking that one
  * rule); bad (all of those, one after another).
  */
@@ -627,6 +639,10 @@ static int gen_cm(const char *name)
 	}
 	if (!strcmp(name, "sidr")) {
 		cm_sidr();
+		return 0;
+	}
+	if (!strcmp(name, "retry")) {
+		cm_connection(0, CM_RETRY);
 		return 0;
 	}
 	if (!strcmp(name, "bad")) {
