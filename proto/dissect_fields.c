@@ -164,9 +164,10 @@ const struct hdr_desc *roce_ext_next(const struct roce_ib *ib, unsigned *pos)
 	return NULL;
 }
 
-uint64_t roce_field_value(const void *base, const struct hdr_field *fl)
+uint64_t roce_field_value(const void *obj, const struct hdr_field *fl)
 {
-	const uint8_t *p = (const uint8_t *)base + fl->off;
+	/* a member of a struct: off comes from offsetof, not from input */
+	const uint8_t *p = (const uint8_t *)obj + fl->off;
 	uint64_t v64;
 	uint32_t v32;
 	uint16_t v16;

@@ -68,8 +68,8 @@ const struct hdr_desc *roce_hdr_next(const struct roce_frame *f,
  */
 const struct hdr_desc *roce_ext_next(const struct roce_ib *ib, unsigned *pos);
 
-/* The value of field fl of base (a frame or a MAD view), widened. */
-uint64_t roce_field_value(const void *base, const struct hdr_field *fl);
+/* The value of field fl of obj (a frame or a MAD view), widened. */
+uint64_t roce_field_value(const void *obj, const struct hdr_field *fl);
 
 /*
  * Walks the headers of the MAD v: the MAD header, then for a decoded CM
