@@ -388,7 +388,10 @@ fuzz: $(MKCAP) $(ROCEMU) $(CM_SEEDS) | $(DEPS_OK)
 	  tests/fuzz/fuzz_cm.c proto/cm.c proto/cm_ip.c proto/cm_names.c
 	$(Q)$(ROCEMU) demo $(FUZZ_DIR)/demo.pcap \
 	  --trace $(FUZZ_DIR)/corpus_ladder_trace/demo.trace >/dev/null
-	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap
+	$(Q)for c in connect reject sidr retry bad; do \
+	  $(MKCAP) --cm $(FUZZ_DIR)/cm_$$c.pcap $$c || exit 1; done
+	$(Q)$(MKCAP) --seeds $(FUZZ_DIR)/corpus_frame pcaps/rxe/*.pcap \
+	  $(FUZZ_DIR)/cm_*.pcap
 	$(Q)$(MKCAP) --transport-seeds $(FUZZ_DIR)/corpus_responder \
 	  pcaps/rxe/*.pcap $(FUZZ_DIR)/demo.pcap
 	$(Q)$(MKCAP) --sequence-seeds $(FUZZ_DIR)/corpus_sequence \

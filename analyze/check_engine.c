@@ -28,6 +28,7 @@ void roce_check_free(struct roce_check *c)
 	for (unsigned i = 0; i < c->nflows; i++)
 		for (unsigned d = 0; d < 2; d++)
 			chk_msgs_free(&c->flows[i].dir[d]);
+	chk_cm_free(c);
 	free(c->flows);
 	free(c);
 }
@@ -178,6 +179,11 @@ int roce_check_packet(struct roce_check *c, uint64_t no,
 			p.req->pos = POS_UNKNOWN;
 		}
 		return 0;
+	}
+	if (kind == ROCE_FLOW_UD) {
+		chk_cm_mad(c, no, f, flow, dir);
+	} else if (kind == ROCE_FLOW_RC && (p.flags & ROCE_OPF_REQ)) {
+		chk_cm_data(c, &p);
 	}
 	if (p.flags & ROCE_OPF_REQ) {
 		p.req = &fl->dir[dir];

@@ -116,6 +116,7 @@ struct roce_check {
 	unsigned nflows;
 	uint64_t errors, losses;
 	bool finished;
+	struct chk_cm *cm;		/* CM connections seen, or NULL */
 };
 
 /* What a rule file is handed: the packet and where it belongs. */
@@ -218,6 +219,20 @@ void chk_ackreq(struct roce_check *c, const struct chk_pkt *p, bool fresh);
  * (check_atomic.c). */
 void chk_atomic_req(struct roce_check *c, const struct chk_pkt *p);
 void chk_atomic_ack(struct roce_check *c, const struct chk_pkt *p);
+
+/* CM rules of a CM MAD on QP1: TIDs, comm IDs, message order; the
+ * connection's announced QPNs and PSNs are kept (check_cm.c). Any other
+ * frame is ignored. */
+void chk_cm_mad(struct roce_check *c, uint64_t no, const struct roce_frame *f,
+		unsigned flow, unsigned dir);
+
+/* An RC request between two addresses a CM connection joined goes to the
+ * QPN its REQ or REP announced, the first at the starting PSN
+ * (check_cm.c). */
+void chk_cm_data(struct roce_check *c, const struct chk_pkt *p);
+
+/* Frees the CM connections (check_cm.c). */
+void chk_cm_free(struct roce_check *c);
 
 /* ICRC and the codec's own rules (check_engine.c is the caller). */
 void chk_frame(struct roce_check *c, uint64_t no, const struct roce_frame *f,

@@ -52,6 +52,17 @@ enum roce_ladder_style roce_ladder_packet_label(const struct roce_cap_pkt *p,
 	if (!len)
 		return style;
 	roce_sb_init(&sb, buf, len);
+	struct roce_mad_view mv;
+	if (!p->parse_rc && roce_frame_mad(&p->f, &mv) == 0) {
+		/* A MAD on QP1 is labelled by what it says, not by its UD
+		 * header: "CM REQ qpn 0x11 psn 0xa0a00", "CM REJ 8". */
+		roce_fmt_mad_summary(&sb, &mv, true);
+		buf[sb.len < len ? sb.len : len - 1] = '\0';
+		bool bad = mv.kind == ROCE_MAD_CM_BAD ||
+			   (mv.kind == ROCE_MAD_CM &&
+			    mv.cm.attr_id == ROCE_CM_ATTR_REJ);
+		return bad ? ROCE_LADDER_ERROR : ROCE_LADDER_NORMAL;
+	}
 	roce_fmt_opname(&sb, ib->bth.opcode);
 	buf[sb.len < len ? sb.len : len - 1] = '\0';
 	append(buf, len, " psn 0x%06" PRIx32, ib->bth.psn);

@@ -156,7 +156,13 @@ void roce_fmt_line(struct roce_sb *sb, const struct roce_dissect_in *in,
 		return;
 	}
 	line_exts(sb, f);
-	sb_kv_u64(sb, " payload ", ib->payload_len);
+	struct roce_mad_view mv;
+	if (roce_frame_mad(f, &mv) == 0) {
+		sb_putc(sb, ' ');
+		roce_fmt_mad_summary(sb, &mv, false);
+	} else {
+		sb_kv_u64(sb, " payload ", ib->payload_len);
+	}
 	line_icrc(sb, f);
 	sb_putc(sb, '\n');
 }

@@ -15,8 +15,10 @@
 #define BOOL(k, m, t) F(k, m, 0, FJ_BOOL, t)
 #define N(f) (sizeof(f) / sizeof(f[0]))
 
-static void text_addrs(struct roce_sb *sb, const struct roce_frame *f)
+static void text_addrs(struct roce_sb *sb, const void *base)
 {
+	const struct roce_frame *f = base;
+
 	sb_putc(sb, ' ');
 	roce_fmt_gid(sb, f->src_gid);
 	sb_puts(sb, " > ");
@@ -47,14 +49,17 @@ static void text_decimal(struct roce_sb *sb, uint64_t v)
 	sb_putc(sb, ')');
 }
 
-static void text_aeth(struct roce_sb *sb, const struct roce_frame *f)
+static void text_aeth(struct roce_sb *sb, const void *base)
 {
+	const struct roce_frame *f = base;
+
 	sb_putc(sb, ' ');
 	roce_fmt_aeth(sb, f->ib.aeth.syndrome);
 }
 
-static void json_aeth(struct roce_sb *sb, const struct roce_frame *f)
+static void json_aeth(struct roce_sb *sb, const void *base)
 {
+	const struct roce_frame *f = base;
 	uint8_t s = f->ib.aeth.syndrome;
 
 	sb_puts(sb, ",\"type\":\"");
@@ -89,7 +94,7 @@ static const struct hdr_field bth_f[] = {
 };
 
 /* IPv4 or IPv6, UDP, BTH: the members of the frame's own JSON object. */
-static const struct hdr_desc base[] = {
+static const struct hdr_desc base_hdrs[] = {
 	{ 0, NULL, "IPv4", ipv4_f, N(ipv4_f), text_addrs, NULL },
 	{ 0, NULL, "IPv6", ipv6_f, N(ipv6_f), text_addrs, NULL },
 	{ 0, NULL, "UDP", udp_f, N(udp_f), NULL, NULL },
@@ -103,12 +108,12 @@ const struct hdr_desc *roce_hdr_next(const struct roce_frame *f,
 
 	if (i == 0) {			/* IPv4 or IPv6, then on to UDP */
 		*pos = 2;
-		return &base[f->ip_ver == 4 ? 0 : 1];
+		return &base_hdrs[f->ip_ver == 4 ? 0 : 1];
 	}
-	if (i >= N(base) || (i == 3 && !f->ib.has_bth))
+	if (i >= N(base_hdrs) || (i == 3 && !f->ib.has_bth))
 		return NULL;
 	*pos = i + 1;
-	return &base[i];
+	return &base_hdrs[i];
 }
 
 /* An extension header's fields: the first on a line of its own. */
@@ -159,10 +164,10 @@ const struct hdr_desc *roce_ext_next(const struct roce_ib *ib, unsigned *pos)
 	return NULL;
 }
 
-uint64_t roce_field_value(const struct roce_frame *f,
-			  const struct hdr_field *fl)
+uint64_t roce_field_value(const void *obj, const struct hdr_field *fl)
 {
-	const uint8_t *p = (const uint8_t *)f + fl->off;
+	/* a member of a struct: off comes from offsetof, not from input */
+	const uint8_t *p = (const uint8_t *)obj + fl->off;
 	uint64_t v64;
 	uint32_t v32;
 	uint16_t v16;

@@ -79,12 +79,12 @@ static void json_link(struct roce_sb *sb, const struct roce_frame *f)
 }
 
 /* One member per field, as the table says, then the header's own. */
-static void json_fields(struct roce_sb *sb, const struct roce_frame *f,
+static void json_fields(struct roce_sb *sb, const void *base,
 			const struct hdr_desc *d)
 {
 	for (unsigned j = 0; j < d->nfields; j++) {
 		const struct hdr_field *fl = &d->fields[j];
-		uint64_t v = roce_field_value(f, fl);
+		uint64_t v = roce_field_value(base, fl);
 
 		if (fl->json == FJ_HEX)
 			hexstr(sb, fl->key, v, 16);
@@ -96,21 +96,21 @@ static void json_fields(struct roce_sb *sb, const struct roce_frame *f,
 			fl->json_more(sb, v);
 	}
 	if (d->json_tail)
-		d->json_tail(sb, f);
+		d->json_tail(sb, base);
 }
 
 /* IP, UDP and BTH fields are members of the frame's object; each
  * extension header is an object of its own. */
-static void json_hdr(struct roce_sb *sb, const struct roce_frame *f,
+static void json_hdr(struct roce_sb *sb, const void *base,
 		     const struct hdr_desc *d)
 {
 	if (!d->key) {
-		json_fields(sb, f, d);
+		json_fields(sb, base, d);
 		return;
 	}
 	key(sb, d->key);
 	sb_putc(sb, '{');
-	json_fields(sb, f, d);
+	json_fields(sb, base, d);
 	sb_putc(sb, '}');
 }
 
@@ -148,6 +148,10 @@ void roce_fmt_json(struct roce_sb *sb, const struct roce_dissect_in *in,
 		for (unsigned pos = 0; (d = roce_ext_next(ib, &pos));)
 			json_hdr(sb, f, d);
 		num(sb, "payload_len", ib->payload_len);
+		struct roce_mad_view mv;
+		if (roce_frame_mad(f, &mv) == 0)
+			for (unsigned pos = 0; (d = roce_mad_next(&mv, &pos));)
+				json_hdr(sb, &mv, d);
 	}
 	if (in->status == 0 && !f->truncated) {
 		hexstr(sb, "icrc", ib->icrc, 8);

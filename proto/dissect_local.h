@@ -29,7 +29,8 @@ enum field_text {
 
 struct hdr_field {
 	const char *key;	/* JSON key and text label */
-	uint16_t off;		/* offsetof(struct roce_frame, ...) */
+	uint16_t off;		/* offsetof(struct roce_frame, ...), or of
+				 * struct roce_mad_view in a MAD's tables */
 	uint8_t size;		/* 1, 2, 4 or 8 bytes */
 	uint8_t hex;		/* text: hex digits to print; 0 prints decimal */
 	uint8_t json;		/* enum field_json */
@@ -47,10 +48,11 @@ struct hdr_desc {
 	const char *label;	/* the tree's header name; NULL: roce_ext_name() */
 	const struct hdr_field *fields;
 	unsigned nfields;
-	/* The tree's text after "  NAME:" ("10.0.0.1 > 10.0.0.2"); NULL: none. */
-	void (*text_head)(struct roce_sb *sb, const struct roce_frame *f);
+	/* The tree's text after "  NAME:" ("10.0.0.1 > 10.0.0.2"); NULL: none.
+	 * base is what the offsets are from: the frame, or the MAD view. */
+	void (*text_head)(struct roce_sb *sb, const void *base);
 	/* JSON members after the fields (the AETH's type); NULL: none. */
-	void (*json_tail)(struct roce_sb *sb, const struct roce_frame *f);
+	void (*json_tail)(struct roce_sb *sb, const void *base);
 };
 
 /*
@@ -66,9 +68,17 @@ const struct hdr_desc *roce_hdr_next(const struct roce_frame *f,
  */
 const struct hdr_desc *roce_ext_next(const struct roce_ib *ib, unsigned *pos);
 
-/* The value of field fl of frame f, widened. */
-uint64_t roce_field_value(const struct roce_frame *f,
-			  const struct hdr_field *fl);
+/* The value of field fl of obj (a frame or a MAD view), widened. */
+uint64_t roce_field_value(const void *obj, const struct hdr_field *fl);
+
+/*
+ * Walks the headers of the MAD v: the MAD header, then for a decoded CM
+ * message its fields, its primary path (REQ) and its Annex A11 header
+ * (REQ, SIDR_REQ): start with *pos = 0; returns the next description,
+ * whose offsets are from v, or NULL after the last.
+ */
+const struct hdr_desc *roce_mad_next(const struct roce_mad_view *v,
+				     unsigned *pos);
 
 /* "ACK", "NAK REM_ACCESS_ERR", "RNR_NAK 1280us" for an AETH syndrome. */
 void roce_fmt_aeth(struct roce_sb *sb, uint8_t syndrome);

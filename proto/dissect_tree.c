@@ -33,17 +33,17 @@ static void tree_link(struct roce_sb *sb, const struct roce_frame *f)
 }
 
 /* "  NAME: head", then "  key value" for each field, as the table says. */
-static void tree_hdr(struct roce_sb *sb, const struct roce_frame *f,
+static void tree_hdr(struct roce_sb *sb, const void *base,
 		     const struct hdr_desc *d)
 {
 	sb_puts(sb, "  ");
 	sb_puts(sb, d->label ? d->label : roce_ext_name(d->ext));
 	sb_putc(sb, ':');
 	if (d->text_head)
-		d->text_head(sb, f);
+		d->text_head(sb, base);
 	for (unsigned j = 0; j < d->nfields; j++) {
 		const struct hdr_field *fl = &d->fields[j];
-		uint64_t v = roce_field_value(f, fl);
+		uint64_t v = roce_field_value(base, fl);
 
 		if (fl->text == FT_BRK)
 			sb_puts(sb, "\n   ");
@@ -78,7 +78,12 @@ void roce_fmt_tree(struct roce_sb *sb, const struct roce_dissect_in *in,
 	for (unsigned pos = 0; (d = roce_ext_next(ib, &pos));)
 		tree_hdr(sb, f, d);
 	sb_kv_u64(sb, "  payload: ", ib->payload_len);
-	sb_puts(sb, " bytes\n  ICRC: ");
+	sb_puts(sb, " bytes\n");
+	struct roce_mad_view mv;
+	if (roce_frame_mad(f, &mv) == 0)
+		for (unsigned pos = 0; (d = roce_mad_next(&mv, &pos));)
+			tree_hdr(sb, &mv, d);
+	sb_puts(sb, "  ICRC: ");
 	if (f->truncated) {
 		sb_puts(sb, "not checked, frame truncated by the capture\n\n");
 		return;

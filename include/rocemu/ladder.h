@@ -79,8 +79,11 @@ void roce_ladder_free(struct roce_ladder *l);
 /*
  * The packet's label: opcode name, PSN, payload length, "A" for AckReq,
  * and for an ACK its AETH ("ACK msn 2", "NAK REM_ACCESS_ERR msn 0",
- * "RNR_NAK 655360us msn 0"). Writes at most len bytes, NUL included;
- * returns the style the row gets. p is unchanged.
+ * "RNR_NAK 655360us msn 0"); a MAD on QP1 by what it says instead
+ * ("CM REQ qpn 0x11 psn 0xa0a00", "CM REJ 8": roce_fmt_mad_summary's
+ * brief form). Writes at most len bytes, NUL included; returns the style
+ * the row gets (an error for a REJ and a CM MAD that does not decode). p
+ * is unchanged.
  */
 enum roce_ladder_style roce_ladder_packet_label(const struct roce_cap_pkt *p,
 						char *buf, size_t len);

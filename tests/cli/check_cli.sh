@@ -118,6 +118,35 @@ assert f[0]["class"] == "error" and f[0]["flow"] == 0
 assert objs[-1]["summary"]["errors"] == 1 and objs[-1]["summary"]["frames"] == 24
 ' "$work/out"; then ok; else bad "--json objects"; fi
 
+# CM rules: the good CM captures pass (retry: every message sent twice,
+# an MRA); each bad-* capture breaks exactly
+# one rule, named, at the frame that breaks it; "bad" breaks them all.
+for cap in connect reject sidr retry; do
+	"$build/tests/mkcap" --cm "$work/cm_$cap.pcap" $cap || bad "mkcap --cm $cap"
+	expect_exit 0 "CM $cap is clean" -- "$rocemu" check "$work/cm_$cap.pcap"
+	expect_grep "$work/out" ": 0 rule violations, 0 packets lost by the capture" "CM $cap total"
+done
+# name, rule, frame: the line of the one finding
+while read -r name rule frame what; do
+	"$build/tests/mkcap" --cm "$work/cm_$name.pcap" "$name" || bad "mkcap --cm $name"
+	expect_exit 1 "CM $name" -- "$rocemu" check "$work/cm_$name.pcap"
+	expect_grep "$work/out" ": 1 rule violations, 0 packets lost by the capture" "CM $name: one finding"
+	expect_grep "$work/out" "frame $frame flow $what: rule $rule: " "CM $name: $rule at frame $frame"
+done <<'EOF2'
+bad-tid CM-TID 2 0 UD 10.0.0.2 qp 0x1 > 10.0.0.1 qp 0x1
+bad-comm CM-COMM-ID 3 0 UD 10.0.0.1 qp 0x1 > 10.0.0.2 qp 0x1
+bad-order CM-ORDER 2 0 UD 10.0.0.1 qp 0x1 > 10.0.0.2 qp 0x1
+bad-drep CM-ORDER 10 0 UD 10.0.0.2 qp 0x1 > 10.0.0.1 qp 0x1
+bad-qpn CM-QPN 4 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x52
+bad-psn CM-PSN 4 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x12
+EOF2
+"$build/tests/mkcap" --cm "$work/cm_bad.pcap" bad || bad "mkcap --cm bad"
+expect_exit 1 "CM bad" -- "$rocemu" check "$work/cm_bad.pcap"
+expect_grep "$work/out" ": 6 rule violations, 0 packets lost by the capture" "CM bad: six findings"
+for rule in CM-TID CM-COMM-ID CM-ORDER CM-QPN CM-PSN; do
+	expect_grep "$work/out" ": rule $rule: " "CM bad: $rule"
+done
+
 # -q: the total alone
 expect_exit 1 "-q" -- "$rocemu" check -q "$work/icrc.pcap"
 if [ "$(wc -l <"$work/out")" = 1 ]; then ok; else bad "-q prints more than the total"; fi

@@ -217,5 +217,60 @@ if [ -e "$work/w.pcapng" ]; then
 	cmp -s "$work/file.txt" "$work/pipe.txt" && ok || bad "pcapng from a pipe decodes differently"
 fi
 
+# CM MADs on QP1 are decoded: the one-line summary, the tree's headers,
+# the JSON objects; a MAD that does not decode says why, one of another
+# class shows its header; each still counts as a RoCEv2 packet.
+# expect_re FILE REGEX DESCRIPTION: a line of FILE matches REGEX (grep).
+expect_re() {
+	if grep -q -- "$2" "$1"; then ok; else bad "$3: no /$2/ in $1"; fi
+}
+mkcap=$build/tests/mkcap
+edit=$build/tests/pcap_edit
+"$mkcap" --cm "$work/cm.pcap" connect || bad "mkcap --cm connect"
+"$mkcap" --cm "$work/rej.pcap" reject || bad "mkcap --cm reject"
+"$mkcap" --cm "$work/sidr.pcap" sidr || bad "mkcap --cm sidr"
+"$rocemu" dump "$work/cm.pcap" >"$work/out" 2>"$work/err" && ok || bad "dump of a CM connection"
+expect_re "$work/out" "^1 .* UD_SEND_ONLY dqpn 0x000001 .* CM REQ comm 0x1000a001 sid 0x0000000001061c06 qpn 0x000011 psn 0x0a0a00 tid 0x0000000a1000a001 icrc ok" "CM REQ line"
+expect_re "$work/out" "^2 .* CM REP comm 0x2000b002 remote 0x1000a001 qpn 0x000012 psn 0x0b0b00 tid 0x0000000a1000a001 icrc ok" "CM REP line"
+expect_re "$work/out" "^3 .* CM RTU comm 0x1000a001 remote 0x2000b002 " "CM RTU line"
+expect_re "$work/out" "^10 .* CM DREQ comm 0x1000a001 remote 0x2000b002 qpn 0x000012 " "CM DREQ line"
+expect_re "$work/out" "^11 .* CM DREP comm 0x2000b002 remote 0x1000a001 " "CM DREP line"
+"$rocemu" dump "$work/rej.pcap" >"$work/out" 2>"$work/err"
+expect_re "$work/out" "^2 .* CM REJ reason 8 (INVALID_SERVICE_ID) comm 0x00000000 remote 0x1000c001 " "CM REJ line"
+"$rocemu" dump "$work/sidr.pcap" >"$work/out" 2>"$work/err"
+expect_re "$work/out" "^2 .* CM SIDR_REP req 0x0000d001 status 0 (SUCCESS) qpn 0x000041 qkey 0x01234567 " "CM SIDR_REP line"
+"$rocemu" dump -v -c 1 "$work/cm.pcap" >"$work/out" 2>"$work/err"
+expect_re "$work/out" "^  MAD: CM REQ$" "MAD header in the tree"
+expect_re "$work/out" "^     tid 0x0000000a1000a001  attr_id 0x0010  " "MAD TID in the tree"
+expect_re "$work/out" "^     starting_psn 0x0a0a00 " "REQ starting PSN in the tree"
+expect_re "$work/out" "^  CM_PATH: local 10.0.0.1 remote 10.0.0.2$" "REQ path GIDs in the tree"
+expect_re "$work/out" "^  IP_CM: 10.0.0.1 > 10.0.0.2$" "Annex A11 header in the tree"
+"$rocemu" dump --json "$work/rej.pcap" >"$work/out" 2>"$work/err"
+python3 - "$work/out" <<'PY' && ok || bad "CM JSON"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+req, rej = objs[0], objs[1]
+assert req["mad"]["attr_name"] == "REQ" and req["mad"]["tid"] == "0x0000000a1000c001"
+assert req["cm"]["service_id"] == "0x0000000001061c07" and req["cm"]["local_qpn"] == 0x31
+assert req["ip_cm"] == {"version": 0, "ip_version": 4, "src_port": 0x9000,
+                        "src": "10.0.0.1", "dst": "10.0.0.2"}, req["ip_cm"]
+assert rej["cm"]["reason"] == 8 and rej["cm"]["reason_name"] == "INVALID_SERVICE_ID"
+assert rej["cm"]["remote_comm_id"] == 0x1000c001
+assert objs[2]["summary"]["roce"] == 2
+PY
+# class version 1, another class, a REJ whose ARI length (127) lies
+"$edit" "$work/cm.pcap" "$work/v1.pcap" 1 payload2 1 || bad "pcap_edit class version"
+"$edit" "$work/cm.pcap" "$work/c1.pcap" 1 payload1 1 || bad "pcap_edit class"
+"$edit" "$work/rej.pcap" "$work/ari.pcap" 2 payload33 0xfe || bad "pcap_edit ARI length"
+expect_exit 0 "undecodable CM MAD" -- "$rocemu" dump -c 1 "$work/v1.pcap"
+expect_re "$work/out" " CM REQ undecodable: class version not 2 icrc ok" "undecodable CM MAD says why"
+expect_exit 0 "MAD of another class" -- "$rocemu" dump -c 1 "$work/c1.pcap"
+expect_re "$work/out" " MAD class 0x01 method 0x03 attr 0x0010 tid 0x0000000a1000a001 icrc ok" "other MAD class: header only"
+expect_exit 0 "REJ with a lying ARI length" -- "$rocemu" dump "$work/ari.pcap"
+expect_re "$work/out" "^2 .* CM REJ undecodable: an information length above 72 icrc ok" "lying ARI length"
+expect_re "$work/out" "^summary: 2 frames, 2 RoCEv2 packets" "undecodable MADs still count as RoCEv2"
+"$rocemu" dump --json -c 1 "$work/v1.pcap" >"$work/out"
+expect_re "$work/out" '"mad":{"base_version":1,"mgmt_class":7,"class_version":1,.*"attr_name":"REQ","error":"class version not 2"}' "undecodable CM MAD in JSON"
+
 echo "dump_cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

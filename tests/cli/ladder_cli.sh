@@ -54,6 +54,18 @@ for try in 1 2; do
 	run_example errors || bad "errors on the drop-in, run $((try + 1))"
 done
 
+# CM exchanges (mkcap --cm): CM messages are arrows between the QP1s.
+for cm in connect reject sidr; do
+	"$build/tests/mkcap" --cm "$work/cm_$cm.pcap" $cm || bad "mkcap --cm $cm"
+done
+"$rocemu" ladder "$work/cm_connect.pcap" >"$work/cm.txt" 2>&1 || bad "ladder of a CM connection"
+for want in "flow 0: UD, 5 packets (3 and 2)" "10.0.0.1 qp 0x1 " "|--- CM REQ qpn 0x11 psn 0xa0a00 " \
+	"- CM REP qpn 0x12 psn 0xb0b00 ---|" "|--- CM RTU " "|--- CM DREQ " "- CM DREP ---|"; do
+	grep -qF -- "$want" "$work/cm.txt" && ok || bad "CM ladder lacks '$want'"
+done
+"$rocemu" ladder "$work/cm_reject.pcap" >"$work/cm.txt" 2>&1
+grep -qF -- "- CM REJ 8 ---|  #2 " "$work/cm.txt" && ok || bad "CM ladder lacks the REJ"
+
 # Everything against its capture; the examples against the committed SVGs.
 python3 "$top/tests/oracles/ladder_check.py" --self-test --rocemu "$rocemu" \
 	--work "$work/check" \
@@ -63,6 +75,7 @@ python3 "$top/tests/oracles/ladder_check.py" --self-test --rocemu "$rocemu" \
 	"$top"/pcaps/rxe/*.pcap "$work/demo.pcap:$work/demo.trace" \
 	"$work/rdma_write.pcap:$work/rdma_write.trace" \
 	"$work/errors.pcap:$work/errors.trace" \
+	"$work"/cm_*.pcap \
 	$(ls "$build"/net_*/*.pcap "$build"/examples/*.pcap 2>/dev/null) \
 	>"$work/check.txt" 2>&1
 rc=$?

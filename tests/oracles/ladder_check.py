@@ -12,7 +12,9 @@ given, and --svg) and `rocemu dump --json`, and checks, from the JSON:
         column whose address is the packet's source, reaches the column
         whose address is its destination and whose QP is its destination
         QP; its label names the opcode, the PSN, AckReq, the payload
-        length and the AETH (type, NAK code, MSN) the packet carries; a
+        length and the AETH (type, NAK code, MSN) the packet carries, or
+        for a MAD on QP1 the CM message (with a REQ's or REP's QPN and
+        starting PSN, a REJ's reason) or the MAD's class; a
         chart's title counts its arrows; with a trace, each event of the
         trace sits on the lifeline of its address and QP, in file order,
         after the packets the capture held when it happened and before
@@ -213,7 +215,28 @@ def qp_of(end):
     return None if end[1] == "?" else int(end[1], 16)
 
 
+def check_mad_label(where, label, p):
+    """A MAD on QP1: "CM <message>" and for a REQ or REP the QPN and
+    starting PSN it announces, for a REJ its reason; another class's
+    MAD "MAD class 0x..."."""
+    mad = p["mad"]
+    if "attr_name" not in mad:
+        want = "MAD class 0x%02x" % mad["mgmt_class"]
+    else:
+        want = "CM " + mad["attr_name"]
+        cm = p.get("cm", {})
+        if "starting_psn" in cm:
+            want += " qpn 0x%x psn 0x%x" % (cm["local_qpn"], cm["starting_psn"])
+        elif "reason" in cm:
+            want += " %d" % cm["reason"]
+    if label != want and not label.startswith(want + " "):
+        fail("%s: label %r, the MAD says %r" % (where, label, want))
+
+
 def check_label(where, label, p):
+    if "mad" in p:
+        check_mad_label(where, label, p)
+        return
     words = label.split()
     if words[0] != p["opcode_name"]:
         fail("%s: label %r does not start with %s" % (where, label,

@@ -12,6 +12,13 @@ Exceptions, each a documented tshark 4.0 limitation, compare BTH fields
 only: RD opcodes (tshark 4.0 reads the RDETH 8 bytes late; IBTA 9.2 and
 Linux rxe put it right after the BTH), and FLUSH, ATOMIC_WRITE and CNP,
 which tshark 4.0 does not know.
+
+CM MADs on QP1 (mkcap --cm's captures, and any in the captures given):
+the MAD header, and every field of a REQ (with its primary path and
+Annex A11 header), REP, RTU, REJ, DREQ and DREP, field by field. tshark
+4.0 does not decode MRA, SIDR_REQ or SIDR_REP ("Dissector Not
+Implemented"): their MAD header alone is compared (TSHARK-CM in
+conformance/differences.md).
 """
 import argparse
 import json
@@ -34,9 +41,81 @@ FIELDS = [
 ]
 BTH_ONLY = {0x1C, 0x1D, 0x81} | set(range(0x40, 0x60))
 
+# tshark's field for each member of rocemu's "mad" object.
+MAD_FIELDS = {
+    "base_version": "baseversion", "mgmt_class": "mgmtclass",
+    "class_version": "classversion", "method": "method", "status": "status",
+    "class_specific": "classspecific", "tid": "transactionid",
+    "attr_id": "attributeid", "attr_mod": "attributemodifier",
+}
+# tshark's fields for rocemu's "cm" (and "cm_path", "ip_cm") members, by
+# message. tshark 4.0 registers the REQ's and REP's local comm ID under
+# the message's own name, and the DREQ's remote QPN under a REQ name.
+CM_FIELDS = {
+    "REQ": {
+        "cm": {"local_comm_id": "req", "service_id": "req.serviceid",
+               "local_ca_guid": "req.localcaguid",
+               "local_qkey": "req.localqkey", "local_qpn": "req.localqpn",
+               "responder_resources": "req.responderres",
+               "local_eecn": "req.localeecn",
+               "initiator_depth": "req.initdepth",
+               "remote_eecn": "req.remoteeecn",
+               "remote_cm_response_timeout": "req.remoteresptout",
+               "transport_type": "req.transpsvctype",
+               "end_to_end_flow_control": "req.e2eflowctrl",
+               "starting_psn": "req.startpsn",
+               "local_cm_response_timeout": "req.localresptout",
+               "retry_count": "req.retrcount", "pkey": "req.pkey",
+               "path_mtu": "req.pppmtu", "rdc_exists": "req.rdcexist",
+               "rnr_retry_count": "req.rnrretrcount",
+               "max_cm_retries": "req.maxcmretr", "srq": "req.srq",
+               "extended_transport_type": "req.ext_transport"},
+        "cm_path": {"local_lid": "req.prim_locallid",
+                    "remote_lid": "req.prim_remotelid",
+                    "flow_label": "req.prim_flowlabel",
+                    "rate": "req.prim_pktrate",
+                    "traffic_class": "req.prim_tfcclass",
+                    "hop_limit": "req.prim_hoplim", "sl": "req.prim_sl",
+                    "subnet_local": "req.prim_subnetlocal",
+                    "local_ack_timeout": "req.prim_localacktout",
+                    "local_gid": "req.prim_localgid",
+                    "remote_gid": "req.prim_remotegid"},
+        "ip_cm": {"ip_version": "req.ip_cm.ipv", "src_port": "req.ip_cm.sport",
+                  "src": "req.ip_cm.sip4", "dst": "req.ip_cm.dip4"},
+    },
+    "REP": {"cm": {"local_comm_id": "rep", "remote_comm_id": "rep.remotecommid",
+                   "local_qkey": "rep.localqkey", "local_qpn": "rep.localqpn",
+                   "local_eecn": "rep.localeecn", "starting_psn": "rep.startpsn",
+                   "responder_resources": "rep.respres",
+                   "initiator_depth": "rep.initdepth",
+                   "target_ack_delay": "rep.tgtackdelay",
+                   "failover_accepted": "rep.failoveracc",
+                   "end_to_end_flow_control": "rep.e2eflowctrl",
+                   "rnr_retry_count": "rep.rnrretrcount", "srq": "rep.srq",
+                   "local_ca_guid": "rep.localcaguid"}},
+    "RTU": {"cm": {"local_comm_id": "rtu.localcommid",
+                   "remote_comm_id": "rtu.remotecommid"}},
+    "REJ": {"cm": {"local_comm_id": "rej.localcommid",
+                   "remote_comm_id": "rej.remotecommid",
+                   "msg_rejected": "rej.msgrej", "ari_len": "rej.rejinfolen",
+                   "reason": "rej.reason"}},
+    "DREQ": {"cm": {"local_comm_id": "dreq.localcommid",
+                    "remote_comm_id": "dreq.remotecommid",
+                    "remote_qpn": "req.remoteqpneecn"}},
+    "DREP": {"cm": {"local_comm_id": "drsp.localcommid",
+                    "remote_comm_id": "drsp.remotecommid"}},
+}
+FIELDS += ["infiniband.mad." + f for f in MAD_FIELDS.values()]
+FIELDS += sorted({"infiniband.cm." + f for m in CM_FIELDS.values()
+                  for o in m.values() for f in o.values()} |
+                 {"infiniband.cm.req.prim_localgid_ipv4",
+                  "infiniband.cm.req.prim_remotegid_ipv4"})
+
 
 def num(text):
     text = text.strip()
+    if text.count(".") == 3 or ":" in text:
+        return text  # an address: compared as text
     if text in ("True", "False"):
         return int(text == "True")
     return int(text, 16) if text.startswith("0x") else int(text)
@@ -146,6 +225,35 @@ def expected(r):
         e["infiniband.immdt"] = r["immdt"]["imm"]
     if "ieth" in r:
         e["infiniband.ieth"] = r["ieth"]["rkey"]
+    if "mad" in r:
+        e.update(expected_mad(r))
+    return e
+
+
+def json_num(v):
+    """rocemu's JSON value as tshark shows it: numbers, "0x" strings,
+    booleans as 0/1, addresses as text."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, str):
+        return int(v, 16) if v.startswith("0x") else v
+    return v
+
+
+def expected_mad(r):
+    """The MAD header, and the CM message's fields where tshark 4.0 has
+    them. A GID tshark shows as an IPv4 address for an IPv4-mapped one."""
+    e = {"infiniband.mad." + t: json_num(r["mad"][k])
+         for k, t in MAD_FIELDS.items()}
+    if "cm" not in r:
+        return e
+    for obj, fields in CM_FIELDS.get(r["mad"].get("attr_name"), {}).items():
+        for k, t in fields.items():
+            if obj in r and k in r[obj]:
+                v = json_num(r[obj][k])
+                if t.endswith("gid") and "." in str(v):
+                    t += "_ipv4"  # an IPv4-mapped GID: a field of its own
+                e["infiniband.cm." + t] = v
     return e
 
 
@@ -190,8 +298,12 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     generated = os.path.join(a.work, "every_opcode.pcap")
     subprocess.run([a.mkcap, "--all", generated], check=True)
+    cms = []
+    for name in ("connect", "reject", "sidr", "retry", "bad"):
+        cms.append(os.path.join(a.work, "cm_%s.pcap" % name))
+        subprocess.run([a.mkcap, "--cm", cms[-1], name], check=True)
     errors, passed, failed = [], 0, 0
-    for cap in a.captures + [generated]:
+    for cap in a.captures + [generated] + cms:
         before = len(errors)
         n = compare(cap, a.rocemu, errors)
         if len(errors) == before and n > 0:

@@ -7,6 +7,7 @@
 
 #include "rocemu/proto.h"
 #include "../fuzz/sequence_format.h"
+#include "cm_caps.h"
 
 static uint64_t rng_state = 0x5eed;
 
@@ -409,6 +410,24 @@ static void gen_oneflow(unsigned long count)
 					i - 1 });
 }
 
+/* ---- CM exchanges (--cm, tests/tools/cm_caps.h) --------------------- */
+
+static void cm_put(void *arg, const struct roce_frame *f)
+{
+	(void)arg;
+	emit(f);
+}
+
+static int gen_cm(const char *name)
+{
+	struct cm_sink sink = { .put = cm_put, .qp1_psn = { 0x100, 0x200 } };
+
+	if (cm_caps_gen(&sink, name) == 0)
+		return 0;
+	fprintf(stderr, "mkcap: --cm: no capture named '%s'\n", name);
+	return 2;
+}
+
 /* Writes each frame of the captures to DIR/seed-N for the fuzzers. With
  * transport set, only the RoCE transport packet, after a flag byte of 1
  * (aim at the QP); else the whole frame after a link-type byte. */
@@ -800,6 +819,7 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "--bench") &&
 			 strcmp(argv[1], "--rc-bench") &&
 			 strcmp(argv[1], "--replay") &&
+			 strcmp(argv[1], "--cm") &&
 			 strcmp(argv[1], "--flows") &&
 			 strcmp(argv[1], "--oneflow"))) {
 		fprintf(stderr, "usage: mkcap --all|--malformed OUT.pcap\n"
@@ -807,6 +827,9 @@ int main(int argc, char **argv)
 				"       mkcap --rc-bench OUT.pcap COUNT\n"
 				"       mkcap --replay OUT.pcap "
 				"wrap|bigread|lowqpn|badpad|backnak|sendinv\n"
+				"       mkcap --cm OUT.pcap connect|reject|sidr|"
+				"bad|bad-tid|bad-comm|\n"
+				"             bad-order|bad-drep|bad-qpn|bad-psn\n"
 				"       mkcap --flows OUT.pcap COUNT\n"
 				"       mkcap --oneflow OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"
@@ -819,8 +842,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mkcap: %s\n", err);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--replay")) {
-		int rc = gen_replay(argc > 3 ? argv[3] : "");
+	if (!strcmp(argv[1], "--replay") || !strcmp(argv[1], "--cm")) {
+		const char *name = argc > 3 ? argv[3] : "";
+		int rc = argv[1][2] == 'r' ? gen_replay(name) : gen_cm(name);
 		if (rc) {
 			roce_pcap_finish(out);
 			return rc;

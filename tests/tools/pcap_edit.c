@@ -4,7 +4,8 @@
  * changed, the frame built again by rocemu's codec so that its ICRC and
  * lengths stay right: a capture whose sender misbehaved on purpose.
  * usage: pcap_edit IN OUT FRAME FIELD VALUE
- *   FIELD: opcode, psn, msn, syndrome, atmack, qkey (VALUE in C notation)
+ *   FIELD: opcode, psn, msn, syndrome, atmack, qkey, or payloadN (the
+ *   payload's byte N: a MAD's header, say) (VALUE in C notation)
  * Exits 0, or 1 with the reason when the frame lacks the field.
  */
 #include <errno.h>
@@ -17,9 +18,19 @@
 /* Sets the field; false when the frame has no such field. */
 static bool set_field(struct roce_frame *f, const char *field, uint64_t v)
 {
+	static uint8_t pl[ROCE_FRAME_MAX];
 	struct roce_ib *ib = &f->ib;
+	char *end;
 
-	if (!strcmp(field, "opcode"))
+	if (!strncmp(field, "payload", 7)) {
+		unsigned long i = strtoul(field + 7, &end, 10);
+		if (end == field + 7 || *end || i >= ib->payload_len ||
+		    ib->payload_len > sizeof(pl))
+			return false;
+		memcpy(pl, ib->payload, ib->payload_len);
+		pl[i] = (uint8_t)v;
+		ib->payload = pl;
+	} else if (!strcmp(field, "opcode"))
 		ib->bth.opcode = (uint8_t)v;
 	else if (!strcmp(field, "psn"))
 		ib->bth.psn = (uint32_t)v & ROCE_PSN_MASK;

@@ -34,6 +34,9 @@ static const char *const framewide[] = {
 	"eth_dst", "vlan", "ip_version", "src", "dst", "opcode_name",
 	"transport", "payload_len", "icrc", "icrc_calc", "icrc_ok",
 	"aeth.type", "aeth.value",
+	/* a MAD's names and addresses: prose in the tree */
+	"mad.attr_name", "mad.error", "cm.reason_name", "cm.status_name",
+	"cm_path.local_gid", "cm_path.remote_gid", "ip_cm.src", "ip_cm.dst",
 };
 
 static bool is_framewide(const char *k)
@@ -259,6 +262,67 @@ START_TEST(test_text_and_json_name_the_same_fields)
 }
 END_TEST
 
+/*
+ * A MAD on QP1 of every CM attribute (_i 0..10: REQ..APR), one that does
+ * not decode (11: class version 1) and one of another class (12): random
+ * bytes under a valid header, so that every field has a value of its own.
+ */
+START_TEST(test_cm_text_and_json_name_the_same_fields)
+{
+	static const uint8_t a4[4] = { 10, 0, 0, 1 }, b4[4] = { 10, 0, 0, 2 };
+	uint8_t mad[ROCE_MAD_LEN], b[ROCE_FRAME_MAX];
+	uint64_t rng = 0xc0ffee + (uint64_t)_i;
+	struct roce_frame f, g;
+	struct roce_cm_msg m;
+	const char *why = "";
+	unsigned tries = 0;
+
+	do {
+		for (unsigned i = 0; i < sizeof(mad); i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			mad[i] = (uint8_t)(rng >> 56);
+		}
+		mad[0] = ROCE_MAD_BASE_VERSION;
+		mad[1] = _i == 12 ? 0x01 : ROCE_MGMT_CLASS_CM;
+		mad[2] = _i == 11 ? 1 : ROCE_CM_CLASS_VERSION;
+		mad[3] = ROCE_MAD_METHOD_SEND;
+		mad[16] = 0;
+		mad[17] = (uint8_t)(ROCE_CM_ATTR_REQ + (_i > 10 ? 0 : _i));
+		if (_i == 0) {	/* a REQ of the IP CM service */
+			const struct roce_cm_ip_hdr ip = {
+				.ip_version = 4, .src_port = 0x1234,
+				.src.v4 = { 10, 0, 0, 1 },
+				.dst.v4 = { 10, 0, 0, 2 } };
+			ck_assert_int_eq(roce_cm_ip_hdr_build(&ip, mad + 24 + 140,
+							      36), 36);
+		}
+		ck_assert_uint_lt(tries++, 1000);
+	} while (_i <= 10 && roce_cm_decode(mad, sizeof(mad), &m));
+
+	roce_frame_init(&f, 4);
+	roce_gid_from_ipv4(f.src_gid, a4);
+	roce_gid_from_ipv4(f.dst_gid, b4);
+	f.sport = 0xc001;
+	f.ib.bth.opcode = ROCE_OP_UD_SEND_ONLY;
+	f.ib.bth.dqpn = ROCE_CM_QPN;
+	f.ib.bth.psn = 7;
+	f.ib.deth = (struct roce_deth){ ROCE_CM_QP1_QKEY, 0, ROCE_CM_QPN };
+	f.ib.payload = mad;
+	f.ib.payload_len = sizeof(mad);
+	int n = roce_frame_build(&f, b, sizeof(b));
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, b, (size_t)n,
+					  (size_t)n, &g, &why), 0);
+	struct roce_mad_view v;
+	ck_assert_int_eq(roce_frame_mad(&g, &v), 0);
+	ck_assert_int_eq(v.kind, _i == 12 ? ROCE_MAD_OTHER
+				 : _i == 11 ? ROCE_MAD_CM_BAD : ROCE_MAD_CM);
+	if (_i == 0)
+		ck_assert(v.has_ip);
+	check_frame(&g, (uint32_t)n);
+}
+END_TEST
+
 Suite *fieldtab_suite(void)
 {
 	Suite *s = suite_create("fieldtab");
@@ -266,6 +330,8 @@ Suite *fieldtab_suite(void)
 
 	tcase_add_loop_test(tc, test_text_and_json_name_the_same_fields, 0,
 			    (int)(2 * t_opcode_count()));
+	tcase_add_loop_test(tc, test_cm_text_and_json_name_the_same_fields, 0,
+			    13);
 	suite_add_tcase(s, tc);
 	return s;
 }

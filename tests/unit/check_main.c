@@ -34,6 +34,7 @@ int main(void)
 	srunner_add_suite(sr, watch_suite());
 	srunner_add_suite(sr, misbehave_suite());
 	srunner_add_suite(sr, rules_suite());
+	srunner_add_suite(sr, cmrules_suite());
 	srunner_add_suite(sr, ladder_suite());
 	srunner_add_suite(sr, range_suite());
 	srunner_add_suite(sr, gid_suite());

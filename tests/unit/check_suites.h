@@ -37,6 +37,7 @@ Suite *flow_suite(void);
 Suite *watch_suite(void);
 Suite *misbehave_suite(void);
 Suite *rules_suite(void);
+Suite *cmrules_suite(void);
 Suite *ladder_suite(void);
 Suite *range_suite(void);
 Suite *gid_suite(void);
