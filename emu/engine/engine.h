@@ -85,6 +85,11 @@ void gsi_receive(struct rocemu_dev *d, const struct roce_frame *f);
 int gsi_send(struct rocemu_dev *d, const uint8_t dgid[16], uint8_t tclass,
 	     const uint8_t mad[ROCE_MAD_LEN]);
 
+/* The first packet a connected QP takes after entering RTR: raises
+ * IBV_EVENT_COMM_EST if the QP is still in RTR, and tells the CM (whose
+ * passive id waiting for an RTU on qp is then established). */
+void gsi_first_packet(struct rocemu_dev *d, struct rocemu_qp *qp);
+
 /* The RC responder's owed responses (resp_read.c). */
 /* Owes an ACK, NAK or RNR NAK (AETH syndrome syn) at psn: sent after the
  * READ responses and atomic ACKs owed before it, merged with the one

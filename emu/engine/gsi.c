@@ -88,3 +88,16 @@ int gsi_send(struct rocemu_dev *d, const uint8_t dgid[16], uint8_t tclass,
 	qp->req.psn = roce_psn_add(qp->req.psn, 1);
 	return 0;
 }
+
+void gsi_first_packet(struct rocemu_dev *d, struct rocemu_qp *qp)
+{
+	qp->heard = true;
+	/* IBTA 11.6.3.1: communication established, the first packet at a
+	 * QP in RTR (the RTU may be lost, or still on its way). */
+	if (qp->state == IBV_QPS_RTR)
+		dev_async_event(d, IBV_EVENT_COMM_EST, qp);
+	/* The CM learns of it in RTS too: an rdma_cm passive side moves its
+	 * QP to RTS before its REP goes out. */
+	if (d->gsi_ops)
+		d->gsi_ops->comm_est(d->gsi_user, qp);
+}

@@ -81,6 +81,8 @@ void engine_receive(struct rocemu_dev *d, const struct wire_rx *rx)
 		return;
 	}
 	dev_count(d, ROCEMU_CNT_RX_PACKETS);
+	if (!qp->heard && !qp_is(qp, IBV_QPT_UD))
+		gsi_first_packet(d, qp);
 	if (qp_is(qp, IBV_QPT_UD))
 		ud_receive(qp, f);
 	else if (qp_is(qp, IBV_QPT_UC))

@@ -417,6 +417,9 @@ struct rocemu_qp {
 	struct ring rq;		/* struct rwqe; unused with an SRQ */
 	unsigned windows;	/* type 2 MWs bound through it now */
 	uint16_t sport;
+	/* A packet of its peer has arrived since the QP entered RTR (the
+	 * first one raises IBV_EVENT_COMM_EST in RTR, and tells the CM). */
+	bool heard;
 	struct roce_frame tmpl;	/* addresses and ports of every frame */
 	/* the scheduler's: requester work, responses owed, the timers */
 	struct sched_link ready, acks;
