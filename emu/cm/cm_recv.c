@@ -253,6 +253,8 @@ static void on_rej(struct cm *cm, const struct roce_cm_msg *m,
 	switch (id->state) {
 	case CM_REQ_SENT:
 	case CM_MRA_REQ_RCVD:
+	case CM_REQ_RCVD:	/* the active side gave up */
+	case CM_MRA_REQ_SENT:
 	case CM_REP_SENT:
 	case CM_MRA_REP_RCVD:
 	case CM_REP_RCVD:
@@ -382,7 +384,7 @@ static void on_sidr_req(struct cm *cm, const struct gsi_mad *g,
 	struct rocemu_cm_id *id, *l;
 
 	for (id = cm->ids; id; id = id->next)
-		if (id->sidr && id->passive &&
+		if (id->sidr && id->state == CM_SIDR_REQ_RCVD &&
 		    id->remote_id == m->sidr_req.request_id &&
 		    !memcmp(id->peer_gid, g->src_gid, 16)) {
 			duplicate(cm, m); /* the user answers it once */

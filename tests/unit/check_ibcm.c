@@ -309,7 +309,6 @@ static void take_req(struct cmt *t)
 	ck_assert_int_eq(ev->type, ROCEMU_CM_REQ_RCVD);
 	ck_assert_ptr_eq(ev->listen_id, t->listener);
 	t->idb = ev->id;
-	ck_assert_str_eq(rocemu_cm_id_state(t->idb), "req_rcvd");
 	modify(t->idb, t->p.b.qp, IBV_QPS_INIT);
 	modify(t->idb, t->p.b.qp, IBV_QPS_RTR);
 }
@@ -339,9 +338,13 @@ static void cm_connect(struct cmt *t)
 	send_req(t);
 	step(t);
 	take_req(t);
+	ck_assert_str_eq(rocemu_cm_id_state(t->idb), "req_rcvd");
+	ck_assert_str_eq(rocemu_cm_id_state(t->ida), "req_sent");
 	send_rep(t);
 	step(t);
+	ck_assert_str_eq(rocemu_cm_id_state(t->idb), "rep_sent");
 	take_rep(t);
+	ck_assert_str_eq(rocemu_cm_id_state(t->ida), "rep_rcvd");
 	ck_assert_int_eq(rocemu_cm_send_rtu(t->ida, NULL, 0), 0);
 	step(t);
 	ck_assert_int_eq(last_ev(&t->lb)->type, ROCEMU_CM_RTU_RCVD);
@@ -582,6 +585,510 @@ START_TEST(test_silent_peer)
 	cm_down(&t);
 }
 END_TEST
+/* A REQ for a service nobody listens on: REJ 8, echoing the REQ's TID
+ * and naming its comm ID; REJ_RCVD with status 8. */
+START_TEST(test_no_listener_rej8)
+{
+	struct cmt t;
+	struct rocemu_cm_req_param p;
+
+	cm_up(&t);
+	p = req_param(&t);
+	p.service_id = SID + 1;
+	ck_assert_int_eq(rocemu_cm_send_req(t.ida, &p), 0);
+	step(&t);
+	const struct roce_cm_msg *req = last_sent(&t, ROCE_CM_ATTR_REQ);
+	const struct roce_cm_msg *rej = last_sent(&t, ROCE_CM_ATTR_REJ);
+	ck_assert_uint_eq(rej->rej.reason, ROCE_CM_REJ_INVALID_SERVICE_ID);
+	ck_assert_uint_eq(rej->rej.msg_rejected, ROCE_CM_MSG_REQ);
+	ck_assert_uint_eq(rej->tid, req->tid);
+	ck_assert_uint_eq(rej->rej.remote_comm_id, req->req.local_comm_id);
+	ck_assert_int_eq(t.la.n, 1);
+	ck_assert_int_eq(t.la.ev[0].type, ROCEMU_CM_REJ_RCVD);
+	ck_assert_int_eq(t.la.ev[0].status, ROCE_CM_REJ_INVALID_SERVICE_ID);
+	ck_assert_int_eq(t.lb.n, 0);
+	ck_assert_str_eq(rocemu_cm_id_state(t.ida), "idle");
+	/* and nothing more: no retry after a REJ */
+	rocemu_world_advance(t.p.w, 10 * RETRY_NS);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_REQ), 1);
+	cm_down(&t);
+}
+END_TEST
+
+/* The passive user refuses: REJ 28 with its private data and ARI. */
+START_TEST(test_consumer_rej28)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	send_req(&t);
+	step(&t);
+	take_req(&t);
+	ck_assert_int_eq(rocemu_cm_send_rej(t.idb, ROCE_CM_REJ_CONSUMER_DEFINED,
+					    "ari", 3, "full", 4), 0);
+	ck_assert_str_eq(rocemu_cm_id_state(t.idb), "idle");
+	step(&t);
+	const struct rocemu_cm_event *ev = last_ev(&t.la);
+	ck_assert_int_eq(ev->type, ROCEMU_CM_REJ_RCVD);
+	ck_assert_int_eq(ev->status, ROCE_CM_REJ_CONSUMER_DEFINED);
+	ck_assert_uint_eq(ev->msg.attr_id, ROCE_CM_ATTR_REJ);
+	ck_assert_mem_eq(ev->msg.priv, "full", 4);
+	ck_assert_uint_eq(ev->msg.priv_len, ROCE_CM_REJ_PRIV_LEN);
+	ck_assert_uint_eq(ev->msg.rej.ari_len, 3);
+	ck_assert_mem_eq(ev->msg.rej.ari, "ari", 3);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->tid,
+			  last_sent(&t, ROCE_CM_ATTR_REQ)->tid);
+	/* too much private data for a REJ is refused, nothing sent */
+	static const uint8_t big[ROCE_CM_REJ_PRIV_LEN + 1];
+	ck_assert_int_eq(rocemu_cm_send_rej(t.idb, 28, NULL, 0, big, sizeof(big)),
+			 -EINVAL);
+	cm_down(&t);
+}
+END_TEST
+
+/* A REQ that arrives twice makes one REQ_RCVD; the duplicate is answered
+ * with an MRA while the user has not accepted, which the active side
+ * honours: it waits the MRA's service timeout before sending again. */
+START_TEST(test_duplicate_req_mra)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	faults(&t, 0, 1);
+	send_req(&t);
+	faults(&t, 0, 0);
+	step(&t);
+	ck_assert_int_eq(count_ev(&t.lb, ROCEMU_CM_REQ_RCVD), 1);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_MRA), 1);
+	const struct roce_cm_msg *mra = last_sent(&t, ROCE_CM_ATTR_MRA);
+	ck_assert_uint_eq(mra->mra.msg_mraed, ROCE_CM_MSG_REQ);
+	ck_assert_uint_eq(mra->tid, last_sent(&t, ROCE_CM_ATTR_REQ)->tid);
+	ck_assert_str_eq(rocemu_cm_id_state(t.ida), "mra_req_rcvd");
+	ck_assert_uint_eq(rocemu_dev_counter(t.p.b.dev, ROCEMU_CNT_CM_RX_DUPLICATES), 1);
+	/* REQ retries wait for the service timeout (69 s), not 12 ms */
+	rocemu_world_advance(t.p.w, 100 * RETRY_NS);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_REQ), 1);
+	take_req(&t);
+	ck_assert_str_eq(rocemu_cm_id_state(t.idb), "mra_req_sent");
+	send_rep(&t);
+	step(&t);
+	take_rep(&t);
+	cm_down(&t);
+}
+END_TEST
+
+/* SIDR: the listener answers with its QPN and Q_Key; a SIDR_REQ for no
+ * listener gets status 1. */
+START_TEST(test_sidr)
+{
+	struct cmt t;
+	struct rocemu_cm_sidr_req_param q = { .service_id = SID,
+					      .cm_response_timeout = 10,
+					      .max_cm_retries = 2,
+					      .private_data = "hi",
+					      .private_data_len = 2 };
+
+	cm_up(&t);
+	memcpy(q.dgid, rocemu_dev_gid(t.p.b.dev), 16);
+	ck_assert_int_eq(rocemu_cm_send_sidr_req(t.ida, &q), 0);
+	step(&t);
+	const struct rocemu_cm_event *ev = last_ev(&t.lb);
+	ck_assert_int_eq(ev->type, ROCEMU_CM_SIDR_REQ_RCVD);
+	ck_assert_ptr_eq(ev->listen_id, t.listener);
+	ck_assert_mem_eq(ev->msg.priv, "hi", 2);
+	ck_assert_int_eq(rocemu_cm_send_sidr_rep(ev->id, ROCE_CM_SIDR_SUCCESS,
+						 0x99, 0x11223344, NULL, 0), 0);
+	step(&t);
+	ev = last_ev(&t.la);
+	ck_assert_int_eq(ev->type, ROCEMU_CM_SIDR_REP_RCVD);
+	ck_assert_int_eq(ev->status, ROCE_CM_SIDR_SUCCESS);
+	ck_assert_uint_eq(ev->msg.sidr_rep.qpn, 0x99);
+	ck_assert_uint_eq(ev->msg.sidr_rep.qkey, 0x11223344);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_SIDR_REP)->tid,
+			  last_sent(&t, ROCE_CM_ATTR_SIDR_REQ)->tid);
+	ck_assert_str_eq(rocemu_cm_id_state(t.ida), "idle");
+
+	q.service_id = SID + 1;
+	ck_assert_int_eq(rocemu_cm_send_sidr_req(t.ida, &q), 0);
+	step(&t);
+	ev = last_ev(&t.la);
+	ck_assert_int_eq(ev->type, ROCEMU_CM_SIDR_REP_RCVD);
+	ck_assert_int_eq(ev->status, ROCE_CM_SIDR_UNSUPPORTED);
+	ck_assert_int_eq(count_ev(&t.lb, ROCEMU_CM_SIDR_REQ_RCVD), 1);
+	cm_down(&t);
+}
+END_TEST
+
+/* A new REQ from a QP whose last connection is still in timewait here:
+ * REJ 10 (stale connection). */
+START_TEST(test_stale_rej10)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	cm_connect(&t);
+	ck_assert_int_eq(rocemu_cm_send_dreq(t.ida, NULL, 0), 0);
+	step(&t);
+	ck_assert_int_eq(rocemu_cm_send_drep(t.idb, NULL, 0), 0);
+	step(&t);
+	ck_assert_str_eq(rocemu_cm_id_state(t.idb), "timewait");
+	struct rocemu_cm_id *again = rocemu_cm_id_new(t.p.a.dev, record, &t.la);
+	struct rocemu_cm_req_param p = req_param(&t);
+	ck_assert_int_eq(rocemu_cm_send_req(again, &p), 0);
+	step(&t);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->rej.reason,
+			  ROCE_CM_REJ_STALE_CONN);
+	ck_assert_int_eq(last_ev(&t.la)->status, ROCE_CM_REJ_STALE_CONN);
+	ck_assert_ptr_eq(last_ev(&t.la)->id, again);
+	ck_assert_int_eq(count_ev(&t.lb, ROCEMU_CM_REQ_RCVD), 1);
+	cm_down(&t);
+}
+END_TEST
+
+/* A DREQ naming another QP is dropped (Linux's cm_dreq_handler). */
+static void dreq_wrong_qpn(struct cmt *t)
+{
+	uint8_t mad[ROCE_MAD_LEN];
+	const struct roce_cm_msg *rtu = last_sent(t, ROCE_CM_ATTR_RTU);
+	struct roce_cm_msg m = { .attr_id = ROCE_CM_ATTR_DREQ, .tid = 99 };
+
+	m.dreq.local_comm_id = rtu->rtu.local_comm_id;
+	m.dreq.remote_comm_id = rtu->rtu.remote_comm_id;
+	m.dreq.remote_qpn = rocemu_qp_num(t->p.b.qp) + 1;
+	ck_assert_int_eq(roce_cm_encode(&m, mad), ROCE_MAD_LEN);
+	inject_gsi(t->p.w, mad, ROCE_MAD_LEN, NULL);
+}
+
+START_TEST(test_dreq_wrong_qpn_dropped)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	cm_connect(&t);
+	int drep = sent(&t, ROCE_CM_ATTR_DREP);
+	dreq_wrong_qpn(&t);
+	ck_assert_int_eq(count_ev(&t.lb, ROCEMU_CM_DREQ_RCVD), 0);
+	ck_assert_str_eq(rocemu_cm_id_state(t.idb), "established");
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_DREP), drep);
+	ck_assert_uint_eq(rocemu_dev_counter(t.p.b.dev, ROCEMU_CNT_CM_RX_UNMATCHED), 1);
+	cm_down(&t);
+}
+END_TEST
+
+/* MADs to b's QP1 that are no CM message it takes: each a counted drop,
+ * no event, nothing sent. _i picks the fault. */
+static void break_mad(uint8_t *mad, int i)
+{
+	switch (i) {
+	case 0: mad[1] = 0x04; break;			/* class: PerfMgt */
+	case 1: mad[2] = 1; break;			/* class version 1 */
+	case 2: mad[0] = 2; break;			/* base version 2 */
+	case 3: mad[3] = 0x83; break;			/* method GetResp */
+	case 4: mad[16] = 0; mad[17] = 0x55; break;	/* attribute 0x55 */
+	case 5: { /* a REJ whose ARI length says 100 of 72 */
+		struct roce_cm_msg m = { .attr_id = ROCE_CM_ATTR_REJ };
+
+		ck_assert_int_eq(roce_cm_encode(&m, mad), ROCE_MAD_LEN);
+		mad[ROCE_MAD_HDR_LEN + 9] = 100 << 1;
+		break;
+	}
+	case 6: { /* a SIDR_REP whose info length says 200 */
+		struct roce_cm_msg m = { .attr_id = ROCE_CM_ATTR_SIDR_REP };
+
+		ck_assert_int_eq(roce_cm_encode(&m, mad), ROCE_MAD_LEN);
+		mad[ROCE_MAD_HDR_LEN + 5] = 200;
+		break;
+	}
+	}
+}
+
+START_TEST(test_malformed_mads_dropped)
+{
+	struct cmt t;
+	uint8_t mad[ROCE_MAD_LEN];
+
+	cm_up(&t);
+	req_mad(mad);
+	break_mad(mad, _i);
+	inject_gsi(t.p.w, mad, ROCE_MAD_LEN, NULL);
+	ck_assert_uint_eq(rocemu_dev_counter(t.p.b.dev, ROCEMU_CNT_RX_DROP_MAD), 1);
+	ck_assert_uint_eq(rocemu_dev_counter(t.p.b.dev, ROCEMU_CNT_CM_RX_MSGS), 0);
+	ck_assert_uint_eq(rocemu_dev_counter(t.p.b.dev, ROCEMU_CNT_TX_PACKETS), 0);
+	ck_assert_int_eq(t.lb.n, 0);
+	cm_down(&t);
+}
+END_TEST
+
+/* The same REQ unbroken is taken (the test above can fail): b answers
+ * it, REJ 8 since 0x1234 is no service of its listener. */
+START_TEST(test_wellformed_mad_taken)
+{
+	struct cmt t;
+	uint8_t mad[ROCE_MAD_LEN];
+
+	cm_up(&t);
+	req_mad(mad);
+	inject_gsi(t.p.w, mad, ROCE_MAD_LEN, NULL);
+	ck_assert_uint_eq(rocemu_dev_counter(t.p.b.dev, ROCEMU_CNT_RX_DROP_MAD), 0);
+	ck_assert_uint_eq(rocemu_dev_counter(t.p.b.dev, ROCEMU_CNT_CM_RX_MSGS), 1);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->rej.reason,
+			  ROCE_CM_REJ_INVALID_SERVICE_ID);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->tid, 7);
+	cm_down(&t);
+}
+END_TEST
+
+/* rocemu_cm_id_free in each state sends what the IBTA says, and no event
+ * names the freed id afterwards. */
+static void check_quiet(struct cmt *t, const struct evlog *l, int before,
+			const struct rocemu_cm_id *freed)
+{
+	rocemu_world_settle(t->p.w, 200000 * MS);
+	for (int i = before; i < l->n; i++)
+		ck_assert_ptr_ne(l->ev[i].id, freed);
+}
+
+START_TEST(test_free_req_sent)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	send_req(&t);
+	step(&t);
+	take_req(&t);
+	int n = t.la.n;
+	rocemu_cm_id_free(t.ida);
+	step(&t);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->rej.reason,
+			  ROCE_CM_REJ_TIMEOUT);
+	ck_assert_int_eq(last_ev(&t.lb)->type, ROCEMU_CM_REJ_RCVD);
+	ck_assert_str_eq(rocemu_cm_id_state(t.idb), "idle");
+	check_quiet(&t, &t.la, n, t.ida);
+	ck_assert_int_eq(t.la.n, n);
+	cm_down(&t);
+}
+END_TEST
+
+START_TEST(test_free_req_rcvd)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	send_req(&t);
+	step(&t);
+	take_req(&t);
+	int n = t.lb.n;
+	rocemu_cm_id_free(t.idb);
+	step(&t);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->rej.reason,
+			  ROCE_CM_REJ_CONSUMER_DEFINED);
+	ck_assert_int_eq(last_ev(&t.la)->type, ROCEMU_CM_REJ_RCVD);
+	check_quiet(&t, &t.lb, n, t.idb);
+	ck_assert_int_eq(t.lb.n, n);
+	cm_down(&t);
+}
+END_TEST
+
+START_TEST(test_free_rep_sent)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	send_req(&t);
+	step(&t);
+	take_req(&t);
+	send_rep(&t);
+	step(&t);
+	int n = t.lb.n;
+	rocemu_cm_id_free(t.idb);
+	step(&t);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->rej.reason,
+			  ROCE_CM_REJ_CONSUMER_DEFINED);
+	ck_assert_int_eq(last_ev(&t.la)->type, ROCEMU_CM_REJ_RCVD);
+	ck_assert_int_eq(rocemu_cm_send_rtu(t.ida, NULL, 0), -EINVAL);
+	check_quiet(&t, &t.lb, n, t.idb);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_REP), 1);
+	cm_down(&t);
+}
+END_TEST
+
+START_TEST(test_free_established)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	cm_connect(&t);
+	int n = t.la.n;
+	rocemu_cm_id_free(t.ida);
+	step(&t);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_DREQ), 1);
+	ck_assert_int_eq(last_ev(&t.lb)->type, ROCEMU_CM_DREQ_RCVD);
+	ck_assert_int_eq(rocemu_cm_send_drep(t.idb, NULL, 0), 0);
+	check_quiet(&t, &t.la, n, t.ida);
+	ck_assert_int_eq(t.la.n, n);
+	ck_assert_int_eq(last_ev(&t.lb)->type, ROCEMU_CM_TIMEWAIT_EXIT);
+	cm_down(&t);
+}
+END_TEST
+
+START_TEST(test_free_dreq_rcvd)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	cm_connect(&t);
+	ck_assert_int_eq(rocemu_cm_send_dreq(t.ida, NULL, 0), 0);
+	step(&t);
+	int n = t.lb.n;
+	rocemu_cm_id_free(t.idb);
+	step(&t);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_DREP), 1);
+	ck_assert_int_eq(last_ev(&t.la)->type, ROCEMU_CM_DREP_RCVD);
+	check_quiet(&t, &t.lb, n, t.idb);
+	ck_assert_int_eq(t.lb.n, n);
+	ck_assert_int_eq(last_ev(&t.la)->type, ROCEMU_CM_TIMEWAIT_EXIT);
+	cm_down(&t);
+}
+END_TEST
+
+START_TEST(test_free_listener_and_idle)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	ck_assert_int_eq(rocemu_cm_id_free(t.listener), 0);
+	send_req(&t);
+	step(&t);
+	ck_assert_int_eq(last_ev(&t.la)->status, ROCE_CM_REJ_INVALID_SERVICE_ID);
+	ck_assert_int_eq(t.lb.n, 0);
+	ck_assert_int_eq(rocemu_cm_id_free(NULL), -EINVAL);
+	cm_down(&t);
+}
+END_TEST
+
+/* ---- the UDP wire ------------------------------------------------------- */
+
+struct uhost {
+	struct rocemu_world *w;
+	struct rocemu_endpoint ep;
+	struct evlog log;
+	struct rocemu_cm_id *id;
+};
+
+static void uhost_up(struct uhost *h, uint8_t octet)
+{
+	struct rocemu_dev_cfg cfg = { .name = "cm", .mtu = IBV_MTU_1024,
+				      .gid = { [10] = 0xff, [11] = 0xff,
+					       [12] = 127, [15] = octet } };
+
+	memset(h, 0, sizeof(*h));
+	h->w = rocemu_world_new_udp();
+	int rc = rocemu_endpoint_new(h->w, &cfg, IBV_QPT_RC, 4096, 16, &h->ep);
+	if (rc)
+		ck_abort_msg("cannot bind 127.0.0.%u UDP port 4791: %s", octet,
+			     strerror(-rc));
+	h->id = rocemu_cm_id_new(h->ep.dev, record, &h->log);
+	ck_assert_ptr_nonnull(h->id);
+}
+
+static void uhost_down(struct uhost *h)
+{
+	rocemu_endpoint_free(&h->ep);
+	rocemu_world_free(h->w);
+}
+
+/* Runs both worlds until cond holds; a bounded number of rounds (each
+ * waits at most 1 ms per world), so a lost answer fails, not hangs. */
+#define PUMP_UNTIL(a, b, cond)                                            \
+	do {                                                              \
+		for (int r_ = 0; r_ < 20000 && !(cond); r_++) {           \
+			rocemu_world_wait((a)->w, MS);                    \
+			rocemu_world_wait((b)->w, MS);                    \
+		}                                                         \
+		ck_assert_msg(cond, "never: %s", #cond);                  \
+	} while (0)
+
+static void udp_modify(struct rocemu_cm_id *id, struct rocemu_qp *qp,
+		       enum ibv_qp_state st)
+{
+	struct ibv_qp_attr attr = { .qp_state = st };
+	int mask;
+
+	ck_assert_int_eq(rocemu_cm_init_qp_attr(id, &attr, &mask), 0);
+	ck_assert_int_eq(rocemu_qp_modify(qp, &attr, mask), 0);
+}
+
+/* Two devices on loopback addresses, each in its own world: connect
+ * through their CMs, SEND, disconnect. */
+START_TEST(test_udp_connect_data_disconnect)
+{
+	struct uhost a, b;
+	struct rocemu_cm_id *pb;
+
+	uhost_up(&a, 5);
+	uhost_up(&b, 6);
+	ck_assert_int_eq(rocemu_cm_listen(b.id, SID, ~0ull), 0);
+	struct rocemu_cm_req_param p = {
+		.service_id = SID, .qp_type = IBV_QPT_RC,
+		.qpn = rocemu_qp_num(a.ep.qp), .starting_psn = 0x77,
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = 7, .rnr_retry_count = 7,
+		.packet_life_time = 10, .mtu = IBV_MTU_4096,
+	};
+	memcpy(p.dgid, rocemu_dev_gid(b.ep.dev), 16);
+	ck_assert_int_eq(rocemu_cm_send_req(a.id, &p), 0);
+	udp_modify(a.id, a.ep.qp, IBV_QPS_INIT);
+	PUMP_UNTIL(&a, &b, b.log.n == 1);
+	ck_assert_int_eq(b.log.ev[0].type, ROCEMU_CM_REQ_RCVD);
+	/* 4096 asked for, clamped to the devices' 1024 */
+	ck_assert_uint_eq(b.log.ev[0].msg.req.path_mtu, IBV_MTU_1024);
+	pb = b.log.ev[0].id;
+	udp_modify(pb, b.ep.qp, IBV_QPS_INIT);
+	udp_modify(pb, b.ep.qp, IBV_QPS_RTR);
+	struct rocemu_cm_rep_param r = { .qpn = rocemu_qp_num(b.ep.qp),
+					 .starting_psn = 0x99,
+					 .responder_resources = 1,
+					 .initiator_depth = 1,
+					 .rnr_retry_count = 7 };
+	ck_assert_int_eq(rocemu_cm_send_rep(pb, &r), 0);
+	PUMP_UNTIL(&a, &b, a.log.n == 1);
+	ck_assert_int_eq(a.log.ev[0].type, ROCEMU_CM_REP_RCVD);
+	udp_modify(a.id, a.ep.qp, IBV_QPS_RTR);
+	udp_modify(a.id, a.ep.qp, IBV_QPS_RTS);
+	ck_assert_int_eq(rocemu_cm_send_rtu(a.id, NULL, 0), 0);
+	PUMP_UNTIL(&a, &b, b.log.n == 2);
+	ck_assert_int_eq(b.log.ev[1].type, ROCEMU_CM_RTU_RCVD);
+	udp_modify(pb, b.ep.qp, IBV_QPS_RTS);
+
+	struct ibv_sge rs = { (uintptr_t)b.ep.buf, 64, rocemu_mr_lkey(b.ep.mr) };
+	struct ibv_recv_wr rw = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	ck_assert_int_eq(rocemu_post_recv(b.ep.qp, &rw, &rbad), 0);
+	memcpy(a.ep.buf, "over the CM's connection", 25);
+	struct ibv_sge ss = { (uintptr_t)a.ep.buf, 25, rocemu_mr_lkey(a.ep.mr) };
+	struct ibv_send_wr sw = { .wr_id = 2, .sg_list = &ss, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	ck_assert_int_eq(rocemu_post_send(a.ep.qp, &sw, &sbad), 0);
+	struct ibv_wc wc;
+	int got = 0;
+	PUMP_UNTIL(&a, &b, got || (got = rocemu_cq_poll(b.ep.cq, 1, &wc)) == 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_mem_eq(b.ep.buf, "over the CM's connection", 25);
+
+	ck_assert_int_eq(rocemu_cm_send_dreq(a.id, NULL, 0), 0);
+	PUMP_UNTIL(&a, &b, b.log.n == 3);
+	ck_assert_int_eq(b.log.ev[2].type, ROCEMU_CM_DREQ_RCVD);
+	ck_assert_int_eq(rocemu_cm_send_drep(pb, NULL, 0), 0);
+	PUMP_UNTIL(&a, &b, a.log.n == 3);
+	ck_assert_int_eq(a.log.ev[1].type, ROCEMU_CM_DREP_RCVD);
+	ck_assert_int_eq(a.log.ev[2].type, ROCEMU_CM_TIMEWAIT_EXIT);
+	PUMP_UNTIL(&a, &b, b.log.n == 4);
+	ck_assert_int_eq(b.log.ev[3].type, ROCEMU_CM_TIMEWAIT_EXIT);
+	uhost_down(&a);
+	uhost_down(&b);
+}
+END_TEST
+
 Suite *ibcm_suite(void)
 {
 	Suite *s = suite_create("ibcm");
@@ -599,6 +1106,30 @@ Suite *ibcm_suite(void)
 	tcase_add_test(tc, test_lost_rtu_then_data);
 	tcase_add_test(tc, test_lost_dreq_and_drep);
 	tcase_add_test(tc, test_silent_peer);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("answers");
+	tcase_add_test(tc, test_no_listener_rej8);
+	tcase_add_test(tc, test_consumer_rej28);
+	tcase_add_test(tc, test_duplicate_req_mra);
+	tcase_add_test(tc, test_sidr);
+	tcase_add_test(tc, test_stale_rej10);
+	tcase_add_test(tc, test_dreq_wrong_qpn_dropped);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hostile");
+	tcase_add_loop_test(tc, test_malformed_mads_dropped, 0, 7);
+	tcase_add_test(tc, test_wellformed_mad_taken);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("free");
+	tcase_add_test(tc, test_free_req_sent);
+	tcase_add_test(tc, test_free_req_rcvd);
+	tcase_add_test(tc, test_free_rep_sent);
+	tcase_add_test(tc, test_free_established);
+	tcase_add_test(tc, test_free_dreq_rcvd);
+	tcase_add_test(tc, test_free_listener_and_idle);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("udp");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_udp_connect_data_disconnect);
 	suite_add_tcase(s, tc);
 	return s;
 }
