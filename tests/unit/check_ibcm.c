@@ -838,6 +838,27 @@ START_TEST(test_wellformed_mad_taken)
 }
 END_TEST
 
+/* A REQ for a listened service whose primary path does not end at this
+ * device (remote GID ::): REJ 12, invalid GID, and no REQ_RCVD. */
+START_TEST(test_wrong_gid_rej12)
+{
+	struct cmt t;
+	uint8_t mad[ROCE_MAD_LEN];
+	struct roce_cm_msg m;
+
+	cm_up(&t);
+	req_mad(mad);
+	ck_assert_int_eq(roce_cm_decode(mad, ROCE_MAD_LEN, &m), 0);
+	m.req.service_id = SID;
+	ck_assert_int_eq(roce_cm_encode(&m, mad), ROCE_MAD_LEN);
+	inject_gsi(t.p.w, mad, ROCE_MAD_LEN, NULL);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->rej.reason,
+			  ROCE_CM_REJ_INVALID_GID);
+	ck_assert_int_eq(t.lb.n, 0);
+	cm_down(&t);
+}
+END_TEST
+
 /* rocemu_cm_id_free in each state sends what the IBTA says, and no event
  * names the freed id afterwards. */
 static void check_quiet(struct cmt *t, const struct evlog *l, int before,
@@ -1118,6 +1139,7 @@ Suite *ibcm_suite(void)
 	tc = tcase_create("hostile");
 	tcase_add_loop_test(tc, test_malformed_mads_dropped, 0, 7);
 	tcase_add_test(tc, test_wellformed_mad_taken);
+	tcase_add_test(tc, test_wrong_gid_rej12);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("free");
 	tcase_add_test(tc, test_free_req_sent);
