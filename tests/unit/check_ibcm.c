@@ -2,6 +2,8 @@
 /* QP1 and the CM engine: GSI MADs checked as rxe checks them, then the IBTA's CM state machines on the deterministic wire. */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +107,8 @@ START_TEST(test_gsi_refuses_non_mads)
 	ck_assert_uint_eq(rocemu_dev_counter(b, ROCEMU_CNT_RX_DROP_UNKNOWN_QP), 0);
 	ck_assert_uint_eq(rocemu_dev_counter(b, ROCEMU_CNT_TX_PACKETS), 0);
 	ck_assert_uint_eq(rocemu_dev_counter(a, ROCEMU_CNT_RX_PACKETS), 0);
+	rocemu_dev_free(a);
+	rocemu_dev_free(b);
 	rocemu_world_free(w);
 }
 END_TEST
@@ -224,6 +228,7 @@ static void side_down(struct side *s)
 	rocemu_mr_dereg(s->mr);
 	rocemu_cq_free(s->cq);
 	rocemu_pd_free(s->pd);
+	rocemu_dev_free(s->dev); /* and its CM, with the ids still in it */
 	free(s->buf - GUARD);
 }
 
@@ -247,7 +252,7 @@ static void cm_down(struct cmt *t)
 	rocemu_world_watch(t->p.w, NULL, NULL);
 	side_down(&t->p.a);
 	side_down(&t->p.b);
-	rocemu_world_free(t->p.w); /* frees the ids the test kept */
+	rocemu_world_free(t->p.w);
 }
 
 /* Delivers what is on the wire; timers that are not due stay armed. */
@@ -1110,6 +1115,81 @@ START_TEST(test_udp_connect_data_disconnect)
 }
 END_TEST
 
+/* The same with a progress thread in each world: handlers run on those
+ * threads while the test calls the CM from its own (a TSAN=1 build checks
+ * the locking). The log is the handler's and the test's: a mutex each. */
+struct tlog {
+	pthread_mutex_t mu;
+	struct evlog l;
+};
+
+static void record_locked(void *user, const struct rocemu_cm_event *ev)
+{
+	struct tlog *t = user;
+
+	pthread_mutex_lock(&t->mu);
+	record(&t->l, ev);
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* Waits (bounded) until log holds n events; the n-th event's type and
+ * id, or -1 if it never came. */
+static int wait_ev(struct tlog *t, int n, struct rocemu_cm_id **id)
+{
+	for (int r = 0; r < 20000; r++) {
+		pthread_mutex_lock(&t->mu);
+		int have = t->l.n;
+		int type = have >= n ? (int)t->l.ev[n - 1].type : -1;
+		if (have >= n && id)
+			*id = t->l.ev[n - 1].id;
+		pthread_mutex_unlock(&t->mu);
+		if (have >= n)
+			return type;
+		usleep(1000);
+	}
+	return -1;
+}
+
+START_TEST(test_udp_threads)
+{
+	struct uhost a, b;
+	struct tlog ta = { PTHREAD_MUTEX_INITIALIZER }, tb = { PTHREAD_MUTEX_INITIALIZER };
+	struct rocemu_cm_id *pb = NULL;
+
+	uhost_up(&a, 5);
+	uhost_up(&b, 6);
+	rocemu_cm_id_set_handler(a.id, record_locked, &ta);
+	rocemu_cm_id_set_handler(b.id, record_locked, &tb);
+	ck_assert_int_eq(rocemu_cm_listen(b.id, SID, ~0ull), 0);
+	ck_assert_int_eq(rocemu_world_start(a.w), 0);
+	ck_assert_int_eq(rocemu_world_start(b.w), 0);
+	struct rocemu_cm_req_param p = {
+		.service_id = SID, .qp_type = IBV_QPT_RC,
+		.qpn = rocemu_qp_num(a.ep.qp), .starting_psn = 1,
+		.retry_count = 7, .rnr_retry_count = 7, .packet_life_time = 10,
+	};
+	memcpy(p.dgid, rocemu_dev_gid(b.ep.dev), 16);
+	ck_assert_int_eq(rocemu_cm_send_req(a.id, &p), 0);
+	ck_assert_int_eq(wait_ev(&tb, 1, &pb), ROCEMU_CM_REQ_RCVD);
+	struct rocemu_cm_rep_param r = { .qpn = rocemu_qp_num(b.ep.qp),
+					 .starting_psn = 2, .rnr_retry_count = 7 };
+	ck_assert_int_eq(rocemu_cm_send_rep(pb, &r), 0);
+	ck_assert_int_eq(wait_ev(&ta, 1, NULL), ROCEMU_CM_REP_RCVD);
+	ck_assert_int_eq(rocemu_cm_send_rtu(a.id, NULL, 0), 0);
+	ck_assert_int_eq(wait_ev(&tb, 2, NULL), ROCEMU_CM_RTU_RCVD);
+	ck_assert_int_eq(rocemu_cm_send_dreq(pb, NULL, 0), 0);
+	ck_assert_int_eq(wait_ev(&ta, 2, NULL), ROCEMU_CM_DREQ_RCVD);
+	ck_assert_int_eq(rocemu_cm_send_drep(a.id, NULL, 0), 0);
+	ck_assert_int_eq(wait_ev(&tb, 3, NULL), ROCEMU_CM_DREP_RCVD);
+	ck_assert_int_eq(wait_ev(&tb, 4, NULL), ROCEMU_CM_TIMEWAIT_EXIT);
+	ck_assert_int_eq(wait_ev(&ta, 3, NULL), ROCEMU_CM_TIMEWAIT_EXIT);
+	rocemu_world_stop(a.w);
+	rocemu_world_stop(b.w);
+	uhost_down(&a);
+	uhost_down(&b);
+}
+END_TEST
+
 Suite *ibcm_suite(void)
 {
 	Suite *s = suite_create("ibcm");
@@ -1152,6 +1232,7 @@ Suite *ibcm_suite(void)
 	tc = tcase_create("udp");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_udp_connect_data_disconnect);
+	tcase_add_test(tc, test_udp_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
