@@ -16,8 +16,9 @@
 
 /*
  * Gives device d its CM: d's QP1 hands MADs to it from now on, and its
- * first comm ID is random (from the world's seeded numbers on a virtual
- * clock, so a test repeats; from getrandom otherwise). 0, or -ENOMEM
+ * first comm ID is random (from the world's seeded state and d's address
+ * on a virtual clock, so a test repeats, without drawing from the world's
+ * sequence; from getrandom otherwise). 0, or -ENOMEM
  * (d is then left without a CM: its MADs are dropped, counted).
  */
 int cm_attach(struct rocemu_dev *d);

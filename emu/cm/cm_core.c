@@ -12,16 +12,32 @@ static const struct gsi_ops cm_gsi_ops = {
 	.comm_est = cm_comm_est,
 };
 
-/* A random 32-bit number: the world's seeded one on a virtual clock (a
- * test runs the same every time), the system's otherwise (a new run is
- * new to a peer that still remembers the last one). */
-static uint32_t cm_random(struct core *c)
+/* splitmix64's finaliser: a well-mixed 64-bit number from any input. */
+static uint64_t mix64(uint64_t z)
 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The n-th random 32-bit number of d's CM. On a virtual clock it comes
+ * from the world's seeded state and d's address, without drawing from
+ * the world's sequence (which would move every key and PSN a seeded
+ * world hands out after it): a test repeats. Otherwise from the system
+ * (a new run is new to a peer that still remembers the last one).
+ */
+static uint32_t cm_random(const struct rocemu_dev *d, unsigned n)
+{
+	uint64_t h = d->core->rng + n;
 	uint32_t r;
 
-	if (c->real_time && getrandom(&r, sizeof(r), 0) == (ssize_t)sizeof(r))
+	if (d->core->real_time &&
+	    getrandom(&r, sizeof(r), 0) == (ssize_t)sizeof(r))
 		return r;
-	return (uint32_t)(core_rand(c) >> 32);
+	for (int i = 0; i < 16; i++)
+		h = mix64(h ^ d->gid[i]);
+	return (uint32_t)(h >> 32);
 }
 
 int cm_attach(struct rocemu_dev *d)
@@ -31,8 +47,8 @@ int cm_attach(struct rocemu_dev *d)
 	if (!cm)
 		return -ENOMEM;
 	cm->d = d;
-	cm->next_comm_id = cm_random(d->core);
-	cm->tid_hi = cm_random(d->core);
+	cm->next_comm_id = cm_random(d, 0);
+	cm->tid_hi = cm_random(d, 1);
 	/* The node GUID (rocemu_dev_attr): the MAC in its first bytes. */
 	for (int i = 0; i < 6; i++)
 		cm->guid |= (uint64_t)d->mac[i] << (56 - 8 * i);
@@ -205,20 +221,20 @@ static void retry_or_give_up(struct rocemu_cm_id *id)
 	case CM_REQ_SENT:
 	case CM_MRA_REQ_RCVD:
 		id->state = CM_IDLE;
-		cm_event(id, ROCEMU_CM_REQ_ERROR, -ETIMEDOUT, NULL, NULL);
+		cm_event(id, ROCEMU_CM_REQ_ERROR, 0, NULL, NULL);
 		break;
 	case CM_REP_SENT:
 	case CM_MRA_REP_RCVD:
 		id->state = CM_IDLE;
-		cm_event(id, ROCEMU_CM_REP_ERROR, -ETIMEDOUT, NULL, NULL);
+		cm_event(id, ROCEMU_CM_REP_ERROR, 0, NULL, NULL);
 		break;
 	case CM_DREQ_SENT:
 		cm_enter_timewait(id);
-		cm_event(id, ROCEMU_CM_DREQ_ERROR, -ETIMEDOUT, NULL, NULL);
+		cm_event(id, ROCEMU_CM_DREQ_ERROR, 0, NULL, NULL);
 		break;
 	case CM_SIDR_REQ_SENT:
 		id->state = CM_IDLE;
-		cm_event(id, ROCEMU_CM_SIDR_REQ_ERROR, -ETIMEDOUT, NULL, NULL);
+		cm_event(id, ROCEMU_CM_SIDR_REQ_ERROR, 0, NULL, NULL);
 		break;
 	default:
 		break;
