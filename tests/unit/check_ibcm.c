@@ -977,6 +977,110 @@ START_TEST(test_free_dreq_rcvd)
 }
 END_TEST
 
+START_TEST(test_free_rep_rcvd)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	send_req(&t);
+	step(&t);
+	take_req(&t);
+	send_rep(&t);
+	step(&t);
+	int n = t.la.n;
+	rocemu_cm_id_free(t.ida);
+	step(&t);
+	const struct roce_cm_msg *rej = last_sent(&t, ROCE_CM_ATTR_REJ);
+	ck_assert_uint_eq(rej->rej.reason, ROCE_CM_REJ_CONSUMER_DEFINED);
+	ck_assert_uint_eq(rej->rej.msg_rejected, ROCE_CM_MSG_REP);
+	ck_assert_int_eq(last_ev(&t.lb)->type, ROCEMU_CM_REJ_RCVD);
+	ck_assert_str_eq(rocemu_cm_id_state(t.idb), "idle");
+	check_quiet(&t, &t.la, n, t.ida);
+	ck_assert_int_eq(t.la.n, n);
+	cm_down(&t);
+}
+END_TEST
+
+/* Freed in timewait (and in dreq_sent before it): kept until timewait
+ * ends, answering a late DREQ, but no TIMEWAIT_EXIT names it. */
+START_TEST(test_free_dreq_sent_and_timewait)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	cm_connect(&t);
+	ck_assert_int_eq(rocemu_cm_send_dreq(t.ida, NULL, 0), 0);
+	int na = t.la.n;
+	rocemu_cm_id_free(t.ida);		/* in dreq_sent */
+	step(&t);
+	ck_assert_int_eq(rocemu_cm_send_drep(t.idb, NULL, 0), 0);
+	step(&t);
+	ck_assert_str_eq(rocemu_cm_id_state(t.idb), "timewait");
+	int nb = t.lb.n;
+	rocemu_cm_id_free(t.idb);		/* in timewait */
+	check_quiet(&t, &t.la, na, t.ida);
+	check_quiet(&t, &t.lb, nb, t.idb);
+	ck_assert_int_eq(t.la.n, na);
+	ck_assert_int_eq(t.lb.n, nb);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_DREQ), 1);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_DREP), 1);
+	cm_down(&t);
+}
+END_TEST
+
+/* A SIDR_REQ the user does not answer: freeing its id answers status 2. */
+START_TEST(test_free_sidr_req_rcvd)
+{
+	struct cmt t;
+	struct rocemu_cm_sidr_req_param q = { .service_id = SID };
+
+	cm_up(&t);
+	memcpy(q.dgid, rocemu_dev_gid(t.p.b.dev), 16);
+	ck_assert_int_eq(rocemu_cm_send_sidr_req(t.ida, &q), 0);
+	step(&t);
+	ck_assert_int_eq(last_ev(&t.lb)->type, ROCEMU_CM_SIDR_REQ_RCVD);
+	rocemu_cm_id_free(last_ev(&t.lb)->id);
+	step(&t);
+	ck_assert_int_eq(last_ev(&t.la)->type, ROCEMU_CM_SIDR_REP_RCVD);
+	ck_assert_int_eq(last_ev(&t.la)->status, ROCE_CM_SIDR_REJECT);
+	cm_down(&t);
+}
+END_TEST
+
+/* Comm IDs start at a number of the world's seed: another seed, another
+ * start; the same seed, the same start (tests repeat). */
+static uint32_t first_comm_id(uint64_t seed)
+{
+	struct rocemu_world *w = rocemu_world_new(seed);
+	struct rocemu_dev *a = dev_at(w, 1);
+	struct wirelog *wl = calloc(1, sizeof(*wl));
+	struct evlog l = { 0 };
+	struct rocemu_cm_id *id = rocemu_cm_id_new(a, record, &l);
+	struct rocemu_cm_req_param p = { .service_id = SID,
+					 .qp_type = IBV_QPT_RC, .qpn = 0x11 };
+
+	p.dgid[10] = p.dgid[11] = 0xff;
+	p.dgid[12] = 10;
+	p.dgid[15] = 9;
+	rocemu_world_watch(w, watch, wl);
+	ck_assert_int_eq(rocemu_cm_send_req(id, &p), 0);
+	ck_assert_int_eq(wl->n, 1);
+	uint32_t cid = wl->msg[0].req.local_comm_id;
+	rocemu_world_watch(w, NULL, NULL);
+	rocemu_dev_free(a);
+	rocemu_world_free(w);
+	free(wl);
+	return cid;
+}
+
+START_TEST(test_comm_id_start_random)
+{
+	ck_assert_uint_eq(first_comm_id(1), first_comm_id(1));
+	ck_assert_uint_ne(first_comm_id(1), first_comm_id(2));
+	ck_assert_uint_ne(first_comm_id(2), first_comm_id(3));
+}
+END_TEST
+
 START_TEST(test_free_listener_and_idle)
 {
 	struct cmt t;
@@ -1228,6 +1332,10 @@ Suite *ibcm_suite(void)
 	tcase_add_test(tc, test_free_established);
 	tcase_add_test(tc, test_free_dreq_rcvd);
 	tcase_add_test(tc, test_free_listener_and_idle);
+	tcase_add_test(tc, test_free_rep_rcvd);
+	tcase_add_test(tc, test_free_dreq_sent_and_timewait);
+	tcase_add_test(tc, test_free_sidr_req_rcvd);
+	tcase_add_test(tc, test_comm_id_start_random);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("udp");
 	tcase_set_timeout(tc, 120);
