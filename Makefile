@@ -84,7 +84,7 @@ PROTO_SRC := $(wildcard proto/*.c)
 ANALYZE_SRC := $(wildcard analyze/*.c)
 # The library is built from the device's layer folders (docs/architecture.md: "Where
 # things are"); the tool and the drop-in from theirs, on the public API.
-EMU_LAYERS := core obj wire engine world
+EMU_LAYERS := core obj wire engine cm world
 EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
 VERBS_SRC := $(wildcard emu/verbs/*.c)
 # The conformance engine (conformance/engine, on the codec only) is part

@@ -73,6 +73,23 @@ void ud_receive(struct rocemu_qp *qp, const struct roce_frame *f);
 /* UD: sends wqe as one datagram to its address handle. */
 void ud_send(struct rocemu_qp *qp, struct swqe *wqe);
 
+/* QP1 (gsi.c). A packet to QPN 1: a GSI MAD (UD SEND Only, Q_Key
+ * ROCE_CM_QP1_QKEY, exactly ROCE_MAD_LEN bytes) goes to the device's
+ * gsi_ops; anything else, or any MAD on a device without them, is
+ * dropped and counted (rx_drop_gsi). */
+void gsi_receive(struct rocemu_dev *d, const struct roce_frame *f);
+/* Sends one MAD from QP1 to QP1 at dgid (the device's GID 1 to it) with
+ * traffic class tclass, through the transmit path every packet takes:
+ * 0, or -ENOMEM when QP1's state cannot be had (then nothing is sent).
+ * A frame lost for memory is lost as on a wire. */
+int gsi_send(struct rocemu_dev *d, const uint8_t dgid[16], uint8_t tclass,
+	     const uint8_t mad[ROCE_MAD_LEN]);
+
+/* The first packet a connected QP takes after entering RTR: raises
+ * IBV_EVENT_COMM_EST if the QP is still in RTR, and tells the CM (whose
+ * passive id waiting for an RTU on qp is then established). */
+void gsi_first_packet(struct rocemu_dev *d, struct rocemu_qp *qp);
+
 /* The RC responder's owed responses (resp_read.c). */
 /* Owes an ACK, NAK or RNR NAK (AETH syndrome syn) at psn: sent after the
  * READ responses and atomic ACKs owed before it, merged with the one

@@ -65,6 +65,11 @@ void engine_receive(struct rocemu_dev *d, const struct wire_rx *rx)
 		dev_count(d, ROCEMU_CNT_RX_DROP_PKEY);
 		return;
 	}
+	/* QP1 is the device's own (QPNs given out start above it). */
+	if (f->ib.bth.dqpn == ROCE_CM_QPN) {
+		gsi_receive(d, f);
+		return;
+	}
 	struct rocemu_qp *qp = qp_find(d, f->ib.bth.dqpn);
 	if (!qp) {
 		dev_count(d, ROCEMU_CNT_RX_DROP_UNKNOWN_QP);
@@ -76,6 +81,8 @@ void engine_receive(struct rocemu_dev *d, const struct wire_rx *rx)
 		return;
 	}
 	dev_count(d, ROCEMU_CNT_RX_PACKETS);
+	if (!qp->heard && !qp_is(qp, IBV_QPT_UD))
+		gsi_first_packet(d, qp);
 	if (qp_is(qp, IBV_QPT_UD))
 		ud_receive(qp, f);
 	else if (qp_is(qp, IBV_QPT_UC))

@@ -38,6 +38,13 @@ static const char *const counter_names[ROCEMU_CNT_COUNTER_MAX] = {
 	[ROCEMU_CNT_ACKS_SENT] = "acks_sent",
 	[ROCEMU_CNT_DUP_REQUESTS] = "duplicate_requests",
 	[ROCEMU_CNT_CQ_OVERRUNS] = "cq_overruns",
+	[ROCEMU_CNT_RX_DROP_GSI] = "rx_drop_gsi",
+	[ROCEMU_CNT_RX_DROP_MAD] = "rx_drop_mad",
+	[ROCEMU_CNT_CM_RX_MSGS] = "cm_rx_msgs",
+	[ROCEMU_CNT_CM_TX_MSGS] = "cm_tx_msgs",
+	[ROCEMU_CNT_CM_TX_RETRIES] = "cm_tx_retries",
+	[ROCEMU_CNT_CM_RX_DUPLICATES] = "cm_rx_duplicates",
+	[ROCEMU_CNT_CM_RX_UNMATCHED] = "cm_rx_unmatched",
 };
 
 const char *rocemu_counter_name(enum rocemu_counter c)
@@ -133,6 +140,7 @@ void dev_fini(struct rocemu_dev *d)
 	close(d->async_sock[0]);
 	close(d->async_sock[1]);
 	free(d->async_q);
+	free(d->gsi);
 }
 
 void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)

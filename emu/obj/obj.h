@@ -50,7 +50,27 @@ enum {
 	ACKREQ_EVERY = 64,	/* AckReq inside long messages, as rxe */
 };
 
-enum timer_kind { TIMER_RETRY, TIMER_RNR };
+/* What a sched_timer's kind says about its owner: a QP's retry or RNR
+ * timer, or a CM id's (emu/cm), which the world hands to the CM. */
+enum timer_kind { TIMER_RETRY, TIMER_RNR, TIMER_CM };
+
+/* A MAD that reached QP1 as rxe takes one: UD SEND Only, the GSI Q_Key,
+ * exactly ROCE_MAD_LEN bytes (engine/gsi.c checked that much). */
+struct gsi_mad {
+	const uint8_t *mad;		/* ROCE_MAD_LEN bytes */
+	uint8_t src_gid[16];		/* where it came from */
+	uint8_t hop_limit;		/* its IP TTL or hop limit */
+	uint8_t traffic_class;
+};
+
+/* QP1's consumer, the CM: what the engine hands it. The world sets it up
+ * when it makes a device (obj and engine cannot name the CM's layer). */
+struct gsi_ops {
+	/* a checked MAD; m is valid during the call */
+	void (*receive)(void *cm, const struct gsi_mad *m);
+	/* the first packet reached qp in RTR (IBV_EVENT_COMM_EST) */
+	void (*comm_est)(void *cm, struct rocemu_qp *qp);
+};
 
 /* ---- devices and memory ------------------------------------------ */
 
@@ -75,6 +95,11 @@ struct rocemu_dev {
 	int async_sock[2];		/* [0] the application's fd */
 	struct ibv_async_event *async_q;
 	unsigned async_n, async_cap;
+	/* QP1: its consumer (NULL: MADs are dropped, counted), and the QP
+	 * state its packets are sent from, made at the first send. */
+	const struct gsi_ops *gsi_ops;
+	void *gsi_user;
+	struct rocemu_qp *gsi;
 };
 
 /* Whether the device was told to break rule m (test-only). */
@@ -392,6 +417,9 @@ struct rocemu_qp {
 	struct ring rq;		/* struct rwqe; unused with an SRQ */
 	unsigned windows;	/* type 2 MWs bound through it now */
 	uint16_t sport;
+	/* A packet of its peer has arrived since the QP entered RTR (the
+	 * first one raises IBV_EVENT_COMM_EST in RTR, and tells the CM). */
+	bool heard;
 	struct roce_frame tmpl;	/* addresses and ports of every frame */
 	/* the scheduler's: requester work, responses owed, the timers */
 	struct sched_link ready, acks;

@@ -268,6 +268,7 @@ static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 					qp);
 	} else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT) {
 		qp->resp.psn = qp->attr.rq_psn;
+		qp->heard = false;
 		if (!qp_is(qp, IBV_QPT_UD))
 			build_template(qp);
 	} else if (to == IBV_QPS_RTS && from == IBV_QPS_RTR) {

@@ -23,6 +23,8 @@ struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 	rc = dev_init(d, &w->core, cfg);
 	if (rc == 0) {
 		rc = w->wire->ops->attach(w->wire, d->gid, &d->port);
+		if (rc == 0 && (rc = cm_attach(d)))
+			w->wire->ops->detach(w->wire, d->port);
 		if (rc)
 			dev_fini(d);
 	}
@@ -51,6 +53,7 @@ void rocemu_dev_free(struct rocemu_dev *d)
 	struct rocemu_world *w = world_of(d);
 	WORLD_GUARD(w); /* the progress thread walks the device table */
 	HASH_DELETE(hh, w->devs, d);
+	cm_detach(d);
 	w->wire->ops->detach(w->wire, d->port);
 	dev_fini(d);
 	free(d);

@@ -38,7 +38,10 @@ static unsigned fire_timers(struct rocemu_world *w)
 	unsigned n = 0;
 
 	while ((t = sched_due_timer(&w->core.sched, w->core.now))) {
-		comp_timer(t->owner, (enum timer_kind)t->kind);
+		if (t->kind == TIMER_CM)
+			cm_timer(t->owner);
+		else
+			comp_timer(t->owner, (enum timer_kind)t->kind);
 		n++;
 	}
 	return n;

@@ -5,7 +5,7 @@
  * polling (progress.c). It implements the public rocemu_world_* calls and
  * makes and frees devices (devices.c).
  *
- * Layer rule: world/ includes engine/, obj/, wire/, core/ and the public
+ * Layer rule: world/ includes cm/, engine/, obj/, wire/, core/ and the public
  * headers; nothing below includes world/.
  */
 #ifndef ROCEMU_WORLD_WORLD_H
@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "cm/cm.h"
 #include "engine/engine.h"
 
 struct rocemu_world {

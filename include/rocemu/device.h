@@ -248,6 +248,16 @@ enum rocemu_counter {
 	ROCEMU_CNT_ACKS_SENT,
 	ROCEMU_CNT_DUP_REQUESTS,
 	ROCEMU_CNT_CQ_OVERRUNS,
+	/* QP1 (the GSI QP) and its CM (docs/cm.md): */
+	ROCEMU_CNT_RX_DROP_GSI,		/* to QP1 but no GSI MAD: opcode,
+					 * Q_Key or length */
+	ROCEMU_CNT_RX_DROP_MAD,		/* a MAD the CM does not take: class,
+					 * versions, method, lying lengths */
+	ROCEMU_CNT_CM_RX_MSGS,		/* CM messages taken */
+	ROCEMU_CNT_CM_TX_MSGS,		/* CM messages sent, retries too */
+	ROCEMU_CNT_CM_TX_RETRIES,	/* sent again after a timeout */
+	ROCEMU_CNT_CM_RX_DUPLICATES,	/* answered as the original was */
+	ROCEMU_CNT_CM_RX_UNMATCHED,	/* for no id, or one in another state */
 	ROCEMU_CNT_COUNTER_MAX,
 };
 uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c);

@@ -71,9 +71,10 @@ LAYERS = {
     "emu/obj": 2,
     "emu/wire": 2,
     "emu/engine": 3,
-    "emu/world": 4,
-    "emu/verbs": 5,
-    "emu/cli": 5,
+    "emu/cm": 4,
+    "emu/world": 5,
+    "emu/verbs": 6,
+    "emu/cli": 6,
 }
 API_ONLY = {"emu/verbs", "emu/cli"}
 ENGINE = "conformance/engine"

@@ -44,6 +44,7 @@ Suite *gid_suite(void);
 Suite *fieldtab_suite(void);
 Suite *grh_suite(void);
 Suite *cm_suite(void);
+Suite *ibcm_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);
