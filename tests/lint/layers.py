@@ -74,8 +74,9 @@ LAYERS = {
     "emu/world": 4,
     "emu/verbs": 5,
     "emu/cli": 5,
+    "emu/rdmacm": 5,
 }
-API_ONLY = {"emu/verbs", "emu/cli"}
+API_ONLY = {"emu/verbs", "emu/cli", "emu/rdmacm"}
 ENGINE = "conformance/engine"
 AGENT = "conformance/agent"
 # The codec's public headers: what rocemu/proto.h gathers, and range.h.
