@@ -193,6 +193,71 @@ static void qp_on_id(void)
 	EXPECT(rdma_destroy_id(id) == 0);
 }
 
+/* rdma_migrate_id: the id's next events go to the new channel. */
+static void migrate(void)
+{
+	struct rdma_event_channel *c1 = rdma_create_event_channel();
+	struct rdma_event_channel *c2 = rdma_create_event_channel();
+	struct sockaddr_in dst = sin4("127.0.0.1", 7477);
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id = NULL;
+
+	if (!c1 || !c2 || rdma_create_id(c1, &id, NULL, RDMA_PS_TCP)) {
+		CHECK(0, "channels and an id: %s", strerror(errno));
+		return;
+	}
+	EXPECT(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0);
+	ev = next_event(c1);
+	EXPECT(ev && ev->event == RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (ev)
+		rdma_ack_cm_event(ev);
+	EXPECT(rdma_migrate_id(id, c2) == 0 && id->channel == c2);
+	EXPECT(rdma_resolve_route(id, 2000) == 0);
+	ev = next_event(c2);
+	CHECK(ev && ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED,
+	      "ROUTE_RESOLVED on the new channel");
+	if (ev)
+		rdma_ack_cm_event(ev);
+	struct pollfd p = { .fd = c1->fd, .events = POLLIN };
+	EXPECT(poll(&p, 1, 0) == 0);
+	/* the old channel has no id left: it goes */
+	errno = 0;
+	rdma_destroy_event_channel(c1);
+	EXPECT(errno == 0);
+	/* to no channel: synchronous, the call waits for its own event */
+	EXPECT(rdma_migrate_id(id, NULL) == 0);
+	CHECK(rdma_resolve_route(id, 2000) == 0 && id->event &&
+	      id->event->event == RDMA_CM_EVENT_ROUTE_RESOLVED,
+	      "a synchronous resolve keeps its event: %s", strerror(errno));
+	EXPECT(rdma_destroy_id(id) == 0);
+	rdma_destroy_event_channel(c2);
+}
+
+/* IPv6: the wildcard binds; a family the device has not is refused. */
+static void ipv6(void)
+{
+	struct sockaddr_in6 any = { .sin6_family = AF_INET6 };
+	struct sockaddr_in6 lo6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(7478) };
+	struct rdma_cm_id *a = NULL, *b = NULL;
+
+	lo6.sin6_addr = in6addr_loopback;
+	EXPECT(rdma_create_id(NULL, &a, NULL, RDMA_PS_TCP) == 0);
+	EXPECT(rdma_create_id(NULL, &b, NULL, RDMA_PS_TCP) == 0);
+	if (!a || !b)
+		return;
+	CHECK(rdma_bind_addr(a, (struct sockaddr *)&any) == 0, "bind [::]: %s",
+	      strerror(errno));
+	EXPECT(rdma_get_src_port(a) != 0);
+	/* the device is IPv4 here: ::1 is not its address */
+	CHECK(rdma_bind_addr(b, (struct sockaddr *)&lo6) == -1 &&
+	      errno == EADDRNOTAVAIL, "bind [::1]: errno %d", errno);
+	CHECK(rdma_resolve_addr(b, NULL, (struct sockaddr *)&lo6, 2000) == -1 &&
+	      errno == EADDRNOTAVAIL, "resolve [::1] from IPv4: errno %d", errno);
+	EXPECT(rdma_destroy_id(a) == 0);
+	EXPECT(rdma_destroy_id(b) == 0);
+}
+
 static void getaddrinfo_results(void)
 {
 	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE | RAI_NUMERICHOST,
@@ -281,6 +346,55 @@ static void *churn(void *arg)
 	return (void *)bad;
 }
 
+/* Each resolves on an id of its own on the shared blocking channel, then
+ * takes whichever event comes first (blocking until one does) and
+ * acknowledges it: as many events as threads, each taken once. */
+struct resolver {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	int got;	/* ADDR_RESOLVED events this thread took */
+};
+
+static void *resolve_one(void *arg)
+{
+	struct resolver *r = arg;
+	struct sockaddr_in dst = sin4("127.0.0.1", 7476);
+	struct rdma_cm_event *ev;
+
+	if (rdma_resolve_addr(r->id, NULL, (struct sockaddr *)&dst, 2000))
+		return NULL;
+	if (rdma_get_cm_event(r->ch, &ev))
+		return NULL;
+	r->got = ev->event == RDMA_CM_EVENT_ADDR_RESOLVED;
+	rdma_ack_cm_event(ev);
+	return NULL;
+}
+
+static void resolvers(int n)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct resolver r[16];
+	pthread_t t[16];
+	int got = 0;
+
+	if (!ch)
+		return;
+	for (int i = 0; i < n; i++) {
+		r[i] = (struct resolver){ .ch = ch };
+		EXPECT(rdma_create_id(ch, &r[i].id, NULL, RDMA_PS_TCP) == 0);
+	}
+	for (int i = 0; i < n; i++)
+		EXPECT(pthread_create(&t[i], NULL, resolve_one, &r[i]) == 0);
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		got += r[i].got;
+	}
+	CHECK(got == n, "%d of %d threads got their ADDR_RESOLVED", got, n);
+	for (int i = 0; i < n; i++)
+		EXPECT(rdma_destroy_id(r[i].id) == 0);
+	rdma_destroy_event_channel(ch);
+}
+
 static void threads(int n)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -301,6 +415,7 @@ static void threads(int n)
 	}
 	CHECK(bad == 0, "%ld failed calls in %d threads", bad, n);
 	rdma_destroy_event_channel(ch);
+	resolvers(n);
 }
 
 int main(int argc, char **argv)
@@ -314,6 +429,8 @@ int main(int argc, char **argv)
 	bind_rules();
 	channel_and_resolve();
 	qp_on_id();
+	migrate();
+	ipv6();
 	getaddrinfo_results();
 	sync_ep();
 	not_built();
