@@ -163,9 +163,8 @@ static void handler(void *user, const struct rocemu_cm_event *ev)
 	case ROCEMU_CM_DREP_RCVD:
 		/* the DREQ's receiver answers in rdma_disconnect; one
 		 * DISCONNECTED per connection */
-		if (!r->connected)
+		if (!__atomic_exchange_n(&r->connected, false, __ATOMIC_ACQ_REL))
 			return;
-		r->connected = false;
 		t = RDMA_CM_EVENT_DISCONNECTED;
 		break;
 	case ROCEMU_CM_TIMEWAIT_EXIT:
@@ -193,7 +192,7 @@ static void handler(void *user, const struct rocemu_cm_event *ev)
 		set_priv(e, ev, ROCE_CM_REJ_PRIV_LEN);
 	}
 	if (t == RDMA_CM_EVENT_ESTABLISHED)
-		r->connected = true;
+		__atomic_store_n(&r->connected, true, __ATOMIC_RELEASE);
 	rc_post(r, e);
 }
 
@@ -221,7 +220,7 @@ void rc_cm_fixup(struct rc_event *e)
 		e->ev.status = rc;
 		return;
 	}
-	r->connected = true;
+	__atomic_store_n(&r->connected, true, __ATOMIC_RELEASE);
 	e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
 	memset(&e->ev.param, 0, sizeof(e->ev.param));
 }
@@ -374,7 +373,7 @@ int rc_cm_establish(struct rc_id *r)
 		return -EINVAL;
 	int rc = rocemu_cm_send_rtu(r->cm, NULL, 0);
 	if (!rc)
-		r->connected = true;
+		__atomic_store_n(&r->connected, true, __ATOMIC_RELEASE);
 	return rc;
 }
 

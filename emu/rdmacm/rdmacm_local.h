@@ -56,7 +56,9 @@ struct rc_id {
 	/* connection state the CM's events need */
 	struct rdma_conn_param conn;	/* initiator depth etc. asked for */
 	uint32_t qpn, psn;		/* the QP the connection is for */
-	bool connected, established;
+	/* established and not yet DISCONNECTED: written by the CM's
+	 * handler and the reader's thread, so atomically */
+	bool connected;
 	uint8_t peer_gid[16];
 	/* rdma_set_option's */
 	uint8_t tos, ack_timeout;
