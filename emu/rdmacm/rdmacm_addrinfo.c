@@ -31,6 +31,38 @@ void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
+/* No node nor service: librdmacm answers with the hints' own addresses
+ * (libfabric asks so with a source address alone). */
+static int from_hints(const struct rdma_addrinfo *h, struct rdma_addrinfo **res)
+{
+	if (!h || (!h->ai_src_addr && !h->ai_dst_addr))
+		return rc_err(-EINVAL);
+	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
+	if (!r)
+		return rc_err(-ENOMEM);
+	r->ai_flags = h->ai_flags;
+	r->ai_qp_type = h->ai_qp_type ? h->ai_qp_type : IBV_QPT_RC;
+	r->ai_port_space = h->ai_port_space ? h->ai_port_space :
+			   r->ai_qp_type == IBV_QPT_UD ? RDMA_PS_UDP : RDMA_PS_TCP;
+	if (h->ai_src_addr) {
+		r->ai_src_addr = dup_addr(h->ai_src_addr, h->ai_src_len);
+		r->ai_src_len = h->ai_src_len;
+		r->ai_family = h->ai_src_addr->sa_family;
+	}
+	if (h->ai_dst_addr) {
+		r->ai_dst_addr = dup_addr(h->ai_dst_addr, h->ai_dst_len);
+		r->ai_dst_len = h->ai_dst_len;
+		r->ai_family = h->ai_dst_addr->sa_family;
+	}
+	if ((h->ai_src_addr && !r->ai_src_addr) ||
+	    (h->ai_dst_addr && !r->ai_dst_addr)) {
+		rdma_freeaddrinfo(r);
+		return rc_err(-ENOMEM);
+	}
+	*res = r;
+	return 0;
+}
+
 /* getaddrinfo's error as librdmacm reports it: -1 and errno. */
 static int gai_errno(int rc)
 {
@@ -62,8 +94,10 @@ int rdma_getaddrinfo(const char *node, const char *service,
 	struct addrinfo h = { 0 }, *ai = NULL;
 	struct rdma_addrinfo *r;
 
-	if (!res || (!node && !service))
+	if (!res)
 		return rc_err(-EINVAL);
+	if (!node && !service)
+		return from_hints(hints, res);
 	int flags = hints ? hints->ai_flags : 0;
 	int qpt = hints && hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
 	int ps = hints && hints->ai_port_space ? hints->ai_port_space :

@@ -284,6 +284,22 @@ static void getaddrinfo_results(void)
 	}
 	CHECK(rdma_getaddrinfo("no such host.invalid", "1", NULL, &res) == -1,
 	      "an unknown host");
+	/* no node nor service: the hints' own source (as libfabric asks) */
+	struct sockaddr_in src = sin4(addr, 7479);
+	struct rdma_addrinfo only = { .ai_flags = RAI_PASSIVE,
+				      .ai_src_addr = (struct sockaddr *)&src,
+				      .ai_src_len = sizeof(src) };
+	rc = rdma_getaddrinfo(NULL, NULL, &only, &res);
+	CHECK(rc == 0, "hints only: %s", strerror(errno));
+	if (!rc) {
+		EXPECT(res->ai_src_addr && res->ai_src_len == sizeof(src) &&
+		       !memcmp(res->ai_src_addr, &src, sizeof(src)) &&
+		       res->ai_port_space == RDMA_PS_TCP &&
+		       res->ai_family == AF_INET);
+		rdma_freeaddrinfo(res);
+	}
+	CHECK(rdma_getaddrinfo(NULL, NULL, NULL, &res) == -1 && errno == EINVAL,
+	      "nothing asked: errno %d", errno);
 }
 
 /* rdma_create_ep: a synchronous active id, resolved inside the call. */
