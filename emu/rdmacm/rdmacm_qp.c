@@ -99,6 +99,18 @@ static void destroy_cqs(struct rdma_cm_id *id)
 	id->recv_cq_channel = id->send_cq_channel = NULL;
 }
 
+/* librdmacm's ucma_init_ud_qp: a UD QP needs no peer, so it goes on to
+ * RTR and RTS (send PSN 0) at creation. 0 or an ibv_modify_qp error. */
+static int ud_to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+	int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return rc ? rc : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
 int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 {
 	struct rc_id *r = rc_of(id);
@@ -134,7 +146,10 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		goto err;
 	}
 	init_attr(r, &qa, &mask);
-	if (ibv_modify_qp(qp, &qa, mask)) {
+	rc = ibv_modify_qp(qp, &qa, mask);
+	if (!rc && qp->qp_type == IBV_QPT_UD)
+		rc = ud_to_rts(qp);
+	if (rc) {
 		rc = -(errno ? errno : EINVAL);
 		ibv_destroy_qp(qp);
 		goto err;

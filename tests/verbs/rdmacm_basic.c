@@ -258,6 +258,36 @@ static void ipv6(void)
 	EXPECT(rdma_destroy_id(b) == 0);
 }
 
+/* A UD id's QP is ready to send at creation: librdmacm's ucma_init_ud_qp
+ * takes it through INIT (the UDP port space's Q_Key) to RTS. */
+static void ud_qp(void)
+{
+	struct rdma_cm_id *id = NULL;
+	struct sockaddr_in a = sin4(addr, 0);
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr qa = { 0 };
+	struct ibv_qp_init_attr got;
+
+	EXPECT(rdma_create_id(NULL, &id, NULL, RDMA_PS_UDP) == 0);
+	if (!id)
+		return;
+	EXPECT(id->qp_type == IBV_QPT_UD);
+	EXPECT(rdma_bind_addr(id, (struct sockaddr *)&a) == 0);
+	CHECK(rdma_create_qp(id, NULL, &init) == 0, "UD QP: %s", strerror(errno));
+	if (id->qp) {
+		EXPECT(ibv_query_qp(id->qp, &qa, IBV_QP_STATE | IBV_QP_QKEY,
+				    &got) == 0);
+		CHECK(qa.qp_state == IBV_QPS_RTS && qa.qkey == 0x01234567,
+		      "UD QP state %d Q_Key %#x", qa.qp_state, qa.qkey);
+	}
+	rdma_destroy_qp(id);
+	EXPECT(rdma_destroy_id(id) == 0);
+}
+
 static void getaddrinfo_results(void)
 {
 	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE | RAI_NUMERICHOST,
@@ -445,6 +475,7 @@ int main(int argc, char **argv)
 	bind_rules();
 	channel_and_resolve();
 	qp_on_id();
+	ud_qp();
 	migrate();
 	ipv6();
 	getaddrinfo_results();
