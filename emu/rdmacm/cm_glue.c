@@ -52,6 +52,7 @@ static void handler(void *user, const struct rocemu_cm_event *ev);
 static void on_req(struct rc_id *l, const struct rocemu_cm_event *ev)
 {
 	const struct roce_cm_req *q = &ev->msg.req;
+	bool sidr = ev->type == ROCEMU_CM_SIDR_REQ_RCVD;
 	struct roce_cm_ip_hdr h;
 
 	/* A REQ of no IP CM service, or lying about its header, is left
@@ -76,7 +77,7 @@ static void on_req(struct rc_id *l, const struct rocemu_cm_event *ev)
 	memcpy(r->peer_gid, ev->peer_gid, 16);
 	hdr_addr(&h, false, l->port, &r->id.route.addr.src_storage);
 	hdr_addr(&h, true, h.src_port, &r->id.route.addr.dst_storage);
-	struct ibv_sa_path_rec *p = calloc(1, sizeof(*p));
+	struct ibv_sa_path_rec *p = sidr ? NULL : calloc(1, sizeof(*p));
 	if (p) {
 		memcpy(p->sgid.raw, q->primary.remote_gid, 16);
 		memcpy(p->dgid.raw, q->primary.local_gid, 16);
@@ -98,6 +99,14 @@ static void on_req(struct rc_id *l, const struct rocemu_cm_event *ev)
 	rocemu_cm_id_set_handler(ev->id, handler, r);
 	e->ev.id = &r->id;
 	e->ev.listen_id = &l->id;
+	if (sidr) {
+		/* Linux's cma_req_handler: the area after the header */
+		e->ev.param.ud.private_data_len = ROCE_CM_IP_SIDR_USER_LEN;
+		memcpy(e->priv, ev->msg.priv + ROCE_CM_IP_HDR_LEN,
+		       ROCE_CM_IP_SIDR_USER_LEN);
+		rc_post(l, e);
+		return;
+	}
 	struct rdma_conn_param *c = &e->ev.param.conn;
 	/* what the peer sends out, this side takes in, and back */
 	c->responder_resources = q->initiator_depth;
@@ -124,6 +133,33 @@ static void set_priv(struct rc_event *e, const struct rocemu_cm_event *ev,
 	e->ev.param.conn.private_data_len = (uint8_t)len;
 }
 
+/* A SIDR_REP: ESTABLISHED with the peer's QP, Q_Key and an address
+ * (Linux's cma_sidr_rep_handler), or UNREACHABLE with its status. */
+static void on_sidr_rep(struct rc_id *r, const struct rocemu_cm_event *ev)
+{
+	const struct roce_cm_sidr_rep *p = &ev->msg.sidr_rep;
+	bool ok = p->status == ROCE_CM_SIDR_SUCCESS && p->qkey == RC_UDP_QKEY;
+	struct rc_event *e = rc_event_new(r, ok ? RDMA_CM_EVENT_ESTABLISHED :
+					  RDMA_CM_EVENT_UNREACHABLE,
+					  p->status != ROCE_CM_SIDR_SUCCESS ?
+					  p->status : ok ? 0 : -EINVAL);
+	if (!e)
+		return;
+	struct rdma_ud_param *u = &e->ev.param.ud;
+	if (ok) {
+		u->qp_num = p->qpn;
+		u->qkey = p->qkey;
+		u->ah_attr.is_global = 1;
+		memcpy(u->ah_attr.grh.dgid.raw, ev->peer_gid, 16);
+		u->ah_attr.grh.sgid_index = 1;
+		u->ah_attr.grh.hop_limit = 64;
+		u->ah_attr.grh.traffic_class = r->tos;
+		u->ah_attr.port_num = 1;
+	}
+	set_priv(e, ev, ROCE_CM_SIDR_REP_PRIV_LEN);
+	rc_post(r, e);
+}
+
 /* Called by the world's thread (its lock held): only queues. */
 static void handler(void *user, const struct rocemu_cm_event *ev)
 {
@@ -133,8 +169,16 @@ static void handler(void *user, const struct rocemu_cm_event *ev)
 
 	switch (ev->type) {
 	case ROCEMU_CM_REQ_RCVD:
+	case ROCEMU_CM_SIDR_REQ_RCVD:
 		on_req(r, ev);
 		return;
+	case ROCEMU_CM_SIDR_REP_RCVD:
+		on_sidr_rep(r, ev);
+		return;
+	case ROCEMU_CM_SIDR_REQ_ERROR:
+		t = RDMA_CM_EVENT_UNREACHABLE;
+		status = -ETIMEDOUT;
+		break;
 	case ROCEMU_CM_REP_RCVD:
 		t = RDMA_CM_EVENT_CONNECT_RESPONSE;
 		fix = RC_FIX_REP;
@@ -171,7 +215,6 @@ static void handler(void *user, const struct rocemu_cm_event *ev)
 		t = RDMA_CM_EVENT_TIMEWAIT_EXIT;
 		break;
 	default:
-		/* SIDR (UD ids) is not built yet: rc_cm_connect refuses it */
 		return;
 	}
 	struct rc_event *e = rc_event_new(r, t, status);
@@ -238,8 +281,6 @@ static int ensure_cm(struct rc_id *r)
 
 int rc_cm_listen(struct rc_id *r)
 {
-	if (r->id.qp_type != IBV_QPT_RC)
-		return -EOPNOTSUPP; /* SIDR listeners: not built yet */
 	int rc = ensure_cm(r);
 	if (!rc)
 		rc = rocemu_cm_listen(r->cm, roce_cm_service_id(r->id.ps, r->port),
@@ -256,14 +297,14 @@ static int priv_ok(const struct rdma_conn_param *p, unsigned max)
 int rc_cm_connect(struct rc_id *r, struct rdma_conn_param *p)
 {
 	struct rocemu_cm_req_param q = { 0 };
-	uint8_t priv[ROCE_CM_REQ_PRIV_LEN] = { 0 };
+	uint8_t priv[ROCE_CM_SIDR_REQ_PRIV_LEN] = { 0 };
 	struct roce_cm_ip_hdr h = { 0 };
 	struct sockaddr_storage src = { 0 };
 
-	if (r->id.qp_type != IBV_QPT_RC)
-		return -EOPNOTSUPP; /* SIDR: not built yet */
-	if (!r->id.route.path_rec || !priv_ok(p, ROCE_CM_IP_REQ_USER_LEN) ||
-	    (!r->id.qp && !p))
+	bool sidr = r->id.qp_type == IBV_QPT_UD;
+	if (!r->id.route.path_rec ||
+	    !priv_ok(p, sidr ? ROCE_CM_IP_SIDR_USER_LEN : ROCE_CM_IP_REQ_USER_LEN) ||
+	    (!sidr && !r->id.qp && !p))
 		return -EINVAL;
 	int rc = ensure_cm(r);
 	if (rc)
@@ -285,6 +326,17 @@ int rc_cm_connect(struct rc_id *r, struct rdma_conn_param *p)
 	if (p && p->private_data_len)
 		memcpy(priv + ROCE_CM_IP_HDR_LEN, p->private_data,
 		       p->private_data_len);
+	if (sidr) {
+		struct rocemu_cm_sidr_req_param sq = {
+			.service_id = roce_cm_service_id(r->id.ps,
+				ntohs(r->id.route.addr.dst_sin.sin_port)),
+			.private_data = priv,
+			.private_data_len = (uint8_t)(ROCE_CM_IP_HDR_LEN +
+				(p ? p->private_data_len : 0)),
+		};
+		memcpy(sq.dgid, r->id.route.path_rec->dgid.raw, 16);
+		return rocemu_cm_send_sidr_req(r->cm, &sq);
+	}
 	memcpy(q.dgid, r->id.route.path_rec->dgid.raw, 16);
 	q.service_id = roce_cm_service_id(r->id.ps, ntohs(r->id.route.addr.dst_sin.sin_port));
 	q.qp_type = IBV_QPT_RC;
@@ -318,6 +370,15 @@ int rc_cm_accept(struct rc_id *r, struct rdma_conn_param *p)
 {
 	struct rocemu_cm_rep_param q = { 0 };
 
+	if (r->cm && r->listen && r->id.qp_type == IBV_QPT_UD) {
+		/* SIDR: the QP's number and Q_Key; the id is done */
+		if (!priv_ok(p, ROCE_CM_SIDR_REP_PRIV_LEN) || (!r->id.qp && !p))
+			return -EINVAL;
+		return rocemu_cm_send_sidr_rep(r->cm, ROCE_CM_SIDR_SUCCESS,
+			r->id.qp ? r->id.qp->qp_num : (p->qp_num & 0xffffff),
+			RC_UDP_QKEY, p ? p->private_data : NULL,
+			p ? p->private_data_len : 0);
+	}
 	if (!r->cm || !r->listen || !priv_ok(p, ROCE_CM_REP_PRIV_LEN) ||
 	    (!r->id.qp && !p))
 		return -EINVAL;
@@ -361,6 +422,12 @@ int rc_cm_accept(struct rc_id *r, struct rdma_conn_param *p)
 
 int rc_cm_reject(struct rc_id *r, const void *priv, uint8_t len)
 {
+	if (r->cm && r->id.qp_type == IBV_QPT_UD) {
+		if (len > ROCE_CM_SIDR_REP_PRIV_LEN || (len && !priv))
+			return -EINVAL;
+		return rocemu_cm_send_sidr_rep(r->cm, ROCE_CM_SIDR_REJECT, 0, 0,
+					       priv, len);
+	}
 	if (!r->cm || len > ROCE_CM_REJ_PRIV_LEN || (len && !priv))
 		return -EINVAL;
 	return rocemu_cm_send_rej(r->cm, ROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0,

@@ -13,6 +13,10 @@
 
 struct rc_id;
 
+/* RDMA_UDP_QKEY: the Q_Key of the UDP and IB port spaces' UD QPs
+ * (librdmacm; the kernel's cma_set_qkey). */
+#define RC_UDP_QKEY 0x01234567u
+
 /* One queued event: the public event first (rdma_ack_cm_event gets it
  * back), then the private data it points at. */
 struct rc_event {

@@ -6,9 +6,6 @@
 
 #include "rdmacm_local.h"
 
-/* RDMA_UDP_QKEY: the Q_Key of the UDP port space's UD QPs (librdmacm). */
-#define RC_UDP_QKEY 0x01234567u
-
 /* The INIT attributes of an id's QP before the CM has any (Linux's
  * cma_ib_init_qp_attr): P_Key index 0, port 1, access 0, the Q_Key for UD. */
 static int init_attr(struct rc_id *r, struct ibv_qp_attr *a, int *mask)

@@ -23,6 +23,7 @@ struct rocemu_cm_id {
 	struct rocemu_cm_id *peer, *next;
 	struct rocemu_cm_req_param req;	/* the REQ of the connection */
 	struct rocemu_cm_rep_param rep;	/* and its REP */
+	uint8_t sidr_dgid[16];		/* where a SIDR_REQ went */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -264,16 +265,64 @@ int rocemu_cm_notify(struct rocemu_cm_id *id, enum ibv_event_type ev)
 int rocemu_cm_send_sidr_req(struct rocemu_cm_id *id,
 			    const struct rocemu_cm_sidr_req_param *p)
 {
-	(void)id, (void)p;
-	return -EINVAL;
+	struct roce_cm_msg m = { .attr_id = ROCE_CM_ATTR_SIDR_REQ };
+	struct rocemu_cm_id *l;
+
+	if (strcmp(id->state, "idle") ||
+	    p->private_data_len > ROCE_CM_SIDR_REQ_PRIV_LEN)
+		return -EINVAL;
+	id->state = "sidr_req_sent";
+	memcpy(id->sidr_dgid, p->dgid, 16);
+	pthread_mutex_lock(&lock);
+	for (l = listeners; l; l = l->next)
+		if ((p->service_id & l->mask) == (l->sid & l->mask))
+			break;
+	pthread_mutex_unlock(&lock);
+	if (!l) {
+		m.attr_id = ROCE_CM_ATTR_SIDR_REP;
+		m.sidr_rep.status = ROCE_CM_SIDR_UNSUPPORTED;
+		set_priv(&m, NULL, 0, ROCE_CM_SIDR_REP_PRIV_LEN);
+		id->state = "idle";
+		deliver(id, ROCEMU_CM_SIDR_REP_RCVD, 0, &m);
+		return 0;
+	}
+	struct rocemu_cm_id *n = rocemu_cm_id_new(NULL, l->fn, l->user);
+	if (!n)
+		return -ENOMEM;
+	n->state = "sidr_req_rcvd";
+	n->peer = id;
+	id->peer = n;
+	m.sidr_req.service_id = p->service_id;
+	m.sidr_req.pkey = 0xffff;
+	set_priv(&m, p->private_data, p->private_data_len,
+		 ROCE_CM_SIDR_REQ_PRIV_LEN);
+	struct rocemu_cm_event ev = { .type = ROCEMU_CM_SIDR_REQ_RCVD, .id = n,
+				      .listen_id = l, .msg = m, .hop_limit = 64 };
+	memcpy(ev.peer_gid, p->dgid, 16);
+	l->fn(l->user, &ev);
+	return 0;
 }
 
 int rocemu_cm_send_sidr_rep(struct rocemu_cm_id *id, uint8_t status,
 			    uint32_t qpn, uint32_t qkey, const void *priv,
 			    uint8_t len)
 {
-	(void)id, (void)status, (void)qpn, (void)qkey, (void)priv, (void)len;
-	return -EINVAL;
+	struct roce_cm_msg m = { .attr_id = ROCE_CM_ATTR_SIDR_REP };
+
+	if (strcmp(id->state, "sidr_req_rcvd") || !id->peer)
+		return -EINVAL;
+	id->state = "idle";
+	id->peer->state = "idle";
+	m.sidr_rep.status = status;
+	m.sidr_rep.qpn = qpn;
+	m.sidr_rep.qkey = qkey;
+	set_priv(&m, priv, len, ROCE_CM_SIDR_REP_PRIV_LEN);
+	struct rocemu_cm_event ev = { .type = ROCEMU_CM_SIDR_REP_RCVD,
+				      .id = id->peer, .msg = m, .hop_limit = 64 };
+	/* the peer is this process's device: its address is the REQ's */
+	memcpy(ev.peer_gid, id->peer->sidr_dgid, 16);
+	id->peer->fn(id->peer->user, &ev);
+	return 0;
 }
 
 /* From the REQ and REP the two ends exchanged, as ib_cm_init_qp_attr. */

@@ -5,7 +5,9 @@
  * CONNECT_REQUEST with the private data, accept, ESTABLISHED on both, a
  * SEND across, disconnect), a refused one (REJECTED, reason 28, private
  * data), one with no QP on the active id (CONNECT_RESPONSE, then
- * rdma_establish, as UCX does), and a REQ no one listens for (REJECTED 8).
+ * rdma_establish, as UCX does), a REQ no one listens for (REJECTED 8),
+ * and UD ids (SIDR): the peer's QPN, Q_Key and address in ESTABLISHED, a
+ * datagram sent with them, a refusal and no listener (UNREACHABLE).
  * Built as a user builds one: cc, -lrdmacm -libverbs.
  * usage: rdmacm_connect   (ROCEMU_ADDR: the address it owns)
  */
@@ -53,10 +55,10 @@ static void ack(struct rdma_cm_event *ev)
 		rdma_ack_cm_event(ev);
 }
 
-static struct ibv_qp_init_attr qp_caps(void)
+static struct ibv_qp_init_attr qp_caps_of(enum ibv_qp_type t)
 {
 	return (struct ibv_qp_init_attr){
-		.qp_type = IBV_QPT_RC,
+		.qp_type = t,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
@@ -70,16 +72,23 @@ static enum ibv_qp_state state_of(struct ibv_qp *qp)
 	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) ? IBV_QPS_ERR : a.qp_state;
 }
 
+static struct ibv_qp_init_attr qp_caps(void)
+{
+	return qp_caps_of(IBV_QPT_RC);
+}
+
 /* A client id on ch, resolved to the listener at port, with a QP when
  * with_qp. NULL on a failure. */
-static struct rdma_cm_id *client(struct rdma_event_channel *ch, uint16_t port,
-				 int with_qp)
+static struct rdma_cm_id *client_ps(struct rdma_event_channel *ch,
+				    uint16_t port, int with_qp,
+				    enum rdma_port_space ps)
 {
 	struct sockaddr_in dst = self(port);
 	struct rdma_cm_id *id = NULL;
-	struct ibv_qp_init_attr caps = qp_caps();
+	struct ibv_qp_init_attr caps = qp_caps_of(ps == RDMA_PS_UDP ?
+						  IBV_QPT_UD : IBV_QPT_RC);
 
-	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	if (rdma_create_id(ch, &id, NULL, ps) ||
 	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000)) {
 		CHECK(0, "client id: %s", strerror(errno));
 		return id;
@@ -91,6 +100,111 @@ static struct rdma_cm_id *client(struct rdma_event_channel *ch, uint16_t port,
 		CHECK(rdma_create_qp(id, NULL, &caps) == 0, "client QP: %s",
 		      strerror(errno));
 	return id;
+}
+
+static struct rdma_cm_id *client(struct rdma_event_channel *ch, uint16_t port,
+				 int with_qp)
+{
+	return client_ps(ch, port, with_qp, RDMA_PS_TCP);
+}
+
+/* SIDR: the server's UD QP, Q_Key and address reach the client, which
+ * sends it a datagram with them. */
+static void ud_pair(struct rdma_event_channel *sch,
+		    struct rdma_event_channel *cch, uint16_t port)
+{
+	static const char hi[] = "ud hello";
+	struct rdma_cm_id *c = client_ps(cch, port, 1, RDMA_PS_UDP);
+	struct rdma_conn_param cp = { .private_data = hi,
+				      .private_data_len = sizeof(hi) };
+
+	if (!c || !c->qp)
+		return;
+	CHECK(rdma_connect(c, &cp) == 0, "UD connect: %s", strerror(errno));
+	struct rdma_cm_event *ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (!ev)
+		return;
+	struct rdma_cm_id *s = ev->id;
+	EXPECT(ev->param.ud.private_data_len == 180 &&
+	       !memcmp(ev->param.ud.private_data, hi, sizeof(hi)));
+	EXPECT(s->qp_type == IBV_QPT_UD);
+	ack(ev);
+	struct ibv_qp_init_attr caps = qp_caps_of(IBV_QPT_UD);
+	EXPECT(rdma_create_qp(s, NULL, &caps) == 0);
+	static char buf[40 + 64];
+	struct ibv_mr *mr = ibv_reg_mr(s->pd, buf, sizeof(buf),
+				       IBV_ACCESS_LOCAL_WRITE);
+	if (s->qp && mr) {
+		struct ibv_sge sge = { (uintptr_t)buf, sizeof(buf), mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+		EXPECT(ibv_post_recv(s->qp, &wr, &bad) == 0);
+	}
+	EXPECT(rdma_accept(s, NULL) == 0);
+	ev = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev && s->qp) {
+		struct rdma_ud_param *u = &ev->param.ud;
+		EXPECT(u->qp_num == s->qp->qp_num && u->qkey == 0x01234567);
+		EXPECT(u->ah_attr.is_global && u->private_data_len == 136);
+		struct ibv_ah *ah = ibv_create_ah(c->pd, &u->ah_attr);
+		char msg[] = "datagram";
+		struct ibv_mr *cmr = ibv_reg_mr(c->pd, msg, sizeof(msg), 0);
+		struct ibv_sge sge = { (uintptr_t)msg, sizeof(msg), cmr ? cmr->lkey : 0 };
+		struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = u->qp_num;
+		wr.wr.ud.remote_qkey = u->qkey;
+		CHECK(ah && cmr && ibv_post_send(c->qp, &wr, &bad) == 0,
+		      "UD send: %s", strerror(errno));
+		struct ibv_wc wc;
+		int n = 0;
+		for (int i = 0; i < 2000000 && n == 0; i++)
+			n = ibv_poll_cq(s->recv_cq, 1, &wc);
+		CHECK(n == 1 && wc.status == IBV_WC_SUCCESS &&
+		      !strcmp(buf + 40, "datagram"), "the datagram arrived: n %d", n);
+		n = 0;
+		for (int i = 0; i < 2000000 && n == 0; i++)
+			n = ibv_poll_cq(c->send_cq, 1, &wc);
+		EXPECT(n == 1 && wc.status == IBV_WC_SUCCESS);
+		if (ah)
+			ibv_destroy_ah(ah);
+		if (cmr)
+			ibv_dereg_mr(cmr);
+	}
+	ack(ev);
+	if (mr)
+		ibv_dereg_mr(mr);
+	rdma_destroy_qp(s);
+	rdma_destroy_qp(c);
+	EXPECT(rdma_destroy_id(s) == 0);
+	EXPECT(rdma_destroy_id(c) == 0);
+	/* refused, then no listener: UNREACHABLE with the SIDR status */
+	c = client_ps(cch, port, 0, RDMA_PS_UDP);
+	if (!c)
+		return;
+	EXPECT(rdma_connect(c, NULL) == 0);
+	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev) {
+		s = ev->id;
+		ack(ev);
+		EXPECT(rdma_reject(s, NULL, 0) == 0);
+		EXPECT(rdma_destroy_id(s) == 0);
+		ev = expect(cch, RDMA_CM_EVENT_UNREACHABLE);
+		if (ev)
+			EXPECT(ev->status == 2); /* REJECT */
+		ack(ev);
+	}
+	EXPECT(rdma_destroy_id(c) == 0);
+	c = client_ps(cch, port + 1, 0, RDMA_PS_UDP);
+	if (!c)
+		return;
+	EXPECT(rdma_connect(c, NULL) == 0);
+	ev = expect(cch, RDMA_CM_EVENT_UNREACHABLE);
+	if (ev)
+		EXPECT(ev->status == 1); /* unsupported: no listener */
+	ack(ev);
+	EXPECT(rdma_destroy_id(c) == 0);
 }
 
 static void connected_pair(struct rdma_event_channel *sch,
@@ -289,6 +403,15 @@ int main(void)
 		rdma_destroy_qp(c);
 		EXPECT(rdma_destroy_id(c) == 0);
 	}
+	struct rdma_cm_id *ul = NULL;
+	struct sockaddr_in ua = self(7482);
+	if (rdma_create_id(sch, &ul, NULL, RDMA_PS_UDP) ||
+	    rdma_bind_addr(ul, (struct sockaddr *)&ua) || rdma_listen(ul, 4))
+		CHECK(0, "a UD listener at port 7482: %s", strerror(errno));
+	else
+		ud_pair(sch, cch, 7482);
+	if (ul)
+		EXPECT(rdma_destroy_id(ul) == 0);
 	EXPECT(rdma_destroy_id(l) == 0);
 	rdma_destroy_event_channel(sch);
 	rdma_destroy_event_channel(cch);
