@@ -16,6 +16,12 @@ rm -rf "$work" && mkdir -p "$work/build/lib"
 flags="-std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Wshadow
 	-Wno-missing-field-initializers -fPIC -pthread -I$top/include
 	-DROCEMU_RDMACM_CM=1"
+# under SAN=1 and TSAN=1 the variant carries the build's sanitizer too
+if nm -D "$build/lib/libibverbs.so.1" | grep -q __asan_init; then
+	flags="$flags -fsanitize=address,undefined -fno-omit-frame-pointer"
+elif nm -D "$build/lib/libibverbs.so.1" | grep -q __tsan_init; then
+	flags="$flags -fsanitize=thread -fno-omit-frame-pointer"
+fi
 # shellcheck disable=SC2086 # the flags are words
 if ! cc $flags -shared -Wl,-soname,librdmacm.so.1 \
 	-Wl,--version-script="$top/emu/rdmacm/librdmacm.map" \
