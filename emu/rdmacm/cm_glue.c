@@ -47,6 +47,12 @@ static void hdr_addr(const struct roce_cm_ip_hdr *h, bool src, uint16_t port,
 
 static void handler(void *user, const struct rocemu_cm_event *ev);
 
+/* The handler of a CM id no rdma_cm id stands for (a REQ being refused). */
+static void ignore(void *user, const struct rocemu_cm_event *ev)
+{
+	(void)user, (void)ev;
+}
+
 /* A REQ on a listener: a new id whose addresses the REQ's Annex A11
  * header gives, and a CONNECT_REQUEST counted on the listener. */
 static void on_req(struct rc_id *l, const struct rocemu_cm_event *ev)
@@ -55,11 +61,20 @@ static void on_req(struct rc_id *l, const struct rocemu_cm_event *ev)
 	bool sidr = ev->type == ROCEMU_CM_SIDR_REQ_RCVD;
 	struct roce_cm_ip_hdr h;
 
-	/* A REQ of no IP CM service, or lying about its header, is left
-	 * unanswered here: the handler may not call the CM to refuse it,
-	 * and the peer's REQ times out. */
-	if (roce_cm_ip_hdr_parse(ev->msg.priv, ev->msg.priv_len, &h))
+	/* A REQ lying about its Annex A11 header (or of another family
+	 * than the listener's) is refused as Linux's cma refuses it: the
+	 * handler may not call the CM, so the listener's reader does
+	 * (RC_FIX_REFUSE), and the application sees nothing of it. */
+	if (roce_cm_ip_hdr_parse(ev->msg.priv, ev->msg.priv_len, &h)) {
+		struct rc_event *x = rc_event_new(l, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+		rocemu_cm_id_set_handler(ev->id, ignore, NULL);
+		if (x) {
+			x->fix = RC_FIX_REFUSE;
+			x->refuse = ev->id;
+			rc_post(l, x);
+		}
 		return;
+	}
 	struct rc_id *r = rc_id_new(l->sync ? NULL : l->chan, l->id.context,
 				    l->id.ps, l->id.qp_type);
 	struct rc_event *e = r ? rc_event_new(l, RDMA_CM_EVENT_CONNECT_REQUEST, 0) :
@@ -239,18 +254,25 @@ static void handler(void *user, const struct rocemu_cm_event *ev)
 	rc_post(r, e);
 }
 
-void rc_cm_fixup(struct rc_event *e)
+bool rc_cm_fixup(struct rc_event *e)
 {
 	struct rc_id *r = rc_of(e->ev.id);
 	int fix = e->fix;
 
 	e->fix = RC_FIX_NONE;
+	if (fix == RC_FIX_REFUSE) {
+		/* the REJ fails only when the peer has gone; free it anyway */
+		rocemu_cm_send_rej(e->refuse, ROCE_CM_REJ_CONSUMER_DEFINED,
+				   NULL, 0, NULL, 0);
+		rocemu_cm_id_free(e->refuse);
+		return false;
+	}
 	if (fix == RC_FIX_QP_ERR) {
 		rc_qp_to_err(r);
-		return;
+		return true;
 	}
 	if (fix != RC_FIX_REP || !r->id.qp)
-		return;
+		return true;
 	/* librdmacm's ucma_process_conn_resp */
 	int rc = rc_qp_to_rts(r);
 	if (!rc)
@@ -261,11 +283,24 @@ void rc_cm_fixup(struct rc_event *e)
 				   NULL, 0);
 		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
 		e->ev.status = rc;
-		return;
+		return true;
 	}
 	__atomic_store_n(&r->connected, true, __ATOMIC_RELEASE);
 	e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
 	memset(&e->ev.param, 0, sizeof(e->ev.param));
+	return true;
+}
+
+void rc_discard(struct rc_event *e)
+{
+	if (e->fix == RC_FIX_REFUSE) {
+		rc_cm_fixup(e);
+	} else if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		   e->ev.id != &e->owner->id) {
+		/* a listener's request nobody took: its new id goes (a REJ) */
+		rdma_destroy_id(e->ev.id);
+	}
+	free(e);
 }
 
 static int ensure_cm(struct rc_id *r)
@@ -540,9 +575,15 @@ void rc_cm_free(struct rc_id *r)
 	(void)r;
 }
 
-void rc_cm_fixup(struct rc_event *e)
+bool rc_cm_fixup(struct rc_event *e)
 {
 	(void)e;
+	return true;
+}
+
+void rc_discard(struct rc_event *e)
+{
+	free(e);
 }
 
 #endif

@@ -94,11 +94,18 @@ struct rc_event *rc_event_new(struct rc_id *id, enum rdma_cm_event_type type,
 
 void rc_post(struct rc_id *id, struct rc_event *e)
 {
-	struct rc_channel *c = id->chan;
+	struct rc_channel *c;
 
-	pthread_mutex_lock(&c->lock);
+	/* the id's channel, held: rdma_migrate_id changes it under the
+	 * old channel's lock */
+	for (;;) {
+		c = __atomic_load_n(&id->chan, __ATOMIC_ACQUIRE);
+		pthread_mutex_lock(&c->lock);
+		if (c == __atomic_load_n(&id->chan, __ATOMIC_ACQUIRE))
+			break;
+		pthread_mutex_unlock(&c->lock);
+	}
 	e->owner = id;
-	id->reported++;
 	if (e->ev.param.conn.private_data_len)
 		e->ev.param.conn.private_data = e->priv;
 	if (!c->head) {
@@ -121,6 +128,40 @@ void rc_wait_acked(struct rc_id *id)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* rc_purge's work, c->lock held. */
+static struct rc_event *purge_locked(struct rc_channel *c, struct rc_id *id,
+				     bool named_too)
+{
+	struct rc_event *gone = NULL, **end = &gone, **p, *last = NULL;
+
+	for (p = &c->head; *p;) {
+		struct rc_event *e = *p;
+		if (e->owner == id || (named_too && e->ev.id == &id->id)) {
+			*p = e->next;
+			e->next = NULL;
+			*end = e;	/* in the order they came */
+			end = &e->next;
+		} else {
+			last = e;
+			p = &e->next;
+		}
+	}
+	c->tail = last;
+	if (gone && !c->head)
+		unring(c);
+	return gone;
+}
+
+struct rc_event *rc_purge(struct rc_id *id, bool named_too)
+{
+	struct rc_channel *c = id->chan;
+
+	pthread_mutex_lock(&c->lock);
+	struct rc_event *gone = purge_locked(c, id, named_too);
+	pthread_mutex_unlock(&c->lock);
+	return gone;
+}
+
 /* The first event, taken off the queue; NULL when there is none. */
 static struct rc_event *take(struct rc_channel *c)
 {
@@ -129,6 +170,9 @@ static struct rc_event *take(struct rc_channel *c)
 	pthread_mutex_lock(&c->lock);
 	e = c->head;
 	if (e) {
+		/* reported now: rdma_destroy_id waits for what the
+		 * application was given, as librdmacm */
+		e->owner->reported++;
 		c->head = e->next;
 		if (!c->head) {
 			c->tail = NULL;
@@ -175,8 +219,11 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		return rc_err(-EINVAL);
 	for (;;) {
 		struct rc_event *e = take(c);
+		if (e && !rc_cm_fixup(e)) {
+			rc_drop(e);
+			continue;
+		}
 		if (e) {
-			rc_cm_fixup(e);
 			*event = &e->ev;
 			return 0;
 		}
@@ -189,6 +236,11 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		if (poll(&p, 1, -1) < 0 && errno != EINTR)
 			return -1;
 	}
+}
+
+void rc_drop(struct rc_event *e)
+{
+	rdma_ack_cm_event(&e->ev);
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)
@@ -227,16 +279,37 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 		sync = true;
 	}
 	rc_wait_acked(r);
-	/* the counts restart on the new channel's lock */
+	/* The events not yet taken go with the id, in order, ahead of any
+	 * the CM posts meanwhile (the kernel's ucma_migrate_id): both
+	 * channels held, in address order. The counts restart. */
 	struct rc_channel *from = r->chan;
 	bool was_sync = r->sync;
 	rc_channel_attach(to);
-	pthread_mutex_lock(&from->lock);
-	r->chan = to;
+	struct rc_channel *first = from < to ? from : to;
+	struct rc_channel *second = from < to ? to : from;
+	pthread_mutex_lock(&first->lock);
+	if (second != first)
+		pthread_mutex_lock(&second->lock);
+	struct rc_event *moving = purge_locked(from, r, false);
+	if (moving) {
+		struct rc_event *end = moving;
+		while (end->next)
+			end = end->next;
+		if (!to->head) {
+			to->head = moving;
+			ring(to);
+		} else {
+			to->tail->next = moving;
+		}
+		to->tail = end;
+	}
+	__atomic_store_n(&r->chan, to, __ATOMIC_RELEASE);
 	r->sync = sync;
 	r->id.channel = &to->ch;
 	r->reported = r->acked = 0;
-	pthread_mutex_unlock(&from->lock);
+	if (second != first)
+		pthread_mutex_unlock(&second->lock);
+	pthread_mutex_unlock(&first->lock);
 	rc_channel_detach(from);
 	if (was_sync)
 		rc_channel_free(from);

@@ -146,6 +146,11 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	rc_cm_free(r);
 	rc_port_release(r);
 	rc_drop_event(r);
+	/* no handler names r now: what is queued for it is all there is */
+	for (struct rc_event *e = rc_purge(r, true), *n; e; e = n) {
+		n = e->next;
+		rc_discard(e);
+	}
 	rc_wait_acked(r);
 	free(r->id.route.path_rec);
 	free(r->ep_qp);

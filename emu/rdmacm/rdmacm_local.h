@@ -26,6 +26,7 @@ struct rc_event {
 	/* work librdmacm does in the reader's thread when it takes the
 	 * event (the CM's handler may not call the device): enum rc_fix */
 	int fix;
+	struct rocemu_cm_id *refuse;	/* RC_FIX_REFUSE's */
 	uint8_t priv[ROCE_CM_PRIV_MAX];
 };
 
@@ -33,6 +34,8 @@ enum rc_fix {
 	RC_FIX_NONE,
 	RC_FIX_REP,	/* a REP: with a QP on the id, RTR, RTS and the RTU */
 	RC_FIX_QP_ERR,	/* the connection failed: the id's QP to ERR */
+	RC_FIX_REFUSE,	/* not for the application: refuse the REQ of
+			 * refuse (a REJ), free it, drop the event */
 };
 
 /* An event channel: the fd applications poll is an eventfd whose counter
@@ -53,8 +56,9 @@ struct rc_id {
 	uint16_t port;			/* host order, 0 before bind */
 	struct rocemu_cm_id *cm;
 	struct rc_id *listen;		/* a passive id's listener */
-	/* events reported on the id and acknowledged (rdma_destroy_id
-	 * waits till they are equal, as librdmacm does) */
+	/* events given to the application on the id, and acknowledged
+	 * (rdma_destroy_id waits till they are equal, as librdmacm does;
+	 * those never given are dropped with the id) */
 	unsigned reported, acked;
 	pthread_cond_t acked_cond;	/* under the channel's lock */
 	/* connection state the CM's events need */
@@ -96,7 +100,15 @@ void rc_channel_free(struct rc_channel *c);
 void rc_channel_attach(struct rc_channel *c);
 /* Counts an id off a channel (under its lock). Never fails. */
 void rc_channel_detach(struct rc_channel *c);
-/* Waits till every event reported on id is acknowledged. */
+/* Takes off id's channel the events not yet given to the application
+ * that are counted on id (and, with named_too, those that name it), and
+ * returns them in order (a list through next). Never fails. */
+struct rc_event *rc_purge(struct rc_id *id, bool named_too);
+/* Discards an event the application never saw: what it holds of the CM
+ * (a REQ to refuse, a new id) is freed with it. Never fails. */
+void rc_discard(struct rc_event *e);
+/* Waits till every event given to the application on id is
+ * acknowledged. */
 void rc_wait_acked(struct rc_id *id);
 
 /* The one context and PD of the process, opened on first use after the
@@ -155,9 +167,12 @@ int rc_complete(struct rc_id *id);
 /* Acknowledges a synchronous id's kept event. */
 void rc_drop_event(struct rc_id *id);
 
-/* The reader's work on an event it takes (enum rc_fix); never fails:
- * a failure turns the event into CONNECT_ERROR. */
-void rc_cm_fixup(struct rc_event *e);
+/* The reader's work on an event it takes (enum rc_fix): false when the
+ * event is not the application's (the reader drops it, rc_drop). A
+ * failure turns the event into CONNECT_ERROR. */
+bool rc_cm_fixup(struct rc_event *e);
+/* Frees an event the application never saw, counted acknowledged. */
+void rc_drop(struct rc_event *e);
 
 /* Makes a new id (rdma_create_id's work) on channel c. NULL and errno. */
 struct rc_id *rc_id_new(struct rc_channel *c, void *context,

@@ -165,6 +165,9 @@ int rocemu_cm_send_req(struct rocemu_cm_id *id,
 	memcpy(q->primary.local_gid, p->dgid, 16); /* one process, one device */
 	memcpy(q->primary.remote_gid, p->dgid, 16);
 	set_priv(&m, p->private_data, p->private_data_len, ROCE_CM_REQ_PRIV_LEN);
+	/* a lying peer: its Annex A11 header's version is not 0 */
+	if (getenv("FAKE_CM_CORRUPT_REQ")) /* set by rdmacm_connect.c */
+		m.priv[0] = 0x7f;
 	struct rocemu_cm_event ev = { .type = ROCEMU_CM_REQ_RCVD, .id = n,
 				      .listen_id = l, .msg = m, .hop_limit = 64 };
 	memcpy(ev.peer_gid, p->dgid, 16);

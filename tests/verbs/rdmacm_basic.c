@@ -148,6 +148,34 @@ static void channel_and_resolve(void)
 	rdma_destroy_event_channel(ch);
 }
 
+/* An id destroyed with an event not yet taken: as with librdmacm (the
+ * kernel drops what was never reported), the destroy does not wait for
+ * it and the event goes with the id. */
+static void destroy_with_pending_event(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in dst = sin4("127.0.0.1", 7481);
+	struct rdma_cm_id *id = NULL;
+	struct rdma_cm_event *ev = NULL;
+
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		CHECK(0, "channel and id: %s", strerror(errno));
+		return;
+	}
+	EXPECT(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0);
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	EXPECT(poll(&p, 1, 5000) == 1);
+	EXPECT(rdma_destroy_id(id) == 0);
+	EXPECT(poll(&p, 1, 0) == 0);
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	int rc = rdma_get_cm_event(ch, &ev);
+	CHECK(rc == -1 && errno == EAGAIN, "the destroyed id's event: %s",
+	      rc ? strerror(errno) : rdma_event_str(ev->event));
+	if (!rc)
+		rdma_ack_cm_event(ev);
+	rdma_destroy_event_channel(ch);
+}
+
 /* A QP with no PD or CQs named: the id's PD, CQs with completion
  * channels, and the QP in INIT as rdma_init_qp_attr says. */
 static void qp_on_id(void)
@@ -224,6 +252,18 @@ static void migrate(void)
 	errno = 0;
 	rdma_destroy_event_channel(c1);
 	EXPECT(errno == 0);
+	/* an event not yet taken moves with the id, as the kernel moves it */
+	struct rdma_event_channel *c3 = rdma_create_event_channel();
+	EXPECT(c3 && rdma_resolve_route(id, 2000) == 0);
+	struct pollfd p2 = { .fd = c2->fd, .events = POLLIN };
+	EXPECT(poll(&p2, 1, 5000) == 1);
+	EXPECT(c3 && rdma_migrate_id(id, c3) == 0);
+	ev = c3 ? next_event(c3) : NULL;
+	CHECK(ev && ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED,
+	      "the pending event moved to the new channel");
+	if (ev)
+		rdma_ack_cm_event(ev);
+	EXPECT(poll(&p2, 1, 0) == 0);
 	/* to no channel: synchronous, the call waits for its own event */
 	EXPECT(rdma_migrate_id(id, NULL) == 0);
 	CHECK(rdma_resolve_route(id, 2000) == 0 && id->event &&
@@ -231,6 +271,8 @@ static void migrate(void)
 	      "a synchronous resolve keeps its event: %s", strerror(errno));
 	EXPECT(rdma_destroy_id(id) == 0);
 	rdma_destroy_event_channel(c2);
+	if (c3)
+		rdma_destroy_event_channel(c3);
 }
 
 /* IPv6: the wildcard binds; a family the device has not is refused. */
@@ -475,6 +517,7 @@ int main(int argc, char **argv)
 	bind_rules();
 	channel_and_resolve();
 	qp_on_id();
+	destroy_with_pending_event();
 	ud_qp();
 	migrate();
 	ipv6();

@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <stdlib.h>
@@ -321,6 +322,36 @@ static void refused(struct rdma_event_channel *sch,
 	EXPECT(rdma_destroy_id(c) == 0);
 }
 
+/* A REQ whose Annex A11 header lies (the stand-in CM breaks its version
+ * byte when FAKE_CM_CORRUPT_REQ is set): refused, as Linux's cma does,
+ * with no CONNECT_REQUEST for the application. */
+static void lying_req(struct rdma_event_channel *sch,
+		      struct rdma_event_channel *cch, uint16_t port)
+{
+	struct rdma_cm_id *c = client(cch, port, 1);
+	struct rdma_cm_event *ev = NULL;
+
+	if (!c || !c->qp)
+		return;
+	setenv("FAKE_CM_CORRUPT_REQ", "1", 1);
+	EXPECT(rdma_connect(c, &(struct rdma_conn_param){ .retry_count = 7 }) == 0);
+	unsetenv("FAKE_CM_CORRUPT_REQ");
+	/* the listener's channel gives nothing to the application ... */
+	int fl = fcntl(sch->fd, F_GETFL);
+	fcntl(sch->fd, F_SETFL, fl | O_NONBLOCK);
+	int rc = rdma_get_cm_event(sch, &ev);
+	CHECK(rc == -1 && errno == EAGAIN, "a lying REQ gave %s",
+	      rc ? strerror(errno) : rdma_event_str(ev->event));
+	if (!rc)
+		ack(ev);
+	fcntl(sch->fd, F_SETFL, fl);
+	/* ... and the client is refused */
+	ev = expect(cch, RDMA_CM_EVENT_REJECTED);
+	ack(ev);
+	rdma_destroy_qp(c);
+	EXPECT(rdma_destroy_id(c) == 0);
+}
+
 /* UCX's way: no QP on the active id, its QPN in the parameters, RTR and
  * RTS from rdma_init_qp_attr, the RTU from rdma_establish. */
 static void no_qp(struct rdma_event_channel *sch,
@@ -392,6 +423,7 @@ int main(void)
 	connected_pair(sch, cch, 7480);
 	refused(sch, cch, 7480);
 	no_qp(sch, cch, 7480);
+	lying_req(sch, cch, 7480);
 	/* no listener on 7481: REJ 8 (invalid service ID) */
 	struct rdma_cm_id *c = client(cch, 7481, 1);
 	if (c && c->qp) {
