@@ -6,7 +6,9 @@
 # and libfabric are linked BIND_NOW and one missing symbol stops them
 # loading. Then Debian's rping runs unmodified on the drop-ins as far as
 # the connection manager: a server binds, listens and waits; a client
-# resolves, makes its QP and reaches rdma_connect.
+# resolves, makes its QP and reaches rdma_connect. Once the library is
+# built with the CM (RDMACM_CM=1), a server and a client also make a whole
+# run of three pings.
 # usage: tests/verbs/rdmacm_symbols.sh BUILD_DIR SERVER_ADDR CLIENT_ADDR
 set -u
 build=$(cd "${1:?usage: rdmacm_symbols.sh BUILD_DIR SERVER CLIENT}" && pwd)
@@ -57,6 +59,73 @@ else
 		echo "FAIL: rping -s -a $server exited $rc before a client came:"
 		sed 's/^/  /' "$work/server.out"
 		fail=1
+	fi
+	if nm -D "$build/lib/libibverbs.so.1" | grep -q " rocemu_cm_listen"; then
+		# with the device's CM: a whole run, server and client
+		timeout 60 rping -s -a "$server" -C 3 -v >"$work/server.out" 2>&1 &
+		spid=$!
+		sleep 1
+		ROCEMU_ADDR=$client timeout 60 rping -c -a "$server" -I "$client" \
+			-C 3 -v >"$work/client.out" 2>&1
+		crc=$?
+		wait $spid
+		src=$?
+		if [ $crc != 0 ] || [ $src != 0 ] ||
+			[ "$(grep -c "ping data" "$work/client.out")" != 3 ]; then
+			echo "FAIL: rping server (exit $src) and client (exit $crc):"
+			sed 's/^/  server: /' "$work/server.out"
+			sed 's/^/  client: /' "$work/client.out"
+			fail=1
+		fi
+	else
+		# built without the CM: the client gets as far as rdma_connect,
+		# which says so
+		ROCEMU_ADDR=$client timeout 20 rping -c -a "$server" -I "$client" \
+			-C 1 >"$work/client.out" 2>&1
+		if grep -q "rdma_create_event_channel\|rdma_create_id\|rdma_resolve_addr\|rdma_resolve_route\|rdma_create_qp\|rdma_bind_addr\|RDMA_CM_EVENT_ADDR_ERROR\|RDMA_CM_EVENT_ROUTE_ERROR" "$work/client.out"; then
+			echo "FAIL: rping -c stopped before rdma_connect:"
+			sed 's/^/  /' "$work/client.out"
+			fail=1
+		elif ! grep -q "rdma_connect: Function not implemented" "$work/client.out"; then
+			echo "FAIL: rping -c without the CM should fail in rdma_connect with ENOSYS:"
+			sed 's/^/  /' "$work/client.out"
+			fail=1
+		fi
+	fi
+fi
+echo "rdmacm_symbols: $(wc -l <"$work/system") symbols and version nodes of $sys compared"
+
+# Debian's rping, unmodified (BIND_NOW: it does not start if one is missing).
+if ! command -v rping >/dev/null; then
+	echo "FAIL: no rping (install rdmacm-utils: make deps)"
+	fail=1
+else
+	. "$(dirname "$0")/../lib/verbs_env.sh"
+	# the server: no ROCEMU_ADDR, its -a address makes the device (docs/dropin.md)
+	timeout 3 rping -s -a "$server" -C 1 >"$work/server.out" 2>&1
+	rc=$?
+	if [ $rc != 124 ]; then
+		echo "FAIL: rping -s -a $server exited $rc before a client came:"
+		sed 's/^/  /' "$work/server.out"
+		fail=1
+	fi
+	if nm -D "$build/lib/libibverbs.so.1" | grep -q " rocemu_cm_listen"; then
+		# with the device's CM: a whole run, server and client
+		timeout 60 rping -s -a "$server" -C 3 -v >"$work/server.out" 2>&1 &
+		spid=$!
+		sleep 1
+		ROCEMU_ADDR=$client timeout 60 rping -c -a "$server" -I "$client" \
+			-C 3 -v >"$work/client.out" 2>&1
+		crc=$?
+		wait $spid
+		src=$?
+		if [ $crc != 0 ] || [ $src != 0 ] ||
+			[ "$(grep -c "ping data" "$work/client.out")" != 3 ]; then
+			echo "FAIL: rping server (exit $src) and client (exit $crc):"
+			sed 's/^/  server: /' "$work/server.out"
+			sed 's/^/  client: /' "$work/client.out"
+			fail=1
+		fi
 	fi
 	ROCEMU_ADDR=$client timeout 20 rping -c -a "$server" -I "$client" -C 1 \
 		>"$work/client.out" 2>&1
