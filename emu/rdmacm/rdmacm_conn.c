@@ -31,14 +31,52 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	return 0;
 }
 
+/*
+ * librdmacm's ucma_valid_param and ucma_copy_conn_param_to_kern: READ and
+ * atomic counts past the device's are EINVAL; RDMA_MAX_RESP_RES and
+ * RDMA_MAX_INIT_DEPTH mean the device's most. out is in, so adjusted;
+ * NULL when in is. 0 or -EINVAL.
+ */
+static int checked_param(struct rc_id *r, const struct rdma_conn_param *in,
+			 struct rdma_conn_param *out, struct rdma_conn_param **use)
+{
+	struct ibv_device_attr a;
+
+	*use = NULL;
+	if (!in)
+		return 0;
+	if (!r->id.verbs || ibv_query_device(r->id.verbs, &a))
+		return -EINVAL;
+	*out = *in;
+	if (r->id.qp_type != IBV_QPT_UD) {
+		uint8_t resp = a.max_qp_rd_atom > 255 ? 255 : (uint8_t)a.max_qp_rd_atom;
+		uint8_t init = a.max_qp_init_rd_atom > 255 ? 255 :
+			       (uint8_t)a.max_qp_init_rd_atom;
+		if (in->responder_resources == RDMA_MAX_RESP_RES)
+			out->responder_resources = resp;
+		else if (in->responder_resources > resp)
+			return -EINVAL;
+		if (in->initiator_depth == RDMA_MAX_INIT_DEPTH)
+			out->initiator_depth = init;
+		else if (in->initiator_depth > init)
+			return -EINVAL;
+	}
+	*use = out;
+	return 0;
+}
+
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct rc_id *r = rc_of(id);
+	struct rdma_conn_param cp, *use;
 
 	if (!r)
 		return rc_err(-EINVAL);
+	int rc = checked_param(r, conn_param, &cp, &use);
+	if (rc)
+		return rc_err(rc);
 	rc_drop_event(r);
-	int rc = rc_cm_connect(r, conn_param);
+	rc = rc_cm_connect(r, use);
 	if (rc)
 		return rc_err(rc);
 	return rc_complete(r);
@@ -47,11 +85,15 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct rc_id *r = rc_of(id);
+	struct rdma_conn_param cp, *use;
 
 	if (!r)
 		return rc_err(-EINVAL);
+	int rc = checked_param(r, conn_param, &cp, &use);
+	if (rc)
+		return rc_err(rc);
 	rc_drop_event(r);
-	int rc = rc_cm_accept(r, conn_param);
+	rc = rc_cm_accept(r, use);
 	if (rc)
 		return rc_err(rc);
 	return rc_complete(r);

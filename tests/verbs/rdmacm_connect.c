@@ -302,11 +302,25 @@ static void refused(struct rdma_event_channel *sch,
 
 	if (!c || !c->qp)
 		return;
+	/* librdmacm's checks: more READs than the device takes is EINVAL,
+	 * RDMA_MAX_RESP_RES and RDMA_MAX_INIT_DEPTH mean the device's most */
+	struct ibv_device_attr da;
+	EXPECT(ibv_query_device(c->verbs, &da) == 0);
+	cp.responder_resources = (uint8_t)(da.max_qp_rd_atom + 1);
+	CHECK(rdma_connect(c, &cp) == -1 && errno == EINVAL,
+	      "responder resources past the device's: errno %d", errno);
+	cp.responder_resources = RDMA_MAX_RESP_RES;
+	cp.initiator_depth = RDMA_MAX_INIT_DEPTH;
 	EXPECT(rdma_connect(c, &cp) == 0);
 	struct rdma_cm_event *ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	if (!ev)
 		return;
 	struct rdma_cm_id *s = ev->id;
+	/* what the client sends out, the server takes in, and back */
+	CHECK(ev->param.conn.responder_resources == da.max_qp_init_rd_atom &&
+	      ev->param.conn.initiator_depth == da.max_qp_rd_atom,
+	      "the device's most: %u %u", ev->param.conn.responder_resources,
+	      ev->param.conn.initiator_depth);
 	ack(ev);
 	EXPECT(rdma_reject(s, no, sizeof(no)) == 0);
 	ev = expect(cch, RDMA_CM_EVENT_REJECTED);
