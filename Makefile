@@ -65,7 +65,8 @@ endif
 # Debian packages the build, the tests and the tools need.
 DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 	zlib1g-dev libisal-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev \
-	iproute2 ibverbs-utils perftest python3-pyverbs librsvg2-bin
+	iproute2 ibverbs-utils perftest python3-pyverbs librsvg2-bin \
+	librdmacm1 librdmacm-dev rdmacm-utils
 # ... and those the rxe lab needs besides (tests/rxe/): without them
 # make check skips the lab and says why.
 RXE_LAB_PKGS := qemu-system-x86 busybox-static cpio kmod tcpdump iproute2 \
@@ -87,6 +88,11 @@ ANALYZE_SRC := $(wildcard analyze/*.c)
 EMU_LAYERS := core obj wire engine cm world
 EMU_LIB_SRC := $(foreach l,$(EMU_LAYERS),$(wildcard emu/$(l)/*.c))
 VERBS_SRC := $(wildcard emu/verbs/*.c)
+# The librdmacm.so.1 drop-in, on the public API and libibverbs.so.1's.
+RDMACM_SRC := $(wildcard emu/rdmacm/*.c)
+# 1: its connection calls use the device's CM (include/rocemu/ibcm.h,
+# built from emu/cm); 0: they fail with ENOSYS. On when emu/cm is there.
+RDMACM_CM ?= $(if $(wildcard emu/cm/*.c),1,0)
 # The conformance engine (conformance/engine, on the codec only) is part
 # of the tool; emu/cli reaches it through conform.h alone (tests/lint/layers.py).
 CONFORM_SRC := $(wildcard conformance/engine/*.c)
@@ -100,6 +106,8 @@ CHECK_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CHECK_SRC))
 LIB := $(BUILD)/lib/librocemu.a
 VERBS_SO := $(BUILD)/lib/libibverbs.so.1
 VERBS_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(VERBS_SRC))
+RDMACM_SO := $(BUILD)/lib/librdmacm.so.1
+RDMACM_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(RDMACM_SRC))
 ROCEMU := $(BUILD)/bin/rocemu
 CHECK_BIN := $(BUILD)/tests/check_rocemu
 MKCAP := $(BUILD)/tests/mkcap
@@ -126,7 +134,7 @@ RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 .PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden golden-rxe bench bench-docs fuzz install uninstall help clean FORCE
 ## all: the library, the tool, the agent, the drop-in and the tests' programs (the default)
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(CM_SEEDS) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
-	$(VERBS_SO) $(RXE_PROBE) $(AGENT)
+	$(VERBS_SO) $(RDMACM_SO) $(RXE_PROBE) $(AGENT)
 
 # Installs what is missing when run as root; otherwise names the command.
 # $(call install_debs,PACKAGES)
@@ -181,6 +189,22 @@ $(VERBS_SO): $(VERBS_OBJ) $(LIB_OBJ) emu/verbs/libibverbs.map
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libibverbs.so.1 \
 	  -Wl,--version-script=emu/verbs/libibverbs.map -Wl,-z,defs \
 	  -o $@ $(VERBS_OBJ) $(LIB_OBJ) $(PKG_LDLIBS)
+
+# The rdma_cm drop-in: librdmacm's ABI with its symbol versions, linked
+# against the drop-in above (one device per process, the CM in it).
+$(RDMACM_SO): $(RDMACM_OBJ) $(VERBS_SO) emu/rdmacm/librdmacm.map
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,librdmacm.so.1 \
+	  -Wl,--version-script=emu/rdmacm/librdmacm.map -Wl,-z,defs \
+	  -o $@ $(RDMACM_OBJ) -L$(@D) -l:libibverbs.so.1
+
+# cm_glue.o is rebuilt when RDMACM_CM changes (the file holds its value,
+# rewritten only when it differs).
+$(BUILD)/emu/rdmacm/cm_glue.o: override CFLAGS += -DROCEMU_RDMACM_CM=$(RDMACM_CM)
+$(BUILD)/emu/rdmacm/cm_glue.o: $(BUILD)/rdmacm-cm.value
+$(BUILD)/rdmacm-cm.value: FORCE
+	@mkdir -p $(@D) && echo $(RDMACM_CM) | cmp -s - $@ || echo $(RDMACM_CM) >$@
 
 # The version rocemu --version prints; rebuilt when the Makefile changes.
 $(BUILD)/emu/cli/rocemu.o: override CFLAGS += -DROCEMU_VERSION='"$(VERSION)"'
@@ -435,6 +459,7 @@ CONFORM_DATA := $(wildcard conformance/scenarios/*.scn) conformance/differences.
 INSTALL_FILES = $(ROCEMU):bin/rocemu $(AGENT):bin/rocemu-agent \
 	$(LIB):lib/librocemu.a $(BUILD)/rocemu.pc:lib/pkgconfig/rocemu.pc \
 	$(VERBS_SO):lib/rocemu/libibverbs.so.1 \
+	$(RDMACM_SO):lib/rocemu/librdmacm.so.1 \
 	$(foreach h,$(wildcard include/rocemu/*.h),$(h):$(h)) \
 	$(foreach f,$(CONFORM_DATA),$(f):share/rocemu/$(f))
 MANIFEST = share/rocemu/installed-files
@@ -455,7 +480,7 @@ $(BUILD)/rocemu.pc: include/rocemu.pc.in $(DATADIR_STAMP)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
 
 ## install: tool, agent, library, headers, rocemu.pc, drop-in, scenarios, man pages (PREFIX, DESTDIR)
-install: $(ROCEMU) $(AGENT) $(LIB) $(VERBS_SO) $(BUILD)/rocemu.pc man
+install: $(ROCEMU) $(AGENT) $(LIB) $(VERBS_SO) $(RDMACM_SO) $(BUILD)/rocemu.pc man
 	$(Q)set -e; root='$(INSTALL_ROOT)'; list=; \
 	for p in $(INSTALL_FILES) \
 	  $$(cd $(BUILD) 2>/dev/null && ls man/man1/*.1 man/man7/*.7 2>/dev/null | \

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* libibverbs.so.1: the device list, contexts, device and port queries, the GID table, names. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rocemu/dropin.h"
 #include "rocemu/frame.h"
 #include "verbs_local.h"
 
@@ -207,8 +209,10 @@ static int misbehave_from_env(enum rocemu_misbehave *m)
 	return -1;
 }
 
-/* The device, bound to ROCEMU_ADDR (default 127.0.0.1), made once. */
-static int make_device(void)
+/* The device, bound to ROCEMU_ADDR, else to hint (the address the
+ * first rdma_bind_addr or rdma_resolve_addr names), else to 127.0.0.1;
+ * made once. */
+static int make_device(const char *hint)
 {
 	const char *addr = getenv("ROCEMU_ADDR");
 	struct rocemu_dev_cfg cfg = { .name = "rocemu0", .mtu = mtu_from_env() };
@@ -216,7 +220,7 @@ static int make_device(void)
 
 	if (misbehave_from_env(&cfg.misbehave) || offload_from_env(&offload))
 		return -EINVAL;
-	addr = addr && *addr ? addr : "127.0.0.1";
+	addr = addr && *addr ? addr : hint ? hint : "127.0.0.1";
 	if (roce_gid_parse(addr, cfg.gid)) {
 		fprintf(stderr, "rocemu: ROCEMU_ADDR=%s is not an IP address\n",
 			addr);
@@ -266,7 +270,7 @@ static int make_device(void)
 struct rocemu_dev *rv_dev(void)
 {
 	pthread_mutex_lock(&once_lock);
-	int rc = dev ? 0 : make_device();
+	int rc = dev ? 0 : make_device(NULL);
 	pthread_mutex_unlock(&once_lock);
 	if (rc)
 		errno = -rc;
@@ -590,4 +594,40 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 	memcpy(eth_mac + 2, attr->grh.dgid.raw + 12, 4);
 	*vid = 0xffff; /* no VLAN */
 	return 0;
+}
+
+int rocemu_dropin_make_dev(const uint8_t *gid, uint8_t out[16])
+{
+	char hint[64];
+	int rc = 0;
+
+	pthread_mutex_lock(&once_lock);
+	if (!dev) {
+		const char *a = getenv("ROCEMU_ADDR");
+		struct sockaddr_storage ss;
+		roce_gid_to_sockaddr(gid ? gid : (const uint8_t[16]){ 0 }, 0, &ss);
+		const void *ip = ss.ss_family == AF_INET ?
+			(const void *)&((struct sockaddr_in *)&ss)->sin_addr :
+			(const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
+		if ((!a || !*a) && gid &&
+		    inet_ntop(ss.ss_family, ip, hint, sizeof(hint)))
+			rc = make_device(hint);
+		else
+			rc = make_device(NULL);
+	}
+	if (!rc && out)
+		memcpy(out, rocemu_dev_gid(dev), 16);
+	pthread_mutex_unlock(&once_lock);
+	return rc;
+}
+
+struct rocemu_dev *rocemu_dropin_dev(const struct ibv_context *context)
+{
+	if (!context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (rv_stale(context))
+		return NULL;
+	return rv_dev();
 }

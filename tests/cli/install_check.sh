@@ -37,6 +37,7 @@ mk install >"$work/install.txt" 2>&1 && ok || { bad "make install"; cat "$work/i
 	echo lib/librocemu.a
 	echo lib/pkgconfig/rocemu.pc
 	echo lib/rocemu/libibverbs.so.1
+	echo lib/rocemu/librdmacm.so.1
 	for h in include/rocemu/*.h; do echo "$h"; done
 	for s in conformance/scenarios/*.scn conformance/differences.md; do
 		echo "share/rocemu/$s"

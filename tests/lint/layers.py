@@ -12,13 +12,13 @@ folder, then in INCLUDE_DIRS in order; <x> in INCLUDE_DIRS only (not found
 there, it is a system header and is not judged). A file may include its own
 folder, include/rocemu/ (the public API), and folders of lower rank in
 LAYERS. obj and wire share a rank and so may not include each other, nor
-may analyze (capture analysis on the codec) and emu/core. verbs
-and cli use the public API only; installed public headers include only each
+may analyze (capture analysis on the codec) and emu/core. verbs,
+rdmacm and cli use the public API only; installed public headers include only each
 other. No .c or .h file lies directly in emu/, and a folder under emu/ that
 is not in LAYERS is an error until it is added there. A quoted include
 that resolves to nothing is a stale path. Rules: flat-file, unknown-folder,
-include-upward, include-sibling, include-public-only (verbs, cli and
-include/rocemu reaching past the public API), include-outside (a header in
+include-upward, include-sibling, include-public-only (verbs, rdmacm,
+cli and include/rocemu reaching past the public API), include-outside (a header in
 no layer), stale-include, computed-include (#include MACRO), unreadable.
 
 Conformance depends on the codec only. conformance/engine (rocemu
@@ -75,8 +75,9 @@ LAYERS = {
     "emu/world": 5,
     "emu/verbs": 6,
     "emu/cli": 6,
+    "emu/rdmacm": 6,
 }
-API_ONLY = {"emu/verbs", "emu/cli"}
+API_ONLY = {"emu/verbs", "emu/cli", "emu/rdmacm"}
 ENGINE = "conformance/engine"
 AGENT = "conformance/agent"
 # The codec's public headers: what rocemu/proto.h gathers, and range.h.

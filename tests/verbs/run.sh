@@ -11,6 +11,7 @@
 #   --addr ADDR       ROCEMU_ADDR: the device's address (the one the test owns)
 #   --pair            link examples/pair.c (the connected pair of the examples)
 #   --cflags FLAGS    more cc flags (-pthread, -O2)
+#   --libs LIBS       more libraries, after the sources (-lrdmacm)
 #   --timeout S       the program is killed after S seconds (default 120)
 #   --pcap            record the run (ROCEMU_PCAP=WORK/NAME.pcap); it must read back
 #   --trace           record its trace (ROCEMU_TRACE=WORK/NAME.trace)
@@ -26,7 +27,7 @@
 set -u
 usage() {
 	echo "usage: tests/verbs/run.sh BUILD_DIR SOURCE.c --addr ADDR [--pair]" \
-		"[--cflags FLAGS] [--timeout S] [--pcap] [--trace] [--dump-has RE]" \
+		"[--cflags FLAGS] [--libs LIBS] [--timeout S] [--pcap] [--trace] [--dump-has RE]" \
 		"[--san-args ARGS] [--tsan-env VAR=V] [--then SCRIPT] [-- ARG...]" >&2
 	exit 2
 }
@@ -35,7 +36,7 @@ build=$(cd "$1" && pwd) || usage
 source=$2
 shift 2
 top=$(cd "$(dirname "$0")/../.." && pwd)
-addr="" pair="" cflags="" limit=120 pcap=0 trace=0 dump_re="" san_args=""
+addr="" pair="" cflags="" libs="" limit=120 pcap=0 trace=0 dump_re="" san_args=""
 tsan_env="" then=""
 set_args=0
 while [ $# -gt 0 ]; do
@@ -43,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--addr) addr=${2:?}; shift ;;
 	--pair) pair=$top/examples/pair.c ;;
 	--cflags) cflags=${2?}; shift ;;
+	--libs) libs=${2?}; shift ;;
 	--timeout) limit=${2:?}; shift ;;
 	--pcap) pcap=1 ;;
 	--trace) trace=1 ;;
@@ -68,9 +70,9 @@ give_up() {
 [ -f "$source" ] || give_up "$source: no such program"
 work=$build/$name
 rm -rf "$work" && mkdir -p "$work"
-# shellcheck disable=SC2086 # the flags are words
+# shellcheck disable=SC2086 # the flags and libraries are words
 if ! cc -Wall -Wextra -Werror $cflags -o "$work/$name" "$source" $pair \
-	-libverbs 2>"$work/cc.out"; then
+	$libs -libverbs 2>"$work/cc.out"; then
 	cat "$work/cc.out"
 	give_up "$source does not compile"
 fi
