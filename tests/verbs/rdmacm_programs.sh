@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Debian's rdma_cm programs, unmodified, between two processes on the
+# drop-ins (libibverbs.so.1 and librdmacm.so.1 in BUILD_DIR/lib), each on
+# its own loopback address: ucmatose (RC, two connections, ten messages
+# each way), udaddy (UD through SIDR), and perftest's ib_send_bw and
+# ib_write_bw with -R (their connection and their data exchange through
+# rdma_cm). A program passes when server and client both exit 0 (and
+# report "return status 0" where they print one).
+# usage: tests/verbs/rdmacm_programs.sh BUILD_DIR SERVER_ADDR CLIENT_ADDR
+set -u
+build=$(cd "${1:?usage: rdmacm_programs.sh BUILD_DIR SERVER CLIENT}" && pwd)
+server=${2:?} client=${3:?}
+work=$build/rdmacm_programs
+rm -rf "$work" && mkdir -p "$work"
+pass=0 fail=0
+. "$(dirname "$0")/../lib/verbs_env.sh"
+
+# Waits until a device holds UDP 4791 on $server: the server listens
+# from then on (its rdma_listen follows its bind at once).
+server_up() {
+	local i=0
+	while [ $i -lt 200 ] && ! ss -Huln "sport = :4791" 2>/dev/null |
+		grep -qF " $server:4791 "; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# run NAME "SERVER ARGS" "CLIENT ARGS": the server in the background
+# (ROCEMU_ADDR=$server), the client after it (ROCEMU_ADDR=$client); a
+# client rejected because it came before the listener tries again.
+run() {
+	local name=$1 sargs=$2 cargs=$3 spid try crc src
+	# shellcheck disable=SC2086
+	ROCEMU_ADDR=$server timeout 60 $sargs >"$work/$name.server" 2>&1 &
+	spid=$!
+	server_up
+	for try in 1 2 3 4 5; do
+		# shellcheck disable=SC2086
+		ROCEMU_ADDR=$client timeout 60 $cargs >"$work/$name.client" 2>&1
+		crc=$?
+		grep -q "REJECTED" "$work/$name.client" || break
+		sleep 0.5
+	done
+	wait $spid
+	src=$?
+	if [ $crc = 0 ] && [ $src = 0 ] &&
+		! grep -q "return status [1-9]" "$work/$name.server" "$work/$name.client"; then
+		pass=$((pass + 1))
+		echo "ok   $name"
+	else
+		fail=$((fail + 1))
+		echo "FAIL: $name: server exit $src, client exit $crc"
+		tail -n 8 "$work/$name.server" | sed 's/^/  server: /'
+		tail -n 8 "$work/$name.client" | sed 's/^/  client: /'
+	fi
+}
+
+for p in ucmatose udaddy ib_send_bw ib_write_bw; do
+	command -v $p >/dev/null || {
+		echo "FAIL: no $p (install rdmacm-utils and perftest: make deps)"
+		echo "rdmacm_programs: 0 passed, 1 failed"
+		exit 1
+	}
+done
+run ucmatose "ucmatose -b $server -c 2 -C 10 -S 1000" \
+	"ucmatose -s $server -b $client -c 2 -C 10 -S 1000"
+run udaddy "udaddy -b $server -c 2 -C 10 -S 500" \
+	"udaddy -s $server -b $client -c 2 -C 10 -S 500"
+run ib_send_bw "ib_send_bw -R -n 200" "ib_send_bw -R -n 200 $server"
+run ib_write_bw "ib_write_bw -R -n 200" "ib_write_bw -R -n 200 $server"
+echo "rdmacm_programs: $pass passed, $fail failed"
+[ $fail = 0 ]
