@@ -65,7 +65,10 @@ static int checked_param(struct rc_id *r, const struct rdma_conn_param *in,
 	return 0;
 }
 
-int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+/* rdma_connect and rdma_accept: the parameters checked as librdmacm's,
+ * then the CM step, then (a synchronous id) its event waited for. */
+static int conn_step(struct rdma_cm_id *id, struct rdma_conn_param *conn_param,
+		     int (*step)(struct rc_id *, struct rdma_conn_param *))
 {
 	struct rc_id *r = rc_of(id);
 	struct rdma_conn_param cp, *use;
@@ -76,27 +79,20 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (rc)
 		return rc_err(rc);
 	rc_drop_event(r);
-	rc = rc_cm_connect(r, use);
+	rc = step(r, use);
 	if (rc)
 		return rc_err(rc);
 	return rc_complete(r);
 }
 
+int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	return conn_step(id, conn_param, rc_cm_connect);
+}
+
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
-	struct rc_id *r = rc_of(id);
-	struct rdma_conn_param cp, *use;
-
-	if (!r)
-		return rc_err(-EINVAL);
-	int rc = checked_param(r, conn_param, &cp, &use);
-	if (rc)
-		return rc_err(rc);
-	rc_drop_event(r);
-	rc = rc_cm_accept(r, use);
-	if (rc)
-		return rc_err(rc);
-	return rc_complete(r);
+	return conn_step(id, conn_param, rc_cm_accept);
 }
 
 int rdma_reject(struct rdma_cm_id *id, const void *private_data,

@@ -42,6 +42,20 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 	return rc_err(-EINVAL);
 }
 
+static void destroy_cqs(struct rdma_cm_id *id)
+{
+	if (id->recv_cq)
+		ibv_destroy_cq(id->recv_cq);
+	if (id->recv_cq_channel)
+		ibv_destroy_comp_channel(id->recv_cq_channel);
+	if (id->send_cq)
+		ibv_destroy_cq(id->send_cq);
+	if (id->send_cq_channel)
+		ibv_destroy_comp_channel(id->send_cq_channel);
+	id->recv_cq = id->send_cq = NULL;
+	id->recv_cq_channel = id->send_cq_channel = NULL;
+}
+
 /* librdmacm's ucma_create_cqs: a completion channel and a CQ each for
  * receives and sends, sized by the QP's capacities. */
 static int create_cqs(struct rc_id *r, uint32_t send_size, uint32_t recv_size)
@@ -69,31 +83,8 @@ static int create_cqs(struct rc_id *r, uint32_t send_size, uint32_t recv_size)
 	return 0;
 err:
 	int e = errno ? errno : ENOMEM;
-	if (id->recv_cq)
-		ibv_destroy_cq(id->recv_cq);
-	if (id->recv_cq_channel)
-		ibv_destroy_comp_channel(id->recv_cq_channel);
-	if (id->send_cq)
-		ibv_destroy_cq(id->send_cq);
-	if (id->send_cq_channel)
-		ibv_destroy_comp_channel(id->send_cq_channel);
-	id->recv_cq = id->send_cq = NULL;
-	id->recv_cq_channel = id->send_cq_channel = NULL;
+	destroy_cqs(id);
 	return -e;
-}
-
-static void destroy_cqs(struct rdma_cm_id *id)
-{
-	if (id->recv_cq)
-		ibv_destroy_cq(id->recv_cq);
-	if (id->recv_cq_channel)
-		ibv_destroy_comp_channel(id->recv_cq_channel);
-	if (id->send_cq)
-		ibv_destroy_cq(id->send_cq);
-	if (id->send_cq_channel)
-		ibv_destroy_comp_channel(id->send_cq_channel);
-	id->recv_cq = id->send_cq = NULL;
-	id->recv_cq_channel = id->send_cq_channel = NULL;
 }
 
 /* librdmacm's ucma_init_ud_qp: a UD QP needs no peer, so it goes on to
