@@ -30,6 +30,7 @@ struct rc_channel *rc_channel_new(void)
 		return NULL;
 	}
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->never, NULL);
 	return c;
 }
 
@@ -41,6 +42,7 @@ void rc_channel_free(struct rc_channel *c)
 		free(e);
 	}
 	close(c->ch.fd);
+	pthread_cond_destroy(&c->never);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -201,22 +203,56 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->lock);
-	unsigned ids = c->ids;
-	pthread_mutex_unlock(&c->lock);
-	if (ids) {
+	if (c->ids) {
+		pthread_mutex_unlock(&c->lock);
 		errno = EBUSY;
 		return;
 	}
+	if (c->waiters) {
+		/* a thread waits in rdma_get_cm_event: it never returns, so
+		 * the channel stays (its fd closed) for it to block on */
+		c->dead = true;
+		close(c->ch.fd);
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	pthread_mutex_unlock(&c->lock);
 	rc_channel_free(c);
 }
 
-int rdma_get_cm_event(struct rdma_event_channel *channel,
-		      struct rdma_cm_event **event)
+/* Blocks for good in a channel destroyed while this thread waited on
+ * it; called and never returning with c->lock held. */
+static void park(struct rc_channel *c)
 {
-	struct rc_channel *c = (struct rc_channel *)(void *)channel;
+	for (;;)
+		pthread_cond_wait(&c->never, &c->lock);
+}
 
-	if (!c || !event)
-		return rc_err(-EINVAL);
+/* Waits until the channel's fd is readable (or a signal came): 0, or a
+ * negative errno (-EAGAIN for a non-blocking fd). Never returns once the
+ * channel is destroyed under it. */
+static int wait_readable(struct rc_channel *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (c->dead)
+		park(c);
+	int fl = fcntl(c->ch.fd, F_GETFL);
+	struct pollfd p = { .fd = c->ch.fd, .events = POLLIN };
+	pthread_mutex_unlock(&c->lock);
+	if (fl < 0 || (fl & O_NONBLOCK))
+		return fl < 0 ? -errno : -EAGAIN;
+	int rc = poll(&p, 1, -1) < 0 && errno != EINTR ? -errno : 0;
+	pthread_mutex_lock(&c->lock);
+	if (c->dead)
+		park(c);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* The next event, or a negative errno; counted as a waiter throughout,
+ * so rdma_destroy_event_channel never frees the channel under it. */
+static int next_event(struct rc_channel *c, struct rdma_cm_event **event)
+{
 	for (;;) {
 		struct rc_event *e = take(c);
 		if (e && !rc_cm_fixup(e)) {
@@ -227,15 +263,29 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 			*event = &e->ev;
 			return 0;
 		}
-		int fl = fcntl(c->ch.fd, F_GETFL);
-		if (fl < 0)
-			return -1;
-		if (fl & O_NONBLOCK)
-			return rc_err(-EAGAIN);
-		struct pollfd p = { .fd = c->ch.fd, .events = POLLIN };
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
-			return -1;
+		int rc = wait_readable(c);
+		if (rc)
+			return rc;
 	}
+}
+
+int rdma_get_cm_event(struct rdma_event_channel *channel,
+		      struct rdma_cm_event **event)
+{
+	struct rc_channel *c = (struct rc_channel *)(void *)channel;
+
+	if (!c || !event)
+		return rc_err(-EINVAL);
+	pthread_mutex_lock(&c->lock);
+	if (c->dead)
+		park(c);
+	c->waiters++;
+	pthread_mutex_unlock(&c->lock);
+	int rc = next_event(c, event);
+	pthread_mutex_lock(&c->lock);
+	c->waiters--;
+	pthread_mutex_unlock(&c->lock);
+	return rc ? rc_err(rc) : 0;
 }
 
 void rc_drop(struct rc_event *e)

@@ -45,6 +45,12 @@ struct rc_channel {
 	pthread_mutex_t lock;
 	struct rc_event *head, *tail;
 	unsigned ids;		/* ids on the channel: destroy refuses till 0 */
+	/* Threads inside rdma_get_cm_event: a channel destroyed under them
+	 * is closed but not freed, and they stay blocked for good, as a
+	 * reader of librdmacm's closed fd does (rping's CM thread). */
+	unsigned waiters;
+	bool dead;
+	pthread_cond_t never;	/* what a dead channel's waiters wait on */
 };
 
 /* An id: librdmacm's public id first, so an rdma_cm_id * is an rc_id *. */

@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "verbs_check.h"
@@ -506,6 +508,72 @@ static void threads(int n)
 	resolvers(n);
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct waiter {
+	struct rdma_event_channel *ch;
+	int tid, started, returned;	/* the flags: __atomic */
+};
+
+static void *wait_event(void *arg)
+{
+	struct waiter *w = arg;
+	struct rdma_cm_event *ev;
+
+	w->tid = (int)syscall(SYS_gettid);
+	__atomic_store_n(&w->started, 1, __ATOMIC_SEQ_CST);
+	rdma_get_cm_event(w->ch, &ev);
+	__atomic_store_n(&w->returned, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* The thread sleeps in poll or ppoll: its syscall file names it. */
+static int in_poll(int tid)
+{
+	char path[64], line[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return !strncmp(line, "7 ", 2) || !strncmp(line, "271 ", 4);
+}
+
+/* A channel destroyed while another thread waits in rdma_get_cm_event
+ * on it (rping's CM thread at its end): that thread stays blocked, as a
+ * reader of librdmacm's closed fd does, even when a signal wakes its
+ * poll; it neither returns an error nor touches freed memory. */
+static void destroyed_under_waiter(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
+	struct waiter w = { .ch = rdma_create_event_channel() };
+	pthread_t t;
+	int n = 0;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	if (!w.ch || pthread_create(&t, NULL, wait_event, &w)) {
+		CHECK(0, "a channel and a waiting thread: %s", strerror(errno));
+		return;
+	}
+	while (n++ < 10000 && !(__atomic_load_n(&w.started, __ATOMIC_SEQ_CST) &&
+				in_poll(w.tid)))
+		usleep(1000);
+	CHECK(in_poll(w.tid), "the waiter never slept in poll");
+	rdma_destroy_event_channel(w.ch);
+	pthread_kill(t, SIGUSR1);
+	usleep(300000);
+	CHECK(!__atomic_load_n(&w.returned, __ATOMIC_SEQ_CST),
+	      "rdma_get_cm_event returned after its channel was destroyed under it");
+	pthread_detach(t);	/* blocked for good, as on librdmacm */
+}
+
 int main(int argc, char **argv)
 {
 	const char *a = getenv("ROCEMU_ADDR");
@@ -525,6 +593,7 @@ int main(int argc, char **argv)
 	sync_ep();
 	not_built();
 	threads(argc > 1 ? atoi(argv[1]) : 8);
+	destroyed_under_waiter();
 	printf("rdmacm_basic: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
