@@ -233,7 +233,10 @@ static const struct hdr_field rep_f[] = {
 	M("local_ca_guid", cm.rep.local_ca_guid, 16),
 };
 
-static const struct hdr_field rtu_f[] = {
+/* RTU and DREP: the two comm IDs only, one struct roce_cm_ids (the
+ * union's rtu and drep members lie at the same place), as the codec
+ * reads both. */
+static const struct hdr_field ids_f[] = {
 	M1("local_comm_id", cm.rtu.local_comm_id, 8),
 	M("remote_comm_id", cm.rtu.remote_comm_id, 8),
 };
@@ -242,11 +245,6 @@ static const struct hdr_field dreq_f[] = {
 	M1("local_comm_id", cm.dreq.local_comm_id, 8),
 	M("remote_comm_id", cm.dreq.remote_comm_id, 8),
 	M("remote_qpn", cm.dreq.remote_qpn, 6),
-};
-
-static const struct hdr_field drep_f[] = {
-	M1("local_comm_id", cm.drep.local_comm_id, 8),
-	M("remote_comm_id", cm.drep.remote_comm_id, 8),
 };
 
 static const struct hdr_field sidr_req_f[] = {
@@ -291,8 +289,8 @@ static void text_cm(struct roce_sb *sb, const void *base)
 #define CM(f) { 0, "cm", "CM", f, N(f), text_cm, NULL }
 /* By attribute ID less ROCE_CM_ATTR_REQ. */
 static const struct hdr_desc cm_d[] = {
-	CM(req_f), CM(mra_f), CM(rej_f), CM(rep_f), CM(rtu_f), CM(dreq_f),
-	CM(drep_f), CM(sidr_req_f), CM(sidr_rep_f), CM(lap_f), CM(apr_f),
+	CM(req_f), CM(mra_f), CM(rej_f), CM(rep_f), CM(ids_f), CM(dreq_f),
+	CM(ids_f), CM(sidr_req_f), CM(sidr_rep_f), CM(lap_f), CM(apr_f),
 };
 
 static const struct hdr_desc path_d = { 0, "cm_path", "CM_PATH", path_f,
