@@ -15,3 +15,16 @@ wait_listen() {
 	done
 	return 1
 }
+
+# wait_udp_4791 ADDR: waits up to 20 s until a socket holds UDP port 4791
+# on ADDR (a rocemu device made there: an rdma_cm server's device exists
+# from its bind on). Returns 1 on timeout.
+wait_udp_4791() {
+	local addr=$1 i
+	for i in $(seq 200); do
+		ss -Huln "sport = :4791" 2>/dev/null | grep -qF " $addr:4791 " &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}

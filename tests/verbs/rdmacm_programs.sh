@@ -15,17 +15,7 @@ work=$build/rdmacm_programs
 rm -rf "$work" && mkdir -p "$work"
 pass=0 fail=0
 . "$(dirname "$0")/../lib/verbs_env.sh"
-
-# Waits until a device holds UDP 4791 on $server: the server listens
-# from then on (its rdma_listen follows its bind at once).
-server_up() {
-	local i=0
-	while [ $i -lt 200 ] && ! ss -Huln "sport = :4791" 2>/dev/null |
-		grep -qF " $server:4791 "; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
+. "$(dirname "$0")/../lib/wait_listen.sh"
 
 # run NAME "SERVER ARGS" "CLIENT ARGS": the server in the background
 # (ROCEMU_ADDR=$server), the client after it (ROCEMU_ADDR=$client); a
@@ -35,7 +25,9 @@ run() {
 	# shellcheck disable=SC2086
 	ROCEMU_ADDR=$server timeout 60 $sargs >"$work/$name.server" 2>&1 &
 	spid=$!
-	server_up
+	# it listens from its device's start on (rdma_listen follows its
+	# bind at once)
+	wait_udp_4791 "$server"
 	for try in 1 2 3 4 5; do
 		# shellcheck disable=SC2086
 		ROCEMU_ADDR=$client timeout 60 $cargs >"$work/$name.client.$try" 2>&1

@@ -53,12 +53,8 @@ rping_whole_run() {
 	# client that still comes too early is rejected (no listener yet)
 	# and tries again, so a slow start does not fail the test.
 	timeout 60 rping -s -a "$server" -C 3 -v -V >"$work/server.out" 2>&1 &
-	local spid=$! i=0 try crc src
-	while [ $i -lt 200 ] && ! ss -Huln "sport = :4791" 2>/dev/null |
-		grep -qF " $server:4791 "; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	local spid=$! try crc src
+	wait_udp_4791 "$server"
 	for try in 1 2 3 4 5; do
 		ROCEMU_ADDR=$client timeout 60 rping -c -a "$server" -I "$client" \
 			-C 3 -v -V >"$work/client.out" 2>&1
@@ -101,6 +97,7 @@ if ! command -v rping >/dev/null; then
 	fail=1
 else
 	. "$(dirname "$0")/../lib/verbs_env.sh"
+	. "$(dirname "$0")/../lib/wait_listen.sh"
 	if nm -D "$build/lib/libibverbs.so.1" | grep -q " rocemu_cm_listen"; then
 		rping_whole_run
 	else
