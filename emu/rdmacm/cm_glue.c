@@ -419,14 +419,11 @@ int rc_cm_accept(struct rc_id *r, struct rdma_conn_param *p)
 		return -EINVAL;
 	/* INIT again (the connection's access flags), then RTR, before the
 	 * REP goes: as the kernel's cma_accept_ib. */
-	for (int s = IBV_QPS_INIT; r->id.qp && s <= IBV_QPS_RTR; s++) {
-		struct ibv_qp_attr a = { .qp_state = (enum ibv_qp_state)s };
-		int mask, rc = rocemu_cm_init_qp_attr(r->cm, &a, &mask);
-		if (!rc && ibv_modify_qp(r->id.qp, &a, mask))
-			rc = -(errno ? errno : EINVAL);
-		if (rc)
-			return rc;
-	}
+	int rc = rc_qp_move(r, IBV_QPS_INIT);
+	if (!rc)
+		rc = rc_qp_move(r, IBV_QPS_RTR);
+	if (rc)
+		return rc;
 	q.qpn = r->id.qp ? r->id.qp->qp_num : (p->qp_num & 0xffffff);
 	q.starting_psn = random_psn();
 	if (p) {
@@ -444,17 +441,8 @@ int rc_cm_accept(struct rc_id *r, struct rdma_conn_param *p)
 		q.initiator_depth = r->conn.initiator_depth;
 		q.rnr_retry_count = 7;
 	}
-	int rc = rocemu_cm_send_rep(r->cm, &q);
-	if (!rc && r->id.qp) {
-		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
-		int mask;
-		rc = rocemu_cm_init_qp_attr(r->cm, &a, &mask);
-		if (!rc && r->ack_timeout)
-			a.timeout = r->ack_timeout;
-		if (!rc && ibv_modify_qp(r->id.qp, &a, mask))
-			rc = -(errno ? errno : EINVAL);
-	}
-	return rc;
+	rc = rocemu_cm_send_rep(r->cm, &q);
+	return rc ? rc : rc_qp_move(r, IBV_QPS_RTS);
 }
 
 int rc_cm_reject(struct rc_id *r, const void *priv, uint8_t len)

@@ -163,8 +163,13 @@ int rc_cm_init_qp_attr(struct rc_id *id, struct ibv_qp_attr *attr, int *mask);
 void rc_cm_free(struct rc_id *id);
 /* Moves id's QP (if any) to ERR. */
 void rc_qp_to_err(struct rc_id *id);
-/* Moves id's QP (if any) through the states the CM gives (RTR, RTS). */
+/* Moves id's QP (if any) through the states the CM gives (INIT again,
+ * RTR, RTS). */
 int rc_qp_to_rts(struct rc_id *id);
+/* Moves the id's QP (if it has one: 0 otherwise) to state with the
+ * attributes the connection gives (rdma_init_qp_attr's), the id's
+ * ACK timeout option applied at RTS; a negative errno on failure. */
+int rc_qp_move(struct rc_id *id, enum ibv_qp_state state);
 
 /* A synchronous id's work is done: waits for its event, keeps it in
  * id->event (acknowledged by the next call) and fails with its status.

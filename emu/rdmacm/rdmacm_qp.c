@@ -235,25 +235,31 @@ void rc_qp_to_err(struct rc_id *r)
 		ibv_modify_qp(r->id.qp, &a, IBV_QP_STATE);
 }
 
+int rc_qp_move(struct rc_id *r, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a = { .qp_state = state };
+	int mask, rc;
+
+	if (!r->id.qp)
+		return 0;
+	rc = rc_cm_init_qp_attr(r, &a, &mask);
+	if (rc)
+		return rc;
+	if (r->ack_timeout && state == IBV_QPS_RTS)
+		a.timeout = r->ack_timeout;
+	if (ibv_modify_qp(r->id.qp, &a, mask))
+		return -(errno ? errno : EINVAL);
+	return 0;
+}
+
 int rc_qp_to_rts(struct rc_id *r)
 {
 	/* INIT again first, as the kernel's cma_modify_qp_rtr: the access
 	 * flags the connection allows (READ and atomics when it has
 	 * responder resources) replace the 0 the QP was made with. */
-	static const enum ibv_qp_state steps[] = { IBV_QPS_INIT, IBV_QPS_RTR,
-						   IBV_QPS_RTS };
+	int rc = rc_qp_move(r, IBV_QPS_INIT);
 
-	if (!r->id.qp)
-		return 0;
-	for (unsigned i = 0; i < 3; i++) {
-		struct ibv_qp_attr a = { .qp_state = steps[i] };
-		int mask, rc = rc_cm_init_qp_attr(r, &a, &mask);
-		if (rc)
-			return rc;
-		if (r->ack_timeout && steps[i] == IBV_QPS_RTS)
-			a.timeout = r->ack_timeout;
-		if (ibv_modify_qp(r->id.qp, &a, mask))
-			return -(errno ? errno : EINVAL);
-	}
-	return 0;
+	if (!rc)
+		rc = rc_qp_move(r, IBV_QPS_RTR);
+	return rc ? rc : rc_qp_move(r, IBV_QPS_RTS);
 }
