@@ -32,6 +32,7 @@ struct cm_conn {
 	uint8_t state;		/* enum cm_state */
 	bool sidr;		/* comm[0] is the SIDR request ID */
 	bool dreq[2];		/* side d sent a DREQ */
+	uint64_t dreq_tid[2];	/* of side d's last DREQ */
 	bool data_seen[2];	/* side d's first request packet was seen */
 	bool qpn_flagged[2];	/* data from side d to a wrong QPN reported */
 };
@@ -284,6 +285,7 @@ static void on_dreq(const struct cm_pkt *p)
 	if (!k)
 		return;
 	k->dreq[side] = true;
+	k->dreq_tid[side] = p->m->tid;
 	if (r->remote_qpn != k->qpn[1 - side])
 		ERR(p, R_QPN,
 		    "DREQ names remote QPN 0x%06x, but the %s announced 0x%06x "
@@ -297,9 +299,18 @@ static void on_drep(const struct cm_pkt *p)
 	struct cm_conn *k = both_ids(p, p->m->drep.local_comm_id,
 				     p->m->drep.remote_comm_id, &side);
 
-	if (k && !k->dreq[1 - side])
+	if (!k)
+		return;
+	if (!k->dreq[1 - side])
 		ERR(p, R_ORDER, "DREP with no DREQ from its peer before it: "
 				"a DREP answers a DREQ (ch. 12 state diagram)");
+	else if (p->m->tid != k->dreq_tid[1 - side])
+		ERR(p, R_TID,
+		    "DREP carries TID 0x%016llx, but the DREQ it answers had "
+		    "0x%016llx: a response echoes its request's TID (13.4, MAD "
+		    "TransactionID)",
+		    (unsigned long long)p->m->tid,
+		    (unsigned long long)k->dreq_tid[1 - side]);
 }
 
 static void on_sidr_req(const struct cm_pkt *p)

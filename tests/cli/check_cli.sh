@@ -139,10 +139,11 @@ bad-order CM-ORDER 2 0 UD 10.0.0.1 qp 0x1 > 10.0.0.2 qp 0x1
 bad-drep CM-ORDER 10 0 UD 10.0.0.2 qp 0x1 > 10.0.0.1 qp 0x1
 bad-qpn CM-QPN 4 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x52
 bad-psn CM-PSN 4 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x12
+bad-drep-tid CM-TID 11 0 UD 10.0.0.2 qp 0x1 > 10.0.0.1 qp 0x1
 EOF2
 "$build/tests/mkcap" --cm "$work/cm_bad.pcap" bad || bad "mkcap --cm bad"
 expect_exit 1 "CM bad" -- "$rocemu" check "$work/cm_bad.pcap"
-expect_grep "$work/out" ": 6 rule violations, 0 packets lost by the capture" "CM bad: six findings"
+expect_grep "$work/out" ": 7 rule violations, 0 packets lost by the capture" "CM bad: seven findings"
 for rule in CM-TID CM-COMM-ID CM-ORDER CM-QPN CM-PSN; do
 	expect_grep "$work/out" ": rule $rule: " "CM bad: $rule"
 done

@@ -33,6 +33,7 @@ enum cm_fault {
 	CM_BAD_DREP,	/* a DREP answers a DREQ never sent */
 	CM_BAD_QPN,	/* data goes to a QPN the REP did not announce */
 	CM_BAD_PSN,	/* the first data packet is not at the starting PSN */
+	CM_BAD_DREP_TID, /* the DREP does not echo the DREQ's TID */
 	CM_FAULTS,
 	CM_RETRY = CM_FAULTS, /* good: REQ, MRA, REP, RTU, DREQ, DREP each
 			       * sent twice, as retries are */
@@ -40,7 +41,7 @@ enum cm_fault {
 
 static const char *const cm_fault_names[CM_FAULTS] = {
 	"connect", "bad-tid", "bad-comm", "bad-order", "bad-drep", "bad-qpn",
-	"bad-psn",
+	"bad-psn", "bad-drep-tid",
 };
 
 static const uint8_t cm_a4[4] = { 10, 0, 0, 1 }, cm_b4[4] = { 10, 0, 0, 2 };
@@ -189,7 +190,8 @@ static void cm_connection(struct cm_sink *s, unsigned n, enum cm_fault fault)
 	dreq.attr_id = ROCE_CM_ATTR_DREQ;
 	dreq.tid = ta + 0x200000000ull;
 	dreq.dreq = (struct roce_cm_dreq){ ca, cb, qb };
-	cm_ids(&drep, ROCE_CM_ATTR_DREP, dreq.tid, cb, ca);
+	cm_ids(&drep, ROCE_CM_ATTR_DREP,
+	       fault == CM_BAD_DREP_TID ? tb : dreq.tid, cb, ca);
 
 	for (unsigned i = 0; i < times; i++)
 		cm_emit(s, 0, &req);
@@ -258,7 +260,7 @@ static void cm_sidr(struct cm_sink *s)
 /*
  * The CM capture called name into s: connect, reject, sidr, retry
  * (connect with every message sent twice and an MRA); bad-tid,
- * bad-comm, bad-order, bad-drep, bad-qpn, bad-psn (a connection
+ * bad-comm, bad-order, bad-drep, bad-qpn, bad-psn, bad-drep-tid (a connection
  * breaking that one rule); bad (all of those, one after another).
  * Returns 0, or -ENOENT for another name (nothing is put).
  */

@@ -829,7 +829,7 @@ int main(int argc, char **argv)
 				"wrap|bigread|lowqpn|badpad|backnak|sendinv\n"
 				"       mkcap --cm OUT.pcap connect|reject|sidr|"
 				"bad|bad-tid|bad-comm|\n"
-				"             bad-order|bad-drep|bad-qpn|bad-psn\n"
+				"             bad-order|bad-drep|bad-qpn|bad-psn|bad-drep-tid\n"
 				"       mkcap --flows OUT.pcap COUNT\n"
 				"       mkcap --oneflow OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"

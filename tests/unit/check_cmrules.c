@@ -102,6 +102,7 @@ static const struct {
 	{ "bad-drep", "CM-ORDER", 10 },	/* the DREP */
 	{ "bad-qpn", "CM-QPN", 4 },	/* the first SEND */
 	{ "bad-psn", "CM-PSN", 4 },	/* the first SEND */
+	{ "bad-drep-tid", "CM-TID", 11 }, /* the DREP */
 };
 
 START_TEST(test_each_rule_caught)
@@ -116,14 +117,14 @@ START_TEST(test_each_rule_caught)
 }
 END_TEST
 
-/* All six in one capture: six findings, one per rule broken. */
+/* All seven in one capture: seven findings, one per fault. */
 START_TEST(test_all_faults_together)
 {
 	struct cm_found r;
 
 	judge("bad", &r);
-	ck_assert_uint_eq(r.n, 6);
-	for (unsigned i = 0; i < 6; i++)
+	ck_assert_uint_eq(r.n, 7);
+	for (unsigned i = 0; i < 7; i++)
 		ck_assert_str_eq(r.v[i].rule, bad[i].rule);
 }
 END_TEST
