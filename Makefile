@@ -283,9 +283,9 @@ endif
 # ---- Linux rxe in a qemu guest: the referee (tests/rxe/) ----------------
 # The captures it retakes go to $(BUILD)/rxe/pcaps, the tree is left as it
 # was; make golden-rxe takes them into pcaps/.
-## rxe-check: rocemu against Linux rxe in qemu guests (tests/rxe/; about 6 min)
+## rxe-check: rocemu against Linux rxe in qemu guests (tests/rxe/; about 8 min; RXE_PARTS=cm: one part)
 rxe-check: all $(RXE_PROBE) rxe-deps
-	$(Q)tests/rxe/check.sh $(BUILD)
+	$(Q)RXE_PARTS='$(RXE_PARTS)' tests/rxe/check.sh $(BUILD)
 
 # The golden captures' rxe side retaken in the lab (two guests) straight
 # into pcaps/rxe (and pcaps/rocemu/loss.pcap), compared with pcaps/rocemu:

@@ -202,7 +202,8 @@ int rocemu_cm_send_req(struct rocemu_cm_id *id,
 	id->service_id = p->service_id;
 	id->qp_type = p->qp_type;
 	id->local_qpn = p->qpn;
-	id->sq_psn = p->starting_psn;
+	/* the PSN this side receives with: Linux's ib_send_cm_req */
+	id->rq_psn = p->starting_psn;
 	id->max_dest_rd_atomic = p->responder_resources;
 	id->max_rd_atomic = p->initiator_depth;
 	id->retry_count = p->retry_count;
@@ -268,7 +269,8 @@ int rocemu_cm_send_rep(struct rocemu_cm_id *id,
 	    put_priv(&m, p->private_data, p->private_data_len))
 		return -EINVAL;
 	id->local_qpn = p->qpn;
-	id->sq_psn = p->starting_psn;
+	/* the PSN this side receives with: Linux's ib_send_cm_rep */
+	id->rq_psn = p->starting_psn;
 	id->max_dest_rd_atomic = p->responder_resources;
 	id->max_rd_atomic = p->initiator_depth;
 	id->srq = p->srq;

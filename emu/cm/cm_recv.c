@@ -149,7 +149,9 @@ static void on_req(struct cm *cm, const struct gsi_mad *g,
 	id->qp_type = q->transport_type == ROCE_CM_TRANSPORT_UC ? IBV_QPT_UC
 								: IBV_QPT_RC;
 	id->remote_qpn = q->local_qpn;
-	id->rq_psn = q->starting_psn;
+	/* the REQ's starting PSN is the one its sender receives with,
+	 * hence the one this side sends with (Linux's cm_req_handler) */
+	id->sq_psn = q->starting_psn;
 	id->mtu = clamp_mtu(cm, q->path_mtu);
 	id->retry_count = q->retry_count;
 	id->rnr_retry = q->rnr_retry_count;
@@ -198,7 +200,7 @@ static void on_rep(struct cm *cm, const struct roce_cm_msg *m,
 	id->remote_id = m->rep.local_comm_id;
 	id->remote_guid = m->rep.local_ca_guid;
 	id->remote_qpn = m->rep.local_qpn;
-	id->rq_psn = m->rep.starting_psn;
+	id->sq_psn = m->rep.starting_psn;	/* as for the REQ's */
 	id->rnr_retry = m->rep.rnr_retry_count;
 	id->have_peer = true;
 	cm_event(id, ROCEMU_CM_REP_RCVD, 0, c, NULL);

@@ -418,14 +418,16 @@ int rc_cm_accept(struct rc_id *r, struct rdma_conn_param *p)
 	    (!r->id.qp && !p))
 		return -EINVAL;
 	/* INIT again (the connection's access flags), then RTR, before the
-	 * REP goes: as the kernel's cma_accept_ib. */
+	 * REP goes: as the kernel's cma_accept_ib. RTR receives with the
+	 * REP's starting PSN, so it is chosen first. */
+	r->psn = random_psn();
 	int rc = rc_qp_move(r, IBV_QPS_INIT);
 	if (!rc)
 		rc = rc_qp_move(r, IBV_QPS_RTR);
 	if (rc)
 		return rc;
 	q.qpn = r->id.qp ? r->id.qp->qp_num : (p->qp_num & 0xffffff);
-	q.starting_psn = random_psn();
+	q.starting_psn = r->psn;
 	if (p) {
 		/* at most what the peer asked for, as the kernel's ucma */
 		q.responder_resources = p->responder_resources < r->conn.responder_resources ?
@@ -488,7 +490,15 @@ int rc_cm_notify(struct rc_id *r, enum ibv_event_type ev)
 
 int rc_cm_init_qp_attr(struct rc_id *r, struct ibv_qp_attr *a, int *mask)
 {
-	return r->cm ? rocemu_cm_init_qp_attr(r->cm, a, mask) : -EINVAL;
+	enum ibv_qp_state st = a->qp_state;
+	int rc = r->cm ? rocemu_cm_init_qp_attr(r->cm, a, mask) : -EINVAL;
+
+	/* RTR receives with this side's own starting PSN (its REQ's or
+	 * REP's), known here before the REP goes: as the kernel's
+	 * rdma_init_qp_attr, which sets rq_psn from the id's seq_num. */
+	if (!rc && st == IBV_QPS_RTR)
+		a->rq_psn = r->psn;
+	return rc;
 }
 
 void rc_cm_free(struct rc_id *r)

@@ -115,7 +115,9 @@ struct rocemu_cm_req_param {
 	uint64_t service_id;
 	enum ibv_qp_type qp_type;	/* IBV_QPT_RC or IBV_QPT_UC */
 	uint32_t qpn;			/* the local QP, 24 bits */
-	uint32_t starting_psn;		/* its first send PSN, 24 bits */
+	/* The first PSN this side receives with, and the peer sends
+	 * with (24 bits): Linux's ib_cm reads a REQ's and a REP's so. */
+	uint32_t starting_psn;
 	uint8_t responder_resources;	/* READs and atomics it takes in */
 	uint8_t initiator_depth;	/* READs and atomics it sends out */
 	uint8_t retry_count;		/* 3 bits */
@@ -141,7 +143,9 @@ int rocemu_cm_send_req(struct rocemu_cm_id *id,
 /* What a REP answers (the IBTA's REP fields that are the caller's). */
 struct rocemu_cm_rep_param {
 	uint32_t qpn;			/* the local QP, 24 bits */
-	uint32_t starting_psn;		/* its first send PSN, 24 bits */
+	/* The first PSN this side receives with, and the peer sends
+	 * with (24 bits): Linux's ib_cm reads a REQ's and a REP's so. */
+	uint32_t starting_psn;
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
 	uint8_t rnr_retry_count;	/* 3 bits */
@@ -211,7 +215,10 @@ int rocemu_cm_send_sidr_rep(struct rocemu_cm_id *id, uint8_t status,
  * access REMOTE_WRITE (with REMOTE_READ and REMOTE_ATOMIC when the
  * responder resources are not 0); RTR: the address of the peer (GID index
  * 1), path MTU, destination QPN, receive PSN, max_dest_rd_atomic,
- * min_rnr_timer; RTS: send PSN, timeout (packet life time + 1), retry
+ * min_rnr_timer (the receive PSN is this side's own REQ's or REP's
+ * starting PSN: 0 on a passive id before its REP, which Linux's cma fills
+ * in as the drop-in does); RTS: send PSN (the peer's starting PSN),
+ * timeout (packet life time + 1), retry
  * counts, max_rd_atomic. -EINVAL when the id has not got that far (RTR
  * needs the peer's REQ or REP) or for another state.
  */

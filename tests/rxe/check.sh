@@ -14,7 +14,10 @@
 #   suite    rdma-core's test suite on rxe in a guest and on rocemu here,
 #            compared test by test (suite.sh);
 #   conform  the conformance scenarios against rxe (conform.sh): one
-#            guest, rocemu-agent on rxe, rocemu conform on a veth.
+#            guest, rocemu-agent on rxe, rocemu conform on a veth;
+#   cm       rdma_cm against Linux's CM (cm.sh): rping, ucmatose, udaddy
+#            and ib_send_bw -R between rocemu and rxe both ways, and the
+#            CM MADs of rping rxe<->rxe and rocemu<->rxe compared.
 # Ends with one table (report.py). Fails when a run failed, a guest did
 # not finish, a comparison found an unlisted difference or the suite could
 # not be compared (rocemu's parity in the suite is reported, not required).
@@ -25,6 +28,8 @@
 #              BUILD_DIR/rxe/pcaps, so that make check and make rxe-check
 #              leave the tree as it was (make golden-rxe retakes them into
 #              the source tree's pcaps/, golden_lab.sh's way).
+# RXE_PARTS="NAME ..." (make rxe-check RXE_PARTS=cm) runs only those parts
+# (spaces or commas between them); the report then judges only those.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 or_skip=0 pcaps=
@@ -61,6 +66,14 @@ if [ $rc != 0 ]; then
 fi
 t1=$(date +%s)
 
+all_parts="interop errors golden suite conform cm"
+parts=$(echo "${RXE_PARTS:-$all_parts}" | tr ',' ' ')
+for p in $parts; do
+	case " $all_parts " in *" $p "*) ;; *)
+		echo "rxe lab: RXE_PARTS names '$p'; the parts are: $all_parts" >&2
+		exit 2 ;;
+	esac
+done
 rep=$rxe/report
 rm -rf "$rep" && mkdir -p "$rep"
 # part NAME CMD...: runs one part of the lab with its output in
@@ -70,6 +83,7 @@ rm -rf "$rep" && mkdir -p "$rep"
 part() {
 	local name=$1 rc=0
 	shift
+	case " $parts " in *" $name "*) ;; *) return 0 ;; esac
 	"$@" >"$rep/$name.txt" 2>&1 || rc=$?
 	echo $rc >"$rep/$name.rc"
 	grep '^rxe lab: ' "$rep/$name.txt" | tail -n 1 || true
@@ -99,8 +113,13 @@ interop() {
 	[ "$fail" = 0 ] && [ "$pass" -gt 0 ] && [ $rc = 0 ]
 }
 
-echo "rxe lab: parts made in $((t1 - t0)) s; now the interop, the error paths," \
-	"the golden captures, rdma-core's suite and the conformance suite (about 6 min)"
+if [ "$parts" = "$all_parts" ]; then
+	echo "rxe lab: parts made in $((t1 - t0)) s; now the interop, the error paths," \
+		"the golden captures, rdma-core's suite, the conformance suite and" \
+		"rdma_cm (about 8 min)"
+else
+	echo "rxe lab: parts made in $((t1 - t0)) s; now only: $parts"
+fi
 part interop interop
 # The error paths: rxe <-> rxe across two guests, then rxe <-> rocemu both
 # ways (errors.sh).
@@ -112,6 +131,8 @@ part golden "$here/golden_lab.sh" "$build" ${pcaps:+"$pcaps"}
 part suite "$here/suite.sh" "$build"
 # The conformance suite against rxe: every failure a listed rxe deviation.
 part conform "$here/conform.sh" "$build"
+# rdma_cm against Linux's CM, both ways, and the CM MADs compared (cm.sh).
+part cm "$here/cm.sh" "$build"
 
 echo
-python3 "$here/report.py" "$rep" $(($(date +%s) - t0))
+python3 "$here/report.py" --parts "$(echo $parts | tr ' ' ,)" "$rep" $(($(date +%s) - t0))

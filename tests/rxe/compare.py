@@ -13,7 +13,17 @@ Every accepted difference carries the ID of its entry in
 conformance/differences.md (one marked `compare: yes`); a difference
 without an ID is unlisted and makes the exit status 1.
 
-usage: compare.py [--rocemu BIN] [--differences FILE] A.pcap B.pcap [NAME]
+With --cm only the CM MADs (QP1, management class 7) of the two captures
+are compared, message by message per direction (the client is the side
+that sent the first REQ): every MAD header, CM body and path field and the
+packet's own header fields must be equal, except what each run picks
+afresh (comm IDs, transaction IDs, QPNs, starting PSNs, the CA GUID, the
+active side's source port, the addresses), which is compared by
+consistency instead: a remote comm ID must be the peer's local comm ID, a
+DREQ's remote QPN the peer's local QPN, a GID or CMA address the sender's
+or the receiver's own address.
+
+usage: compare.py [--rocemu BIN] [--differences FILE] [--cm] A.pcap B.pcap [NAME]
        compare.py [--rocemu BIN] --dirs RXE_DIR ROCEMU_DIR
 Exit status: 0 when every difference is listed, 1 when one is not, 2 for a
 usage or decoding error.
@@ -39,7 +49,18 @@ DIFFERENCES = os.path.join(os.path.dirname(os.path.dirname(HERE)),
 # written once, in the differences list, whose `compare: yes` entries must
 # be exactly these.
 RULES = {"DUP-REQ", "DUP-RESP", "FA-COMPARE", "ATOMIC-ORIG", "UC-ACKREQ",
-         "ACK-COALESCE", "NAK-AHEAD"}
+         "ACK-COALESCE", "NAK-AHEAD", "CM-RESEND"}
+# A CM rule: (rule ID, message or None for any, field, a's (rxe's) value
+# or None for any, b's (rocemu's) value or None for any): that field of
+# that message may differ so, and only so. Each is described by its entry
+# in the differences list.
+CM_FIELD_RULES = [
+    ("CM-UD-ACKREQ", None, "ackreq", True, False),
+    ("CM-UDP-CSUM", None, "udp_csum_zero", True, False),
+    ("CM-FLOW-LABEL", "REQ", "cm_path.flow_label!=0", True, False),
+    ("CM-ACK-DELAY", "REP", "cm.target_ack_delay", None, 0),
+    ("CM-ACK-TIMEOUT", "REQ", "cm_path.local_ack_timeout", None, None),
+]
 
 
 class Packet:
@@ -75,6 +96,154 @@ def decode(rocemu, path):
         if "frame" in d and "opcode" in d:
             pkts.append(Packet(d, d["frame"]))
     return pkts
+
+
+# ---- CM MADs (--cm) ----
+
+CM_CLASS = 0x07
+# Fields each run picks afresh, compared by consistency (cm_normalize).
+CM_FRESH = {"mad.tid", "cm.local_comm_id", "cm.remote_comm_id",
+            "cm.local_qpn", "cm.starting_psn", "cm.local_ca_guid",
+            "cm.remote_qpn", "ip_cm.src_port", "psn", "deth.src_qp",
+            "dqpn", "sport", "ip_id", "ip_csum", "icrc", "icrc_calc",
+            "time", "frame", "eth_src", "eth_dst", "src", "dst"}
+# Header fields of the packet that carries the MAD, compared as they are.
+CM_PACKET = ("opcode_name", "se", "migreq", "pad", "tver", "pkey", "fecn",
+             "becn", "resv6", "ackreq", "resv7", "payload_len", "udp_len",
+             "ip_version", "tos", "ttl", "dport", "icrc_ok", "status")
+
+
+def cm_mads(pkts):
+    """The packets of a decoded capture that carry a CM MAD."""
+    return [p for p in pkts if p.raw.get("mad", {}).get("mgmt_class") ==
+            CM_CLASS]
+
+
+def cm_normalize(mads):
+    """Fill each CM MAD's direction and its compared fields (p.fields).
+
+    The client is the sender of the first REQ (else of the first MAD).
+    Values a run picks afresh become facts about them: whether a remote
+    comm ID is the peer's local one, a DREQ's remote QPN the peer's QPN,
+    a GID or address the sender's (self) or the receiver's (peer)."""
+    if not mads:
+        return
+    first = next((p for p in mads if p.raw["mad"].get("attr_name") ==
+                  "REQ"), mads[0])
+    client = first.raw["src"]
+    comm, qpn = {}, {}      # role -> its local comm ID, its QPN
+    for p in mads:
+        cm = p.raw.get("cm", {})
+        role = "C" if p.raw["src"] == client else "S"
+        if "local_comm_id" in cm:
+            comm.setdefault(role, cm["local_comm_id"])
+        if "local_qpn" in cm:
+            qpn.setdefault(role, cm["local_qpn"])
+    for p in mads:
+        r = p.raw
+        src = "C" if r["src"] == client else "S"
+        dst = "S" if src == "C" else "C"
+        p.dir = src + ">" + dst
+        p.name = "CM_" + r["mad"].get("attr_name", "?")
+        p.rel_psn = 0
+        own = {r["src"]: "self", r["dst"]: "peer"}
+        f = p.fields
+        for k in CM_PACKET:
+            f[k] = r.get(k)
+        f["udp_csum_zero"] = r.get("udp_csum") == 0
+        if r.get("ip_version") == 4:
+            f["ip_df"] = bool(r.get("ip_flags_frag", 0) & 0x4000)
+        f["deth.qkey"] = "0x%08x" % r.get("deth", {}).get("qkey", 0)
+        f["dqpn"] = r.get("dqpn")
+        f["deth.src_qp"] = r.get("deth", {}).get("src_qp")
+        for part in ("mad", "cm", "cm_path", "ip_cm"):
+            for k, v in r.get(part, {}).items():
+                key = part + "." + k
+                if key in CM_FRESH:
+                    continue
+                if k in ("local_gid", "remote_gid", "src", "dst") and \
+                        part in ("cm_path", "ip_cm"):
+                    v = own.get(v, "other")
+                if key == "cm_path.flow_label":
+                    # a hash of the ports where it is set: whether it is
+                    key, v = key + "!=0", v != 0
+                f[key] = v
+        cm = r.get("cm", {})
+        if "local_comm_id" in cm:
+            f["cm.local_comm_id!=0"] = cm["local_comm_id"] != 0
+        if "remote_comm_id" in cm:
+            f["cm.remote_comm_id=peer's"] = cm["remote_comm_id"] == \
+                comm.get(dst)
+        if "remote_qpn" in cm:
+            f["cm.remote_qpn=peer's"] = cm["remote_qpn"] == qpn.get(dst)
+
+
+def cm_field_rule(field, p, q):
+    """The rule ID that allows field of the CM MAD p (in a) to differ from
+    q's (in b), or None."""
+    for rule, msg, fld, va, vb in CM_FIELD_RULES:
+        if msg in (None, p.name[3:]) and fld == field and \
+                va in (None, p.fields.get(field)) and \
+                vb in (None, q.fields.get(field)):
+            return rule
+    return None
+
+
+def cm_drop_resent(mads):
+    """Split off MADs sent again by the CM's own timer: one equal to an
+    earlier MAD of the same direction in every compared field and in its
+    transaction ID. Returns (kept, listed)."""
+    kept, listed, seen = [], [], {}
+    for p in mads:
+        key = (p.dir, p.raw["mad"].get("tid"),
+               tuple(sorted(p.fields.items())))
+        if key in seen:
+            listed.append(("CM-RESEND", p, "equals frame %d" %
+                           seen[key].index))
+            continue
+        seen[key] = p
+        kept.append(p)
+    return kept, listed
+
+
+def cm_compare(name, a_pkts, b_pkts, labels=("rxe", "rocemu")):
+    """Compare the CM MADs of two decoded captures; returns a Report."""
+    rep = Report(name, *labels)
+    sides = []
+    for label, pkts in zip(labels, (a_pkts, b_pkts)):
+        mads = cm_mads(pkts)
+        cm_normalize(mads)
+        kept, listed = cm_drop_resent(mads)
+        for rule, p, text in listed:
+            rep.listed.append((rule, "%s %s: %s" % (label, describe(p),
+                                                    text)))
+        sides.append(kept)
+    if not sides[0] or not sides[1]:
+        for label, side in zip(labels, sides):
+            if not side:
+                rep.unlisted.append("%s has no CM MAD" % label)
+    for d in ("C>S", "S>C"):
+        xs = [p for p in sides[0] if p.dir == d]
+        ys = [p for p in sides[1] if p.dir == d]
+        sm = difflib.SequenceMatcher(a=[p.name for p in xs],
+                                     b=[q.name for q in ys], autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            pairs = list(zip(xs[i1:i2], ys[j1:j2]))
+            for p, q in pairs:
+                rep.compared += 1
+                if tag == "equal":
+                    compare_fields(rep, p, q, cm_field_rule)
+                else:
+                    rep.unlisted.append("%s: %s has %s, %s has %s (#%d)" %
+                                        (d, labels[0], describe(p),
+                                         labels[1], q.name, q.index))
+            for p in xs[i1 + len(pairs):i2]:
+                rep.unlisted.append("%s: only %s has %s" %
+                                    (d, labels[0], describe(p)))
+            for q in ys[j1 + len(pairs):j2]:
+                rep.unlisted.append("%s: only %s has %s" %
+                                    (d, labels[1], describe(q)))
+    return rep
 
 
 class Namer:
@@ -289,6 +458,8 @@ def field_rule(field, p, q):
 
 
 def describe(p):
+    if p.name.startswith("CM_"):
+        return "%s #%d %s" % (p.dir, p.index, p.name)
     return "%s #%d %s psn+%d" % (p.dir, p.index, p.name, p.rel_psn)
 
 
@@ -314,14 +485,14 @@ class Report:
             print("  UNLISTED %s" % text, file=out)
 
 
-def compare_fields(rep, p, q):
+def compare_fields(rep, p, q, rule_of=None):
     a, b = rep.labels
     for k in sorted(set(p.fields) | set(q.fields)):
         va, vb = p.fields.get(k), q.fields.get(k)
         if va == vb:
             continue
         text = "%s %s: %s %s, %s %s" % (describe(p), k, a, va, b, vb)
-        rule = field_rule(k, p, q)
+        rule = (rule_of or field_rule)(k, p, q)
         if rule:
             rep.listed.append((rule, text))
         else:
@@ -445,17 +616,20 @@ def main():
                     help="A and B are directories: compare every "
                     "scenario present in both")
     ap.add_argument("--labels", default="rxe,rocemu")
+    ap.add_argument("--cm", action="store_true",
+                    help="compare only the CM MADs of the two captures")
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("name", nargs="?")
     args = ap.parse_args()
     labels = tuple(args.labels.split(","))
     documented = documented_rules(args.differences)
-    missing = RULES - documented
+    rules = RULES | {r[0] for r in CM_FIELD_RULES}
+    missing = rules - documented
     if missing:
         sys.exit("compare: rules not described in %s: %s" %
                  (args.differences, " ".join(sorted(missing))))
-    stale = documented - RULES
+    stale = documented - rules
     if stale:
         sys.exit("compare: %s marks compare: yes on rules this program "
                  "does not implement: %s" % (args.differences,
@@ -474,8 +648,9 @@ def main():
         pairs = [(name, args.a, args.b)]
     total = [0, 0, 0]
     for name, pa, pb in pairs:
-        rep = compare(name, decode(args.rocemu, pa),
-                      decode(args.rocemu, pb), labels)
+        how = cm_compare if args.cm else compare
+        rep = how(name, decode(args.rocemu, pa), decode(args.rocemu, pb),
+                  labels)
         rep.print(sys.stdout)
         total[0] += rep.compared
         total[1] += len(rep.listed)

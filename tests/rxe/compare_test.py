@@ -196,6 +196,38 @@ def main():
          rocemu, 1, ["does not implement", "RESET-CQ"],
          ("--differences", extra))
 
+    # CM MADs (--cm): rping's connection rxe<->rxe against rxe client,
+    # rocemu server, as the lab took them (tests/rxe/cm-pcaps); as they
+    # are, every difference is listed ...
+    cmcaps = os.path.join(HERE, "cm-pcaps")
+    ref = os.path.join(cmcaps, "rping_rxe_rxe.pcap")
+    mix = os.path.join(cmcaps, "rping_rxe_rocemu.pcap")
+    case("CM MADs of rping rxe<->rxe and rocemu<->rxe: listed only", ref,
+         mix, rocemu, 0, ["0 unlisted", "CM-FLOW-LABEL"], ("--cm",))
+    # ... and the REQ's P_Key (REQ offset 48 after the 24-byte MAD header,
+    # behind Ethernet, IPv4, UDP, BTH and DETH) edited to 0x7fff is caught.
+    head, recs = read_pcap(mix)
+    frame = recs[0][2]
+    at = 14 + 20 + 8 + 12 + 8 + 24 + 48
+    assert frame[14 + 20 + 8 + 12 + 8 + 16:][:2] == b"\x00\x10", "REQ first"
+    assert frame[at:at + 2] == b"\xff\xff"
+    frame[at] = 0x7F
+    fix_icrc(frame)
+    edited = os.path.join(work, "cm_req_pkey.pcap")
+    write_pcap(edited, head, recs)
+    case("a CM REQ's P_Key edited: unlisted", ref, edited, rocemu, 1,
+         ["UNLISTED C>S #1 CM_REQ cm.pkey: rxe 65535, rocemu 32767"],
+         ("--cm",))
+    # A CM MAD left out is caught too (the RTU).
+    head, recs = read_pcap(mix)
+    rtu = [r for r in recs if r[2][14 + 20 + 8 + 12 + 8 + 16:][:2] ==
+           b"\x00\x14"]
+    assert len(rtu) == 1
+    fewer = os.path.join(work, "cm_no_rtu.pcap")
+    write_pcap(fewer, head, [r for r in recs if r is not rtu[0]])
+    case("a CM RTU left out: unlisted", ref, fewer, rocemu, 1,
+         ["only rxe has C>S", "CM_RTU"], ("--cm",))
+
     print("compare_test: %d failed" % failures)
     return 1 if failures else 0
 

@@ -42,6 +42,7 @@ progs="ibv_devices ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong
 	ibv_ud_pingpong ibv_srq_pingpong ibv_xsrq_pingpong
 	ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw
 	ib_write_lat ib_read_lat ib_send_lat ib_atomic_lat
+	rping ucmatose udaddy
 	ip rdma tc tcpdump"
 paths=""
 for p in $progs; do
@@ -58,11 +59,16 @@ rxe_provider=$(ls "$provider_dir"/librxe-rdmav*.so 2>/dev/null | head -n 1)
 [ -n "$rxe_provider" ] || die "no librxe provider in $provider_dir (install ibverbs-providers)"
 [ -f /etc/libibverbs.d/rxe.driver ] || die "/etc/libibverbs.d/rxe.driver missing (install ibverbs-providers)"
 dropin=$build/lib/libibverbs.so.1
+rdmacm=$build/lib/librdmacm.so.1
+# glibc loads libgcc_s.so.1 at run time (pthread_exit unwinds through it);
+# ldd does not list it, and rping aborts at its end without it.
+libgcc=$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')
+[ -n "$libgcc" ] || die "no libgcc_s.so.1 (install libgcc-s1)"
 tool=$build/bin/rocemu
 probe=$build/tests/rxe/rxe_probe
 agent=$build/bin/rocemu-agent
 [ -x "$agent" ] || die "no $agent (the conformance suite's agent: make $agent)"
-[ -f "$dropin" ] && [ -x "$tool" ] || die "no rocemu build in $build (run make first)"
+[ -f "$dropin" ] && [ -f "$rdmacm" ] && [ -x "$tool" ] || die "no rocemu build in $build (run make first)"
 [ -x "$probe" ] || die "no $probe (the golden scenarios' program: make $probe)"
 
 # ---- the kernel: the version linux-image-amd64 depends on, fetched once ----
@@ -99,9 +105,11 @@ cp -u "$kdir/boot/vmlinuz-$kver" "$rxe/vmlinuz"
 # sch_netem is for scenarios that lose packets; with sch_prio, cls_u32 and
 # act_gact it loses one chosen packet (the golden loss scenario);
 # sch_ingress (clsact), cls_u32 and act_gact drop every RoCEv2 packet a
-# responder sends (the error paths' retry exhaustion).
+# responder sends (the error paths' retry exhaustion); rdma_ucm brings
+# Linux's CM (rdma_cm, ib_cm, iw_cm; /dev/infiniband/rdma_cm) and
+# configfs, which its rdma_cm needs.
 mods="crc32_generic virtio_pci virtio_net virtio_blk veth rdma_rxe ib_uverbs sch_netem
-	sch_prio sch_ingress cls_u32 act_gact"
+	sch_prio sch_ingress cls_u32 act_gact configfs rdma_ucm"
 modfiles=$(for m in $mods; do
 	modprobe -d "$kdir" -S "$kver" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | sort -u)
@@ -109,9 +117,10 @@ done | sort -u)
 # ---- the initramfs, rebuilt when an input changed ----
 libs_of() { env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd "$@" 2>/dev/null |
 	awk '/=> \// {print $3} /^\t\/[^ ]+ \(/ {print $1}' | sort -u; }
-libs=$(libs_of $paths "$rxe_provider" "$dropin" "$tool" "$probe" "$agent")
-inputs="$busybox $paths $rxe_provider /etc/libibverbs.d/rxe.driver $dropin $tool $probe $agent
-	$libs $modfiles $here/init $here/parts.sh"
+libs="$(libs_of $paths "$rxe_provider" "$dropin" "$rdmacm" "$tool" "$probe" "$agent")
+$libgcc"
+inputs="$busybox $paths $rxe_provider /etc/libibverbs.d/rxe.driver $dropin $rdmacm $tool
+	$probe $agent $libs $modfiles $here/init $here/parts.sh"
 stamp=$( (echo "$kver"; for f in $inputs; do
 	stat -L -c '%n %s %Y' "$f"; done) | sha256sum | cut -c1-16)
 if [ -f "$rxe/initrd.gz" ] && [ "$(cat "$rxe/initrd.stamp" 2>/dev/null)" = "$stamp" ]; then
@@ -143,6 +152,7 @@ for f in $libs; do put "$f"; done
 put "$rxe_provider"
 put /etc/libibverbs.d/rxe.driver
 cp "$dropin" "$root/rocemu/lib/libibverbs.so.1"
+cp "$rdmacm" "$root/rocemu/lib/librdmacm.so.1"
 cp "$tool" "$root/rocemu/bin/rocemu"
 cp "$probe" "$root/usr/bin/rxe_probe"
 cp "$agent" "$root/usr/bin/rocemu-agent"

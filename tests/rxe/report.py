@@ -8,11 +8,13 @@ on each GID; per error case and direction, pass or fail against rxe<->rxe;
 per golden scenario, the packets compared and the differences listed and
 unlisted; then rdma-core's suite comparison line; then one verdict line.
 
-usage: report.py REPORT_DIR SECONDS
+usage: report.py [--parts NAME,...] REPORT_DIR SECONDS
   REPORT_DIR holds interop.tsv (interop.sh's rows: status, program,
-  direction, GID index, seconds, reason), errors.txt, golden.txt and
-  suite.txt and conform.txt (those scripts' output) and NAME.rc (each part's exit status).
-  A part whose files are missing is reported as not run.
+  direction, GID index, seconds, reason), errors.txt, golden.txt,
+  suite.txt, conform.txt and cm.txt (those scripts' output) and NAME.rc
+  (each part's exit status). A part whose files are missing is reported
+  as not run. --parts: only those parts were asked for (check.sh's
+  RXE_PARTS); the others are left out of the verdict.
 Exit 0 when every part passed (its exit status 0 and its rows all pass);
 1 otherwise. It never reruns or re-judges a part: a part's own exit status
 stands, the table only gathers what the parts found.
@@ -21,7 +23,7 @@ import os
 import re
 import sys
 
-PARTS = ('interop', 'errors', 'golden', 'suite', 'conform')
+PARTS = ('interop', 'errors', 'golden', 'suite', 'conform', 'cm')
 ROW = '  {:<8} {:<26} {:<14} {}'
 
 
@@ -102,6 +104,28 @@ def golden_rows(rdir):
     return rows, len([r for r in rows if 'compared' in r[3]]), unlisted, failed
 
 
+def cm_rows(rdir):
+    """(rows, passed, failed, golden) from cm.sh's lines '  PASS|FAIL
+    program dir ...' and its closing line's golden CM verdict (None when
+    it has none, True when nothing was unlisted)."""
+    rows, npass, nfail, golden = [], 0, 0, None
+    for ln in read(os.path.join(rdir, 'cm.txt')) or []:
+        m = re.match(r'  (PASS|FAIL) +(\S+) +(\S+)', ln)
+        if m:
+            rows.append(('cm', m.group(2), m.group(3), m.group(1)))
+            npass += m.group(1) == 'PASS'
+            nfail += m.group(1) == 'FAIL'
+        m = re.match(r'rxe lab: cm .*golden CM (\d+) compared with (no '
+                     r'unlisted)?', ln)
+        if m:
+            golden = int(m.group(1)) > 0 and m.group(2) is not None
+            rows.append(('cm', 'golden CM MADs (rping)', 'rxe, rocemu',
+                         f'{m.group(1)} compared, ' +
+                         ('no unlisted difference' if golden
+                          else 'UNLISTED differences')))
+    return rows, npass, nfail, golden
+
+
 def suite_line(rdir):
     """The suite comparison in one line, or None when there is none."""
     lines = read(os.path.join(rdir, 'suite.txt')) or []
@@ -137,15 +161,21 @@ def conform_counts(rdir):
 
 
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    asked = PARTS
+    if len(args) == 4 and args[0] == '--parts':
+        asked = tuple(p for p in PARTS if p in args[1].split(','))
+        args = args[2:]
+    if len(args) != 2:
         print(__doc__.split('\n\n')[2], file=sys.stderr)
         return 2
-    rdir, secs = sys.argv[1], int(sys.argv[2])
+    rdir, secs = args[0], int(args[1])
     kernel = (read(os.path.join(rdir, 'kernel.txt')) or ['?'])[0]
     irows, ipass, ifail = interop_rows(rdir)
     erows, epass, efail = errors_rows(rdir)
     grows, gscen, gunl, gfail = golden_rows(rdir)
     sline = suite_line(rdir)
+    crows, cpass, cfail, cgold = cm_rows(rdir)
 
     print(f'rxe lab report: Linux {kernel} rxe against rocemu')
     print(ROW.format('part', 'program, case or scenario', 'server->client',
@@ -177,12 +207,15 @@ def main():
                     else 'conform reached no summary',
                     rcs['conform'] == 0 and cc is not None and cc[3] == 0
                     and cc[2] > 0),
+        'cm': (f'cm {cpass} of {cpass + cfail} runs pass, golden CM ' +
+               ('clean' if cgold else 'not clean'),
+               rcs['cm'] == 0 and cfail == 0 and cpass > 0 and bool(cgold)),
     }
     for p in PARTS:
         if rcs[p] is None:
             verdict[p] = (f'{p} not run', False)
-    bad = [p for p in PARTS if not verdict[p][1]]
-    what = '; '.join(verdict[p][0] for p in PARTS)
+    bad = [p for p in asked if not verdict[p][1]]
+    what = '; '.join(verdict[p][0] for p in asked)
     word = 'PASS' if not bad else 'FAILED (' + ', '.join(bad) + ')'
     print(f'rxe lab: {word}: {what}; {secs // 60} min {secs % 60} s')
     return 0 if not bad else 1

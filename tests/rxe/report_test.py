@@ -34,10 +34,16 @@ GOOD = {
                    'conform: 77 scenarios on rxe: 67 passed, 0 failed, 10 failed '
                    'as known rxe deviations, 0 not applicable\n',
     'conform.rc': '0\n',
+    'cm.txt': '  PASS rping rxe->rxe (- s)\n'
+              '  PASS rping rocemu->rxe (2.4 s)\n'
+              '  PASS udaddy rxe->rocemu (1.3 s)\n'
+              'rxe lab: cm 3 passed, 0 failed; golden CM 2 compared with no '
+              'unlisted difference (120 s; logs in x)\n',
+    'cm.rc': '0\n',
 }
 
 
-def run(work, name, changes):
+def run(work, name, changes, opts=()):
     """report.py on GOOD with CHANGES (a file's new text, or None to remove
     it); returns (exit status, output)."""
     d = os.path.join(work, name)
@@ -48,8 +54,8 @@ def run(work, name, changes):
         if text is not None:
             with open(os.path.join(d, f), 'w') as fh:
                 fh.write(text)
-    p = subprocess.run([sys.executable, os.path.join(HERE, 'report.py'), d,
-                        '75'], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, os.path.join(HERE, 'report.py'),
+                        *opts, d, '75'], capture_output=True, text=True)
     return p.returncode, p.stdout
 
 
@@ -57,8 +63,8 @@ def main():
     work = sys.argv[1]
     failures = []
 
-    def expect(name, changes, rc, last, rows=()):
-        got_rc, out = run(work, name, changes)
+    def expect(name, changes, rc, last, rows=(), opts=()):
+        got_rc, out = run(work, name, changes, opts)
         lines = out.splitlines()
         ok = got_rc == rc and lines and lines[-1].startswith(last)
         for r in rows:
@@ -97,11 +103,24 @@ def main():
     expect('conform_no_summary', {'conform.txt': 'PASS  x\n'}, 1,
            'rxe lab: FAILED (conform)', ['conform reached no summary'])
     expect('nothing_ran', {f: None for f in GOOD}, 1,
-           'rxe lab: FAILED (interop, errors, golden, suite, conform)')
+           'rxe lab: FAILED (interop, errors, golden, suite, conform, cm)')
+    expect('cm_row_failed',
+           {'cm.txt': GOOD['cm.txt'].replace('  PASS rping rocemu',
+                                             '  FAIL rping rocemu')},
+           1, 'rxe lab: FAILED (cm)', ['cm 2 of 3 runs pass'])
+    expect('cm_golden_unlisted',
+           {'cm.txt': GOOD['cm.txt'].replace(
+               'with no unlisted difference', 'with UNLISTED differences')},
+           1, 'rxe lab: FAILED (cm)', ['golden CM not clean'])
+    expect('cm_part_only', {f: None for f in GOOD if not f.startswith('cm.')},
+           0, 'rxe lab: PASS: cm 3 of 3 runs pass, golden CM clean',
+           opts=('--parts', 'cm'))
+    expect('cm_part_only_failed', {f: None for f in GOOD}, 1,
+           'rxe lab: FAILED (cm): cm not run', opts=('--parts', 'cm'))
 
     for f in failures:
         print('report_test: FAIL', f)
-    print(f'report_test: {11 - len(failures)} of 11 cases pass')
+    print(f'report_test: {15 - len(failures)} of 15 cases pass')
     return 1 if failures else 0
 
 

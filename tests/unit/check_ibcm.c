@@ -315,7 +315,6 @@ static void take_req(struct cmt *t)
 	ck_assert_ptr_eq(ev->listen_id, t->listener);
 	t->idb = ev->id;
 	modify(t->idb, t->p.b.qp, IBV_QPS_INIT);
-	modify(t->idb, t->p.b.qp, IBV_QPS_RTR);
 }
 
 static void send_rep(struct cmt *t)
@@ -327,6 +326,8 @@ static void send_rep(struct cmt *t)
 	};
 
 	ck_assert_int_eq(rocemu_cm_send_rep(t->idb, &r), 0);
+	/* RTR once the REP names the PSN it receives with */
+	modify(t->idb, t->p.b.qp, IBV_QPS_RTR);
 }
 
 /* a's side after REP_RCVD: QP to RTS. */
@@ -397,11 +398,18 @@ START_TEST(test_connect_data_disconnect)
 	ck_assert_uint_eq(req->req.path_mtu, IBV_MTU_4096);
 	ck_assert_mem_eq(req->req.primary.remote_gid,
 			 rocemu_dev_gid(t.p.b.dev), 16);
-	/* The QPs got each other's numbers and PSNs. */
+	/* The QPs got each other's numbers and PSNs. A REQ's or REP's
+	 * starting PSN is the one its sender receives with and its peer
+	 * sends with, as Linux's ib_cm reads it (ib_send_cm_req and
+	 * ib_send_cm_rep set rq_psn from their own message): the REQ said
+	 * 0x1234, the REP 0x5678. */
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qi;
 	rocemu_qp_query(t.p.b.qp, &qa, &qi);
 	ck_assert_uint_eq(qa.dest_qp_num, rocemu_qp_num(t.p.a.qp));
+	ck_assert_uint_eq(qa.rq_psn, 0x5678);
+	ck_assert_uint_eq(qa.sq_psn, 0x1234);
+	rocemu_qp_query(t.p.a.qp, &qa, &qi);
 	ck_assert_uint_eq(qa.rq_psn, 0x1234);
 	ck_assert_uint_eq(qa.sq_psn, 0x5678);
 	move_data(&t);
@@ -1174,13 +1182,13 @@ START_TEST(test_udp_connect_data_disconnect)
 	ck_assert_uint_eq(b.log.ev[0].msg.req.path_mtu, IBV_MTU_1024);
 	pb = b.log.ev[0].id;
 	udp_modify(pb, b.ep.qp, IBV_QPS_INIT);
-	udp_modify(pb, b.ep.qp, IBV_QPS_RTR);
 	struct rocemu_cm_rep_param r = { .qpn = rocemu_qp_num(b.ep.qp),
 					 .starting_psn = 0x99,
 					 .responder_resources = 1,
 					 .initiator_depth = 1,
 					 .rnr_retry_count = 7 };
 	ck_assert_int_eq(rocemu_cm_send_rep(pb, &r), 0);
+	udp_modify(pb, b.ep.qp, IBV_QPS_RTR);
 	PUMP_UNTIL(&a, &b, a.log.n == 1);
 	ck_assert_int_eq(a.log.ev[0].type, ROCEMU_CM_REP_RCVD);
 	udp_modify(a.id, a.ep.qp, IBV_QPS_RTR);

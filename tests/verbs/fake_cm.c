@@ -359,7 +359,10 @@ int rocemu_cm_init_qp_attr(struct rocemu_cm_id *id, struct ibv_qp_attr *a,
 		a->ah_attr.port_num = 1;
 		a->path_mtu = q->mtu ? q->mtu : IBV_MTU_1024;
 		a->dest_qp_num = id->active ? r->qpn : q->qpn;
-		a->rq_psn = id->active ? r->starting_psn : q->starting_psn;
+		/* a REQ's or REP's starting PSN is what its sender
+		 * receives with (Linux's ib_cm); the passive side's own is
+		 * not known before its REP, the drop-in fills it in */
+		a->rq_psn = id->active ? q->starting_psn : r->starting_psn;
 		a->max_dest_rd_atomic = id->active ? q->responder_resources :
 					q->initiator_depth;
 		a->min_rnr_timer = 12;
@@ -370,7 +373,7 @@ int rocemu_cm_init_qp_attr(struct rocemu_cm_id *id, struct ibv_qp_attr *a,
 	case IBV_QPS_RTS:
 		if (!got_rep)
 			return -EINVAL;
-		a->sq_psn = id->active ? q->starting_psn : r->starting_psn;
+		a->sq_psn = id->active ? r->starting_psn : q->starting_psn;
 		a->timeout = 17;
 		a->retry_cnt = q->retry_count;
 		a->rnr_retry = id->active ? q->rnr_retry_count : r->rnr_retry_count;
