@@ -418,13 +418,17 @@ void chk_cm_data(struct roce_check *c, const struct chk_pkt *p)
 		if (k->data_seen[s])
 			return;
 		k->data_seen[s] = true;
-		if (p->psn != k->psn[s])
+		/* A REQ's or REP's starting PSN is the one its sender
+		 * receives with: side s sends from its peer's (Linux's
+		 * ib_cm, and rxe on the wire, read both messages so). */
+		if (p->psn != k->psn[1 - s])
 			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
 				   R_PSN,
 				   "the first request to QPN 0x%06x has PSN "
 				   "0x%06x, but the %s announced starting PSN "
 				   "0x%06x (12.6)",
-				   qpn, p->psn, s ? "REP" : "REQ", k->psn[s]);
+				   qpn, p->psn, s ? "REQ" : "REP",
+				   k->psn[1 - s]);
 		return;
 	}
 	if (wrong && !wrong->qpn_flagged[wside]) {

@@ -126,6 +126,13 @@ for cap in connect reject sidr retry; do
 	expect_exit 0 "CM $cap is clean" -- "$rocemu" check "$work/cm_$cap.pcap"
 	expect_grep "$work/out" ": 0 rule violations, 0 packets lost by the capture" "CM $cap total"
 done
+# Real connections, as Linux's CM on rxe and rocemu's CM make them
+# (rping; tests/rxe/cm-pcaps): each side sends from the PSN its peer
+# announced, and the rules agree.
+for cap in tests/rxe/cm-pcaps/rping_rxe_rxe.pcap tests/rxe/cm-pcaps/rping_rxe_rocemu.pcap pcaps/rocemu/rping.pcap; do
+	expect_exit 0 "CM $cap is clean" -- "$rocemu" check "$cap"
+	expect_grep "$work/out" "RoCEv2 packets in 2 flows: 0 rule violations, 0 packets lost by the capture" "CM $cap total"
+done
 # name, rule, frame: the line of the one finding
 while read -r name rule frame what; do
 	"$build/tests/mkcap" --cm "$work/cm_$name.pcap" "$name" || bad "mkcap --cm $name"

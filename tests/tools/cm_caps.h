@@ -203,14 +203,16 @@ static void cm_connection(struct cm_sink *s, unsigned n, enum cm_fault fault)
 		cm_emit(s, 1, &rep);
 	for (unsigned i = 0; fault != CM_BAD_ORDER && i < times; i++)
 		cm_emit(s, 0, &rtu);
-	uint32_t first = fault == CM_BAD_PSN ? pa + 5 : pa;
+	/* Each side sends from the PSN its peer announced: the one the peer
+	 * receives with (Linux's ib_cm reads REQ and REP so). */
+	uint32_t first = fault == CM_BAD_PSN ? pb + 5 : pb;
 	uint32_t to_b = fault == CM_BAD_QPN ? qb + 0x40 : qb;
 	cm_data(s, false, to_b, first, 0);
 	cm_data(s, false, qa, first, 1);
 	cm_data(s, false, to_b, first + 1, 0);
 	cm_data(s, false, qa, first + 1, 2);
-	cm_data(s, true, qa, pb, 0);
-	cm_data(s, true, qb, pb, 1);
+	cm_data(s, true, qa, pa, 0);
+	cm_data(s, true, qb, pa, 1);
 	for (unsigned i = 0; fault != CM_BAD_DREP && i < times; i++)
 		cm_emit(s, 0, &dreq);
 	for (unsigned i = 0; i < times; i++)
