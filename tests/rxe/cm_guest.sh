@@ -209,7 +209,8 @@ run() {
 		local dev=rocemu0
 		[ $into = sc ] && [ $srv = rxe ] && dev=rxe1
 		[ $into = cc ] && [ $cli = rxe ] && dev=rxe1
-		w=$(echo "$w" | sed "s/@S/$s/; s/@C/$c/; s/@P/$p/; s/@D/$dev/")
+		# printf, not echo: the shell's echo takes "-n" for its own
+		w=$(printf "%s\n" "$w" | sed "s/@S/$s/; s/@C/$c/; s/@P/$p/; s/@D/$dev/")
 		if [ $into = sc ]; then sc="$sc $w"; else cc="$cc $w"; fi
 	done
 	local tag="$name $srv->$cli"
