@@ -3,8 +3,8 @@
  * rocemu-agent: runs on the host of a device under test and does, over
  * one TCP control connection at a time, what `rocemu conform` asks: verbs
  * objects, work requests, completions, events, memory (conformance/PROTOCOL.md).
- * Written against rdma-core's <infiniband/verbs.h> only:
- *   cc -O2 -o rocemu-agent conformance/agent/[a-z]*.c -libverbs
+ * Written against rdma-core's <infiniband/verbs.h> and <rdma/rdma_cma.h> only:
+ *   cc -O2 -o rocemu-agent conformance/agent/[a-z]*.c -lrdmacm -libverbs
  */
 #include <arpa/inet.h>
 #include <errno.h>

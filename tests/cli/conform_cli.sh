@@ -50,7 +50,7 @@ printf 'title t\nrule r\nsend RC_SEND_WHOLE psn=1\n' >"$work/bad/op.scn"
 printf 'title t\nrule r\nexpect RC_ACK colour=red\n' >"$work/bad/key.scn"
 for c in "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
 	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
-	 "role.scn:3: role is responder or requester" \
+	 "role.scn:3: role is responder, requester or cm" \
 	 "op.scn:3: 'RC_SEND_WHOLE' is not an opcode the table knows" \
 	 "key.scn:3: expect takes no key 'colour'"; do
 	f=${c%%:*}
