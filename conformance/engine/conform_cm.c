@@ -71,8 +71,9 @@ int cf_cm_check(const struct cf_step *st, char *err, size_t errlen)
 			 st->word);
 		return -1;
 	}
-	if (!expect && attr == ROCE_CM_ATTR_MRA) {
-		snprintf(err, errlen, "send-cm sends REQ REJ REP RTU DREQ DREP, not MRA");
+	/* conform plays the active side: it answers with none of these */
+	if (!expect && (attr == ROCE_CM_ATTR_MRA || attr == ROCE_CM_ATTR_REP)) {
+		snprintf(err, errlen, "send-cm sends REQ REJ RTU DREQ DREP, not %s", st->word);
 		return -1;
 	}
 	for (unsigned i = 0; i < st->nargs; i++) {
