@@ -124,8 +124,8 @@ BENCH_SCALE := $(BUILD)/tests/bench_scale
 # The golden-capture scenarios' own verbs program (tests/rxe/scenarios.sh):
 # linked against the system's libibverbs, as it is on an rxe machine.
 RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
-# The conformance suite's agent: plain verbs, built against the system's
-# libibverbs (at run time LD_LIBRARY_PATH may pick rocemu's drop-in).
+# The conformance suite's agent: verbs and librdmacm, built against the system's
+# libibverbs and librdmacm (at run time LD_LIBRARY_PATH may pick rocemu's drop-ins).
 AGENT := $(BUILD)/bin/rocemu-agent
 AGENT_SRC := $(wildcard conformance/agent/*.c)
 DEPS_OK := $(BUILD)/.deps-ok
@@ -243,7 +243,7 @@ $(AGENT): $(AGENT_SRC) conformance/agent/agent.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
-	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $(AGENT_SRC) -libverbs \
+	  -Wstrict-prototypes -Wmissing-prototypes -o $@ $(AGENT_SRC) -lrdmacm -libverbs \
 	  -DROCEMU_VERSION='"$(VERSION)"'
 
 # ---- man pages ----------------------------------------------------------

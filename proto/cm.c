@@ -569,6 +569,23 @@ int roce_mad_hdr_parse(const uint8_t *mad, size_t len, struct roce_mad_hdr *out)
 	return 0;
 }
 
+int roce_mad_hdr_write(const struct roce_mad_hdr *h, uint8_t *mad, size_t len)
+{
+	if (len < ROCE_MAD_HDR_LEN)
+		return -EMSGSIZE;
+	*AT(mad, mad_hdr_wire, base_version) = h->base_version;
+	*AT(mad, mad_hdr_wire, mgmt_class) = h->mgmt_class;
+	*AT(mad, mad_hdr_wire, class_version) = h->class_version;
+	*AT(mad, mad_hdr_wire, method) = h->method;
+	put_be16(AT(mad, mad_hdr_wire, status), h->status);
+	put_be16(AT(mad, mad_hdr_wire, class_specific), h->class_specific);
+	put_be64(AT(mad, mad_hdr_wire, tid), h->tid);
+	put_be16(AT(mad, mad_hdr_wire, attr_id), h->attr_id);
+	put_be16(AT(mad, mad_hdr_wire, resv), h->resv);
+	put_be32(AT(mad, mad_hdr_wire, attr_mod), h->attr_mod);
+	return 0;
+}
+
 /* The checks Linux's MAD layer and ib_cm make before a CM handler runs. */
 static bool is_cm_send(const struct roce_mad_hdr *h)
 {

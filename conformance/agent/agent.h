@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 
 enum {
 	AGENT_PROTO = 1,
@@ -47,8 +48,27 @@ struct agent_mr {
 	size_t size;
 };
 
+/* A connection the device's CM took on a listener: its id, and once
+ * accepted the QP's PD, CQ and receive buffer (on the id's context). */
+struct agent_conn {
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+};
+
+/* The CM objects of one control connection, numbered from 1. */
+struct agent_cm {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen[AGENT_MAX_OBJS + 1];
+	struct agent_conn conn[AGENT_MAX_OBJS + 1];
+	unsigned nlisten, nconn;
+};
+
 /* What one connection made; numbered from 1 per kind, 0 a free slot. */
 struct agent_objs {
+	struct agent_cm cm;
 	struct ibv_pd *pd[AGENT_MAX_OBJS + 1];
 	struct agent_mr mr[AGENT_MAX_OBJS + 1];
 	struct ibv_cq *cq[AGENT_MAX_OBJS + 1];
@@ -137,7 +157,14 @@ int agent_line_overlong(struct agent_dev *d, struct agent_objs *o,
 bool agent_token_ok(const char *t);
 /* want == got, in a time that does not depend on where they differ. */
 bool agent_token_equal(const char *want, const char *got);
-/* Destroys everything o holds, windows first, PDs last; o is then empty. */
+/* Destroys every CM id, connection QP and its resources, and the event
+ * channel of cm; cm is then empty. */
+void agent_cm_free(struct agent_cm *cm);
+/* Answers a poll of cq ("ok none" or "ok id=... status=..."), waiting
+ * up to wait_ms for a completion. */
+void poll_answer(struct ibv_cq *cq, unsigned wait_ms, struct answer *a);
+/* Destroys everything o holds, CM connections first, windows next, PDs
+ * last; o is then empty. */
 void agent_objs_free(struct agent_objs *o);
 
 /* The setup commands (hello pd mr cq qp modify query ah mw destroy) and
@@ -160,5 +187,12 @@ int cmd_poll(struct agent_dev *d, struct agent_objs *o, struct req *r, struct an
 int cmd_event(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
 int cmd_read(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
 int cmd_write(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
+/* The CM commands (cmd_cm.c): cm_listen cm_event cm_accept cm_disconnect cm_poll. */
+int cmd_cm_listen(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
+int cmd_cm_event(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
+int cmd_cm_accept(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
+int cmd_cm_disconnect(struct agent_dev *d, struct agent_objs *o, struct req *r,
+		      struct answer *a);
+int cmd_cm_poll(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
 
 #endif

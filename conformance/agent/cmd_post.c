@@ -221,26 +221,21 @@ static void add_word(struct answer *a, const char *key, const char *s)
 		ans_add(a, "%c", *s == ' ' ? '_' : *s);
 }
 
-int cmd_poll(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+void poll_answer(struct ibv_cq *cq, unsigned wait_ms, struct answer *a)
 {
-	unsigned c;
-	uint64_t wait;
 	struct ibv_wc wc;
-	(void)d;
-
-	if (obj_lookup(r, a, "cq", (void *const *)o->cq, &c))
-		return 0;
-	if (req_num(r, "wait_ms", 60000, true, 0, &wait))
-		return ans_err(a, "EINVAL", "%s", r->err);
 	int n;
-	for (uint64_t waited = 0; (n = ibv_poll_cq(o->cq[c], 1, &wc)) == 0 && waited < wait;
+
+	for (unsigned waited = 0; (n = ibv_poll_cq(cq, 1, &wc)) == 0 && waited < wait_ms;
 	     waited++)
 		sleep_ms(1);
-	if (n < 0)
-		return ans_err(a, "EIO", "ibv_poll_cq failed");
+	if (n < 0) {
+		ans_err(a, "EIO", "ibv_poll_cq failed");
+		return;
+	}
 	if (n == 0) {
 		ans_add(a, "ok none");
-		return 0;
+		return;
 	}
 	ans_add(a, "ok id=%llu", (unsigned long long)wc.wr_id);
 	add_word(a, "status", ibv_wc_status_str(wc.status));
@@ -253,6 +248,19 @@ int cmd_poll(struct agent_dev *d, struct agent_objs *o, struct req *r, struct an
 	if (wc.status == IBV_WC_SUCCESS && (wc.opcode & IBV_WC_RECV))
 		ans_add(a, " src_qp=%#x", wc.src_qp);
 	ans_add(a, " qpn=%#x", wc.qp_num);
+}
+
+int cmd_poll(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+{
+	unsigned c;
+	uint64_t wait;
+	(void)d;
+
+	if (obj_lookup(r, a, "cq", (void *const *)o->cq, &c))
+		return 0;
+	if (req_num(r, "wait_ms", 60000, true, 0, &wait))
+		return ans_err(a, "EINVAL", "%s", r->err);
+	poll_answer(o->cq[c], (unsigned)wait, a);
 	return 0;
 }
 

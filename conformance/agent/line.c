@@ -43,6 +43,11 @@ static const struct command {
 	{ "read", cmd_read, { "mr", "off", "len" } },
 	{ "write", cmd_write, { "mr", "off", "data" } },
 	{ "destroy", cmd_destroy, { "qp", "mw", "ah", "mr", "cq", "pd" } },
+	{ "cm_listen", cmd_cm_listen, { "port" } },
+	{ "cm_event", cmd_cm_event, { "wait_ms" } },
+	{ "cm_accept", cmd_cm_accept, { "conn" } },
+	{ "cm_disconnect", cmd_cm_disconnect, { "conn" } },
+	{ "cm_poll", cmd_cm_poll, { "conn", "wait_ms" } },
 	{ "bye", NULL, { NULL } },
 };
 

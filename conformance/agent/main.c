@@ -3,8 +3,8 @@
  * rocemu-agent: runs on the host of a device under test and does, over
  * one TCP control connection at a time, what `rocemu conform` asks: verbs
  * objects, work requests, completions, events, memory (conformance/PROTOCOL.md).
- * Written against rdma-core's <infiniband/verbs.h> only:
- *   cc -O2 -o rocemu-agent conformance/agent/[a-z]*.c -libverbs
+ * Written against rdma-core's <infiniband/verbs.h> and <rdma/rdma_cma.h> only:
+ *   cc -O2 -o rocemu-agent conformance/agent/[a-z]*.c -lrdmacm -libverbs
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -242,9 +242,10 @@ static const char usage[] =
 	"\n"
 	"The conformance agent: drives a verbs device (rxe, rocemu's drop-in, a\n"
 	"NIC) on the orders of rocemu conform, a line each over TCP: it makes\n"
-	"the device's objects, posts work requests and reports completions\n"
-	"(the protocol is in conformance/PROTOCOL.md). It runs on the host of the\n"
-	"device under test.\n"
+	"the device's objects, posts work requests, accepts connections through\n"
+	"the device's connection manager (librdmacm) and reports completions and\n"
+	"events (the protocol is in conformance/PROTOCOL.md). It runs on the host\n"
+	"of the device under test.\n"
 	"\n"
 	"Options:\n"
 	"  -l, --listen ADDR[:PORT]   where to listen (default 127.0.0.1, port 18515;\n"

@@ -36,6 +36,7 @@ int mr_lookup(struct req *r, struct answer *a, const struct agent_objs *o,
 
 void agent_objs_free(struct agent_objs *o)
 {
+	agent_cm_free(&o->cm);
 	/* Windows first: a type 2 window bound through a QP holds that QP
 	 * (rxe in Linux 6.1 waits a minute in ibv_destroy_qp for it). */
 	for (unsigned i = 1; i <= AGENT_MAX_OBJS; i++) {

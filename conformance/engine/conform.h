@@ -44,6 +44,12 @@ enum cf_step_kind {
 	CF_MODIFY,	/* the agent's QP moves to a state */
 	CF_BIND,	/* the agent binds a memory window */
 	CF_EVENT,	/* the agent's next asynchronous event */
+	CF_CM_SEND,	/* a CM MAD to the agent's QP1 */
+	CF_CM_EXPECT,	/* the next CM MAD from the agent matches */
+	CF_LISTEN,	/* the agent listens on a port through its CM */
+	CF_CM_EVENT,	/* the agent's next CM event */
+	CF_ACCEPT,	/* the agent accepts the connection request with a QP */
+	CF_DISCONNECT,	/* the agent disconnects the connection */
 	CF_KIND_COUNT,
 };
 
@@ -68,7 +74,9 @@ struct cf_mr {
 	uint32_t rkey, lkey;
 };
 
-enum cf_role { CF_RESPONDER, CF_REQUESTER };
+/* cm: the agent's connection manager is judged; the agent's QP is the
+ * one it accepts a connection with, conform plays the active side. */
+enum cf_role { CF_RESPONDER, CF_REQUESTER, CF_CM };
 
 struct cf_scenario {
 	char id[CF_NAME];	/* the file name without .scn */
@@ -235,6 +243,8 @@ struct cf_session {
 	const struct cf_known *known;
 	unsigned nknown;
 	char impl[32];
+	uint32_t next_comm;	/* the next scenario's first comm ID; 0: not drawn */
+	uint64_t next_tid;	/* the TID of conform's next CM request */
 };
 
 /*
@@ -254,7 +264,18 @@ struct cf_env {
 	uint32_t agent_qpn, my_qpn, psn;
 	uint32_t mtu;
 	uint32_t mw_rkey;	/* the last bound memory window's */
+	/* CM scenarios: conform's first comm ID (the scenario owns
+	 * CF_COMM_SPAN from it), and what the last CM MAD received said. */
+	bool cm;
+	uint32_t comm;
+	uint32_t peer_comm;	/* its sender's comm ID */
+	uint64_t rtid;		/* its TID */
+	uint32_t repsn;		/* a REP's starting PSN */
+	uint64_t tid;		/* the TID of the last CM MAD conform sent */
 };
+
+/* The comm IDs a scenario may use: comm, comm+1, ... */
+enum { CF_COMM_SPAN = 16 };
 
 /* The scenario's MR called name (its first n characters), or NULL. */
 const struct cf_mr *cf_mr_named(const struct cf_env *e, const char *name,
@@ -300,6 +321,51 @@ bool cf_match_key(const char *key);
 
 /* One line describing a received packet (opcode, PSN, AETH, lengths). */
 void cf_packet_describe(const struct cf_packet *p, char *out, size_t len);
+
+/* ---- CM MADs (conform_cm.c) ---- */
+
+struct roce_cm_msg;
+
+/*
+ * Checks a send-cm or expect-cm step without a device: the message is one
+ * it speaks and each key one the message takes. 0, or -1 with why in err.
+ */
+int cf_cm_check(const struct cf_step *st, char *err, size_t errlen);
+
+/*
+ * Builds the frame of a send-cm step into out: the MAD by the codec (its
+ * fields from the step's words, defaults from e: a REQ from conform's QP
+ * to the agent's GID with the IP CM header), in a UD SEND Only from QP1
+ * to QP1 with TID tid (the step's tid= evaluated by the caller). Describes it in *f as
+ * cf_packet_build does. Returns its length; -1 with the reason in err.
+ */
+int cf_cm_build(const struct cf_env *e, const struct cf_wire *w,
+		const struct cf_step *st, uint64_t tid, uint8_t *out, size_t cap,
+		struct roce_frame *f, char *err, size_t errlen);
+
+/* Whether p is a UD SEND Only to QP1 carrying a CM MAD; *m decoded. */
+bool cf_cm_decode(const struct cf_packet *p, struct roce_cm_msg *m);
+
+/* Whether p is a CM MAD to QP1 that is not this scenario's: any in a
+ * scenario without CM, else one whose receiver's comm ID is outside the
+ * scenario's span (a late retry of an earlier scenario's connection). */
+bool cf_cm_foreign(const struct cf_env *e, const struct cf_packet *p);
+
+/* Whether an expect-cm step passes p over (its skip=MESSAGE). */
+bool cf_cm_skipped(const struct cf_step *st, const struct cf_packet *p);
+
+/*
+ * Compares a received packet with an expect-cm step. 1 when it is the CM
+ * message named and every field the step names matches (e then holds
+ * the message's comm ID as peer_comm, its TID as rtid and, for a REP,
+ * the agent's QPN as agent_qpn and its PSN as repsn); 0 with the first
+ * difference in why; -1 with the reason when the step itself is wrong.
+ */
+int cf_cm_match(struct cf_env *e, const struct cf_step *st,
+		const struct cf_packet *p, char *why, size_t whylen);
+
+/* One line describing a packet to QP1: the CM message and its IDs. */
+void cf_cm_describe(const struct cf_packet *p, char *out, size_t len);
 
 /* ---- the list of differences (conform_diffs.c) ---- */
 

@@ -117,6 +117,16 @@ static int wc_field(struct cf_run *x, const struct cf_step *st, const char *key,
 	return 0;
 }
 
+/* The request that polls the scenario's CQ: the accepted connection's
+ * in a CM scenario. */
+static void poll_req(const struct cf_run *x, char *req, size_t cap, unsigned ms)
+{
+	if (x->sc->role == CF_CM)
+		snprintf(req, cap, "cm_poll conn=%u wait_ms=%u", x->conn, ms);
+	else
+		snprintf(req, cap, "poll cq=%u wait_ms=%u", x->cq, ms);
+}
+
 static int step_completion(struct cf_run *x, const struct cf_step *st)
 {
 	static const char *const keys[] = { "status", "opcode", "len", "imm", "inv",
@@ -132,8 +142,7 @@ static int step_completion(struct cf_run *x, const struct cf_step *st)
 					  x->sc->path, st->args[i].key);
 	}
 	const char *w = cf_arg_get(st->args, st->nargs, "within");
-	snprintf(req, sizeof(req), "poll cq=%u wait_ms=%lu", x->cq,
-		 w ? strtoul(w, NULL, 0) : (unsigned long)COMPLETION_MS);
+	poll_req(x, req, sizeof(req), w ? (unsigned)strtoul(w, NULL, 0) : COMPLETION_MS);
 	if (ask(x, st, req))
 		return -1;
 	if (!strcmp(x->s->agent.line, "ok none"))
@@ -156,7 +165,7 @@ static int step_no_completion(struct cf_run *x, const struct cf_step *st)
 	char req[64];
 	unsigned ms = *st->word ? (unsigned)strtoul(st->word, NULL, 10) : NO_COMPLETION_MS;
 
-	snprintf(req, sizeof(req), "poll cq=%u wait_ms=%u", x->cq, ms);
+	poll_req(x, req, sizeof(req), ms);
 	if (ask(x, st, req))
 		return -1;
 	if (strcmp(x->s->agent.line, "ok none"))
@@ -318,6 +327,85 @@ static int step_event(struct cf_run *x, const struct cf_step *st)
 	return 0;
 }
 
+/* listen port=N: the agent listens through its CM. */
+static int step_listen(struct cf_run *x, const struct cf_step *st)
+{
+	const char *port = cf_arg_get(st->args, st->nargs, "port");
+	char req[64], err[160];
+	uint64_t v;
+
+	if (!port || cf_eval(&x->e, port, &v, err, sizeof(err)) || !v || v > 0xffff)
+		return cf_verdict(x, CF_FAIL, st->line, "%s: listen needs port=1..65535",
+				  x->sc->path);
+	snprintf(req, sizeof(req), "cm_listen port=%llu", (unsigned long long)v);
+	return ask(x, st, req);
+}
+
+/* Whether a word is in a comma-separated list. */
+static bool listed(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
+		if (strcspn(p, ",") == n && !strncmp(p, w, n))
+			return true;
+	return false;
+}
+
+/* cm-event NAME|none [within=MS] [skip=A,B] [status=N]: the agent's next CM
+ * event (connect_request, established, disconnected, rejected, comm_est,
+ * ...) is NAME, events in skip passed over; none: no event within MS.
+ * A connection it names becomes the scenario's. */
+static int step_cm_event(struct cf_run *x, const struct cf_step *st)
+{
+	const char *w = cf_arg_get(st->args, st->nargs, "within");
+	const char *skip = cf_arg_get(st->args, st->nargs, "skip");
+	const char *status = cf_arg_get(st->args, st->nargs, "status");
+	unsigned ms = w ? (unsigned)strtoul(w, NULL, 0) : COMPLETION_MS;
+	bool none = !strcmp(st->word, "none");
+	char req[64], have[64], conn[16];
+	uint64_t v;
+
+	for (unsigned i = 0; i < st->nargs; i++)
+		if (strcmp(st->args[i].key, "within") && strcmp(st->args[i].key, "skip") &&
+		    strcmp(st->args[i].key, "status"))
+			return cf_verdict(x, CF_FAIL, st->line, "%s: cm-event: unknown key '%s'",
+					  x->sc->path, st->args[i].key);
+	do {
+		snprintf(req, sizeof(req), "cm_event wait_ms=%u", ms);
+		if (ask(x, st, req))
+			return -1;
+		if (!cf_agent_get(&x->s->agent, "event", have, sizeof(have))) {
+			if (none)
+				return 0;
+			return cf_verdict(x, CF_FAIL, st->line, "expected the CM event %s "
+					  "within %u ms: none came", st->word, ms);
+		}
+	} while (listed(skip, have));
+	if (none || strcmp(have, st->word))
+		return cf_verdict(x, CF_FAIL, st->line, "the CM event is %s, not %s: %s", have,
+				  st->word, x->s->agent.line);
+	if (cf_agent_get(&x->s->agent, "conn", conn, sizeof(conn)))
+		x->conn = (unsigned)strtoul(conn, NULL, 10);
+	if (status && (!cf_agent_num(&x->s->agent, "status", &v) ||
+		       v != strtoull(status, NULL, 0)))
+		return cf_verdict(x, CF_FAIL, st->line, "the CM event's status is not %s: %s",
+				  status, x->s->agent.line);
+	return 0;
+}
+
+/* accept and disconnect: the scenario's connection, from cm-event. */
+static int step_conn(struct cf_run *x, const struct cf_step *st, const char *cmd)
+{
+	char req[64];
+
+	if (!x->conn)
+		return cf_verdict(x, CF_FAIL, st->line, "%s: %s before a cm-event named a "
+				  "connection", x->sc->path, cmd + 3);
+	snprintf(req, sizeof(req), "%s conn=%u", cmd, x->conn);
+	return ask(x, st, req);
+}
+
 int cf_agent_step(struct cf_run *x, const struct cf_step *st)
 {
 	switch (st->kind) {
@@ -339,6 +427,14 @@ int cf_agent_step(struct cf_run *x, const struct cf_step *st)
 		return step_bind(x, st);
 	case CF_EVENT:
 		return step_event(x, st);
+	case CF_LISTEN:
+		return step_listen(x, st);
+	case CF_CM_EVENT:
+		return step_cm_event(x, st);
+	case CF_ACCEPT:
+		return step_conn(x, st, "cm_accept");
+	case CF_DISCONNECT:
+		return step_conn(x, st, "cm_disconnect");
 	default:
 		return cf_verdict(x, CF_FAIL, st->line, "step kind %d not playable", st->kind);
 	}

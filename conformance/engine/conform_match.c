@@ -44,6 +44,10 @@ void cf_packet_describe(const struct cf_packet *p, char *out, size_t len)
 			 p->len, p->why ? p->why : "?");
 		return;
 	}
+	if (ib->bth.dqpn == 1) {	/* QP1: what the CM message says */
+		cf_cm_describe(p, out, len);
+		return;
+	}
 	n = (size_t)snprintf(out, len, "%s psn=%#x qpn=%#x%s", op_name(ib->bth.opcode),
 			     ib->bth.psn, ib->bth.dqpn, ib->bth.ackreq ? " ackreq=1" : "");
 	uint16_t ex = ib->exts;

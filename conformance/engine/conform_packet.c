@@ -35,6 +35,16 @@ static int name_value(const struct cf_env *e, const char *name, size_t n,
 		*v = e->mtu;
 	else if (!fn && IS(name, n, "mw"))
 		*v = e->mw_rkey;
+	else if (!fn && IS(name, n, "comm"))
+		*v = e->comm;
+	else if (!fn && IS(name, n, "peercomm"))
+		*v = e->peer_comm;
+	else if (!fn && IS(name, n, "rtid"))
+		*v = e->rtid;
+	else if (!fn && IS(name, n, "repsn"))
+		*v = e->repsn;
+	else if (!fn && IS(name, n, "tid"))
+		*v = e->tid;
 	else {
 		const struct cf_mr *m = cf_mr_named(e, name, n);
 		if (!m)
@@ -71,7 +81,8 @@ int cf_eval(const struct cf_env *e, const char *expr, uint64_t *v,
 		const char *field = p[n] == '.' ? p + n + 1 : "";
 		size_t fn = *field ? strcspn(field, "+-") : 0;
 		if (name_value(e, p, n, field, fn, v)) {
-			snprintf(err, errlen, "'%s': no such name (an MR's name, qpn, myqpn, psn, mtu, mw)",
+			snprintf(err, errlen, "'%s': no such name (an MR's name, qpn, myqpn, psn, mtu, mw, comm, "
+				 "peercomm, rtid, repsn, tid)",
 				 expr);
 			return -1;
 		}

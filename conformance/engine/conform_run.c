@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conform_run.h"
 
@@ -56,8 +57,20 @@ static int step_send(struct cf_run *x, const struct cf_step *st)
 	static uint8_t frame[ROCE_FRAME_MAX];
 	char err[200];
 	struct cf_packet *p = &x->pkt;	/* the evidence: the frame as built */
-	int n = cf_packet_build(&x->e, &x->s->wire, st, frame, sizeof(frame), &p->f,
-				err, sizeof(err));
+	const char *tid = cf_arg_get(st->args, st->nargs, "tid");
+	uint64_t t = 0;
+
+	if (st->kind == CF_CM_SEND && tid && cf_eval(&x->e, tid, &t, err, sizeof(err)))
+		return cf_verdict(x, CF_FAIL, st->line, "send-cm: tid=%s: %s", tid, err);
+	if (st->kind == CF_CM_SEND && !tid)
+		t = x->s->next_tid++;
+	int n = st->kind == CF_CM_SEND ?
+		cf_cm_build(&x->e, &x->s->wire, st, t, frame, sizeof(frame), &p->f, err,
+			    sizeof(err)) :
+		cf_packet_build(&x->e, &x->s->wire, st, frame, sizeof(frame), &p->f, err,
+				sizeof(err));
+	if (st->kind == CF_CM_SEND && n >= 0)
+		x->e.tid = t;
 
 	if (n < 0)
 		return cf_verdict(x, CF_FAIL, st->line, "send: %s", err);
@@ -74,14 +87,15 @@ static int step_send(struct cf_run *x, const struct cf_step *st)
 	return 0;
 }
 
-/* Whether p is addressed to the QP of an earlier scenario: a late retry
- * or answer of its, to be passed over. */
+/* Whether p is addressed to the QP of an earlier scenario, or is a CM
+ * MAD of an earlier scenario's connection: a late retry or answer of
+ * its, to be passed over. */
 static bool stale(const struct cf_run *x, const struct cf_packet *p)
 {
 	uint32_t q = p->f.ib.bth.dqpn;
 
-	return p->parse_rc == 0 && q != x->e.my_qpn && q >= x->s->first_qpn &&
-	       q < x->e.my_qpn;
+	return (p->parse_rc == 0 && q != x->e.my_qpn && q >= x->s->first_qpn &&
+		q < x->e.my_qpn) || cf_cm_foreign(&x->e, p);
 }
 
 /* The next packet for this scenario within timeout_ms: 1, 0 on timeout,
@@ -108,7 +122,17 @@ static int step_expect(struct cf_run *x, const struct cf_step *st)
 	uint64_t since = x->last_ns;
 	char why[300];
 
-	int rc = next_packet(x, (int)within);
+	uint64_t end = cf_wire_now_ns(&x->s->wire) + (uint64_t)within * 1000000u;
+	int rc;
+
+	for (;;) {
+		uint64_t now = cf_wire_now_ns(&x->s->wire);
+		int left = now >= end ? 0 : (int)((end - now + 999999) / 1000000u);
+		rc = next_packet(x, left);
+		if (rc <= 0 || st->kind != CF_CM_EXPECT || !cf_cm_skipped(st, p))
+			break;
+		note_packet(x, "<- (skipped)", p);
+	}
 	if (rc < 0)
 		return cf_verdict(x, CF_FAIL, st->line, "receive: %s", strerror(-rc));
 	if (rc == 0)
@@ -116,7 +140,8 @@ static int step_expect(struct cf_run *x, const struct cf_step *st)
 				  st->word, within);
 	note_packet(x, "<-", p);
 	x->last_ns = p->t_ns;
-	int m = cf_packet_match(&x->e, st, p, why, sizeof(why));
+	int m = st->kind == CF_CM_EXPECT ? cf_cm_match(&x->e, st, p, why, sizeof(why))
+					 : cf_packet_match(&x->e, st, p, why, sizeof(why));
 	if (m < 0)
 		return cf_verdict(x, CF_FAIL, st->line, "%s: %s", x->sc->path, why);
 	if (m == 0)
@@ -160,8 +185,10 @@ static int play(struct cf_run *x, const struct cf_step *st)
 	x->st = st;
 	switch (st->kind) {
 	case CF_SEND:
+	case CF_CM_SEND:
 		return step_send(x, st);
 	case CF_EXPECT:
+	case CF_CM_EXPECT:
 		return step_expect(x, st);
 	case CF_SILENCE:
 		return step_quiet(x, st, true);
@@ -185,6 +212,26 @@ static void flush_wire(struct cf_session *s)
 {
 	while (cf_wire_recv(&s->wire, &(struct cf_packet){ .len = 0 }, 0) > 0)
 		;
+}
+
+/* The first comm ID of the next scenario: the session's first drawn from
+ * the clock and the process, so that a second run inside the device's
+ * timewait is not taken for the first (IBTA 12.9.8.3), then a span each. */
+static uint32_t next_comm(struct cf_session *s)
+{
+	if (!s->next_comm) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint32_t r = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u ^
+			     (uint32_t)getpid() << 16;
+		s->next_comm = (r | 0x10000000u) & ~(uint32_t)(CF_COMM_SPAN - 1) & 0x7fffffffu;
+		s->next_tid = (uint64_t)r << 32;
+	}
+	uint32_t c = s->next_comm;
+	s->next_comm += CF_COMM_SPAN;
+	if (s->next_comm & 0x80000000u)	/* kept positive and never 0 */
+		s->next_comm = 0x10000000u;
+	return c;
 }
 
 static void find_known(struct cf_session *s, const struct cf_scenario *sc,
@@ -211,6 +258,8 @@ void cf_run(struct cf_session *s, const struct cf_scenario *sc,
 	x.e.nmr = sc->nmr;
 	memcpy(x.e.mrs, sc->mrs, sizeof(sc->mrs));
 	x.e.my_qpn = ++s->my_qpn & 0xffffff;
+	x.e.cm = sc->role == CF_CM;
+	x.e.comm = next_comm(s);
 	flush_wire(s);
 	if (cf_agent_open(&s->agent, s->agent_host, s->agent_port, &s->dev, err,
 			  sizeof(err))) {

@@ -11,6 +11,7 @@ struct cf_run {
 	struct cf_result *r;
 	struct cf_env e;
 	unsigned pd, pd2, cq, qp, ah, mw;	/* the agent's numbers */
+	unsigned conn;			/* the agent's CM connection, from cm-event */
 	const struct cf_step *st;	/* the step being played */
 	uint64_t last_ns;		/* when the last packet went or came */
 	struct cf_packet pkt;
@@ -29,8 +30,8 @@ int cf_setup(struct cf_run *x);
 
 /*
  * Plays one step that talks to the agent (recv, post, completion,
- * no-completion, memory, state, modify, bind,
- * event). 0, or -1 after a verdict.
+ * no-completion, memory, state, modify, bind, event, listen, cm-event,
+ * accept, disconnect). 0, or -1 after a verdict.
  */
 int cf_agent_step(struct cf_run *x, const struct cf_step *st);
 

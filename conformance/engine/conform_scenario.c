@@ -28,6 +28,12 @@ static const struct {
 	[CF_MODIFY] = { "modify", 1 },
 	[CF_BIND] = { "bind", 0 },
 	[CF_EVENT] = { "event", 1 },
+	[CF_CM_SEND] = { "send-cm", 1 },
+	[CF_CM_EXPECT] = { "expect-cm", 1 },
+	[CF_LISTEN] = { "listen", 0 },
+	[CF_CM_EVENT] = { "cm-event", 1 },
+	[CF_ACCEPT] = { "accept", 0 },
+	[CF_DISCONNECT] = { "disconnect", 0 },
 };
 
 struct reader {
@@ -148,6 +154,8 @@ static int read_step(struct reader *r, struct cf_scenario *s, unsigned kind,
 	char why[200];
 	if ((kind == CF_SEND || kind == CF_EXPECT) && cf_step_check(st, why, sizeof(why)))
 		return fail(r, "%s", why);
+	if ((kind == CF_CM_SEND || kind == CF_CM_EXPECT) && cf_cm_check(st, why, sizeof(why)))
+		return fail(r, "%s", why);
 	if ((kind == CF_SILENCE || kind == CF_DRAIN || kind == CF_WAIT ||
 	     (kind == CF_NO_COMPLETION && *st->word)) &&
 	    strspn(st->word, "0123456789") != strlen(st->word))
@@ -173,8 +181,10 @@ static int read_header(struct reader *r, struct cf_scenario *s,
 			s->role = CF_RESPONDER;
 		else if (!strcmp(rest, "requester"))
 			s->role = CF_REQUESTER;
+		else if (!strcmp(rest, "cm"))
+			s->role = CF_CM;
 		else
-			return fail(r, "role is responder or requester, not '%s'", rest);
+			return fail(r, "role is responder, requester or cm, not '%s'", rest);
 		return 0;
 	}
 	if (!strcmp(kw, "transport")) {

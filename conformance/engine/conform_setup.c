@@ -160,6 +160,8 @@ int cf_setup(struct cf_run *x)
 	if (need_num(x, "cq", &v))
 		return -1;
 	x->cq = (unsigned)v;
+	if (sc->role == CF_CM)	/* the QP is the one the CM accepts with */
+		return 0;
 	AGENT(x, "qp", "qp pd=%u type=%s scq=%u rcq=%u sq=%s rq=%s", x->pd,
 	      sc->transport, x->cq, x->cq, qp_arg(sc, "sq", "32"), qp_arg(sc, "rq", "32"));
 	if (need_num(x, "qp", &v))

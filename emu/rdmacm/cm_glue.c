@@ -204,11 +204,13 @@ static void handler(void *user, const struct rocemu_cm_event *ev)
 		fix = RC_FIX_QP_ERR;
 		break;
 	case ROCEMU_CM_REJ_RCVD:
+		__atomic_store_n(&r->connected, false, __ATOMIC_RELEASE);
 		t = RDMA_CM_EVENT_REJECTED;
 		status = ev->status;
 		fix = RC_FIX_QP_ERR;
 		break;
 	case ROCEMU_CM_REP_ERROR:
+		__atomic_store_n(&r->connected, false, __ATOMIC_RELEASE);
 		t = RDMA_CM_EVENT_CONNECT_ERROR;
 		status = -ETIMEDOUT;
 		fix = RC_FIX_QP_ERR;
@@ -444,7 +446,13 @@ int rc_cm_accept(struct rc_id *r, struct rdma_conn_param *p)
 		q.rnr_retry_count = 7;
 	}
 	rc = rocemu_cm_send_rep(r->cm, &q);
-	return rc ? rc : rc_qp_move(r, IBV_QPS_RTS);
+	if (rc)
+		return rc;
+	/* From the REP on, a DREQ ends the connection even before its RTU
+	 * (the RTU lost, the peer done): DISCONNECTED, for the user to
+	 * answer, as Linux's cma gives it to an id in RDMA_CM_CONNECT. */
+	__atomic_store_n(&r->connected, true, __ATOMIC_RELEASE);
+	return rc_qp_move(r, IBV_QPS_RTS);
 }
 
 int rc_cm_reject(struct rc_id *r, const void *priv, uint8_t len)

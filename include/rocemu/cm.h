@@ -313,6 +313,15 @@ struct roce_cm_msg {
 int roce_mad_hdr_parse(const uint8_t *mad, size_t len, struct roce_mad_hdr *out);
 
 /*
+ * Writes h as the 24-byte common header at mad, every field as given (a
+ * conformance test writes wrong versions on purpose; roce_cm_encode is
+ * the way to a header that is right). Returns 0, or -EMSGSIZE if len <
+ * ROCE_MAD_HDR_LEN; mad is untouched on failure, its bytes after the
+ * header always.
+ */
+int roce_mad_hdr_write(const struct roce_mad_hdr *h, uint8_t *mad, size_t len);
+
+/*
  * Decodes one CM MAD. Returns 0 and fills *out, or
  *   -EMSGSIZE if len is not ROCE_MAD_LEN (a MAD is exactly 256 bytes);
  *   -EPROTO   if it is not a CM MAD this codec speaks: base version not 1,

@@ -83,6 +83,15 @@ check('the connection survives', ok(a, 'pd').get('pd') == '2')
 err(a, 'cq depth=0', 'EINVAL')
 err(a, 'mr pd=9 size=64 access=lw', 'ENOENT')
 err(a, 'query qp=3', 'ENOENT')
+# The CM commands: refusals first, then a listener that hears nothing.
+err(a, 'cm_event', 'ENOENT')
+for bad in ['cm_listen', 'cm_listen port=0', 'cm_listen port=70000', 'cm_accept',
+            'cm_listen port=7600 colour=red']:
+    err(a, bad, 'EINVAL')
+for gone in ['cm_accept conn=1', 'cm_poll conn=1', 'cm_disconnect conn=0']:
+    err(a, gone, 'ENOENT')
+check('cm_listen', ok(a, 'cm_listen port=7600').get('listen') == '1')
+check('cm_event: none yet', a.do('cm_event wait_ms=20') == 'ok none')
 
 # Two RC QPs of the agent, connected to each other.
 ok(a, 'cq depth=64')
@@ -171,6 +180,9 @@ b = Agent()
 ok(b, 'hello proto=1')
 check('a new connection starts at pd 1', ok(b, 'pd').get('pd') == '1')
 err(b, 'query qp=1', 'ENOENT')
+# The first connection's listener went with it: its port is free again.
+check('a new connection listens on the port again',
+      ok(b, 'cm_listen port=7600').get('listen') == '1')
 b.close()
 
 for f in fails:

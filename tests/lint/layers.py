@@ -82,7 +82,7 @@ ENGINE = "conformance/engine"
 AGENT = "conformance/agent"
 # The codec's public headers: what rocemu/proto.h gathers, and range.h.
 CODEC = {PUBLIC + "/" + h for h in (
-    "proto.h", "aeth.h", "datagram.h", "dissect.h", "frame.h", "ibhdr.h",
+    "proto.h", "aeth.h", "cm.h", "datagram.h", "dissect.h", "frame.h", "ibhdr.h",
     "icrc.h", "ipid.h", "opcode.h", "packet.h", "pcapio.h", "psn.h",
     "range.h")}
 # The one engine header emu/cli (cmd_conform.c, replay) may include.

@@ -592,6 +592,30 @@ START_TEST(test_cm_refuse_header)
 }
 END_TEST
 
+/* The header written back is the one read, byte for byte (a known MAD's),
+ * a wrong class version written is one the decoder refuses, and a short
+ * buffer is refused untouched. */
+START_TEST(test_cm_hdr_write)
+{
+	uint8_t img[ROCE_MAD_LEN], out[ROCE_MAD_LEN];
+	struct roce_mad_hdr h;
+
+	ck_assert_int_eq(roce_mad_hdr_parse(ka_dreq, sizeof(ka_dreq), &h), 0);
+	memset(out, 0xee, sizeof(out));
+	ck_assert_int_eq(roce_mad_hdr_write(&h, out, sizeof(out)), 0);
+	ck_assert_mem_eq(out, ka_dreq, ROCE_MAD_HDR_LEN);
+	ck_assert_uint_eq(out[ROCE_MAD_HDR_LEN], 0xee);
+	memcpy(img, ka_dreq, sizeof(img));
+	h.class_version = 1;
+	ck_assert_int_eq(roce_mad_hdr_write(&h, img, sizeof(img)), 0);
+	ck_assert_uint_eq(img[2], 1);
+	decode_refused(img, sizeof(img), -EPROTO);
+	memset(out, 0xee, sizeof(out));
+	ck_assert_int_eq(roce_mad_hdr_write(&h, out, ROCE_MAD_HDR_LEN - 1), -EMSGSIZE);
+	ck_assert_uint_eq(out[0], 0xee);
+}
+END_TEST
+
 START_TEST(test_cm_refuse_info_len)
 {
 	uint8_t img[ROCE_MAD_LEN];
@@ -731,6 +755,7 @@ Suite *cm_suite(void)
 	tcase_add_test(tc, test_cm_refuse_length);
 	tcase_add_loop_test(tc, test_cm_refuse_header, 0,
 			    sizeof(hdr_lies) / sizeof(hdr_lies[0]));
+	tcase_add_test(tc, test_cm_hdr_write);
 	tcase_add_test(tc, test_cm_refuse_info_len);
 	tcase_add_test(tc, test_cm_encode_refuses);
 	tcase_add_test(tc, test_cm_ip_hdr_refuses);
