@@ -153,6 +153,11 @@ static void on_req(struct cm *cm, const struct gsi_mad *g,
 	id->mtu = clamp_mtu(cm, q->path_mtu);
 	id->retry_count = q->retry_count;
 	id->rnr_retry = q->rnr_retry_count;
+	/* The REQ's counts turned round, as Linux's cm_req_handler: a QP
+	 * moved before the REP (rdma_accept moves it to RTR first) answers
+	 * the READs the peer will send; the REP sets what was accepted. */
+	id->max_dest_rd_atomic = q->initiator_depth;
+	id->max_rd_atomic = q->responder_resources;
 	id->packet_life_time = (uint8_t)(q->primary.local_ack_timeout
 					 ? q->primary.local_ack_timeout - 1
 					 : CM_DEF_PACKET_LIFE_TIME);

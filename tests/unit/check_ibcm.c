@@ -358,6 +358,36 @@ static void cm_connect(struct cmt *t)
 	ck_assert_str_eq(rocemu_cm_id_state(t->idb), "established");
 }
 
+/* The passive side's QP, moved before its REP as rdma_accept does, takes
+ * the REQ's counts turned round (Linux's cm_req_handler): it answers the
+ * READs the peer will send (REMOTE_READ at INIT, max_dest_rd_atomic =
+ * the REQ's initiator depth at RTR), or the first READ is NAKed. */
+START_TEST(test_req_rcvd_qp_attr_reads)
+{
+	struct cmt t;
+	struct rocemu_cm_req_param p;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT };
+	int mask;
+
+	cm_up(&t);
+	p = req_param(&t);
+	p.responder_resources = 3;
+	p.initiator_depth = 5;
+	ck_assert_int_eq(rocemu_cm_send_req(t.ida, &p), 0);
+	step(&t);
+	ck_assert_int_eq(last_ev(&t.lb)->type, ROCEMU_CM_REQ_RCVD);
+	t.idb = last_ev(&t.lb)->id;
+	ck_assert_int_eq(rocemu_cm_init_qp_attr(t.idb, &attr, &mask), 0);
+	ck_assert(mask & IBV_QP_ACCESS_FLAGS);
+	ck_assert(attr.qp_access_flags & IBV_ACCESS_REMOTE_READ);
+	attr.qp_state = IBV_QPS_RTR;
+	ck_assert_int_eq(rocemu_cm_init_qp_attr(t.idb, &attr, &mask), 0);
+	ck_assert(mask & IBV_QP_MAX_DEST_RD_ATOMIC);
+	ck_assert_uint_eq(attr.max_dest_rd_atomic, 5);
+	cm_down(&t);
+}
+END_TEST
+
 /* a WRITEs 64 bytes into b and SENDs 32; both arrive. */
 static void move_data(struct cmt *t)
 {
@@ -1303,6 +1333,7 @@ Suite *ibcm_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("connect");
 	tcase_add_test(tc, test_connect_data_disconnect);
+	tcase_add_test(tc, test_req_rcvd_qp_attr_reads);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("loss");
 	tcase_add_test(tc, test_lost_req);
