@@ -781,6 +781,33 @@ START_TEST(test_stale_rej10)
 END_TEST
 
 /* A DREQ naming another QP is dropped (Linux's cm_dreq_handler). */
+/* A REQ from a QP this side holds a connection with (a peer that came
+ * back at the same address with the same QP number, its old connection
+ * never ended): REJ 10, and a DREQ ends the old connection, as Linux's
+ * cm_match_req. Not a second connection under the first. */
+START_TEST(test_stale_established_rej10)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	cm_connect(&t);
+	struct rocemu_cm_id *again = rocemu_cm_id_new(t.p.a.dev, record, &t.la);
+	struct rocemu_cm_req_param p = req_param(&t);
+	ck_assert_int_eq(rocemu_cm_send_req(again, &p), 0);
+	step(&t);
+	ck_assert_int_eq(count_ev(&t.lb, ROCEMU_CM_REQ_RCVD), 1);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->rej.reason,
+			  ROCE_CM_REJ_STALE_CONN);
+	ck_assert_int_eq(count_ev(&t.la, ROCEMU_CM_REJ_RCVD), 1);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_DREQ), 1);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_DREQ)->dreq.local_comm_id,
+			  last_sent(&t, ROCE_CM_ATTR_REP)->rep.local_comm_id);
+	ck_assert_int_eq(count_ev(&t.la, ROCEMU_CM_DREQ_RCVD), 1);
+	ck_assert_str_ne(rocemu_cm_id_state(t.idb), "established");
+	cm_down(&t);
+}
+END_TEST
+
 static void dreq_wrong_qpn(struct cmt *t)
 {
 	uint8_t mad[ROCE_MAD_LEN];
@@ -1349,6 +1376,7 @@ Suite *ibcm_suite(void)
 	tcase_add_test(tc, test_duplicate_req_mra);
 	tcase_add_test(tc, test_sidr);
 	tcase_add_test(tc, test_stale_rej10);
+	tcase_add_test(tc, test_stale_established_rej10);
 	tcase_add_test(tc, test_dreq_wrong_qpn_dropped);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hostile");
