@@ -184,9 +184,14 @@ static void on_req(struct cm *cm, const struct gsi_mad *g,
 	id->rnr_retry = q->rnr_retry_count;
 	/* The REQ's counts turned round, as Linux's cm_req_handler: a QP
 	 * moved before the REP (rdma_accept moves it to RTR first) answers
-	 * the READs the peer will send; the REP sets what was accepted. */
-	id->max_dest_rd_atomic = q->initiator_depth;
-	id->max_rd_atomic = q->responder_resources;
+	 * the READs the peer will send; the REP sets what was accepted.
+	 * At most the device's, as Linux's cma puts the accepted count
+	 * (the device's at most) on the QP: a peer asking 255 still gets
+	 * its connection. */
+	id->max_dest_rd_atomic = q->initiator_depth < MAX_RD_ATOMIC ?
+		q->initiator_depth : MAX_RD_ATOMIC;
+	id->max_rd_atomic = q->responder_resources < MAX_RD_ATOMIC ?
+		q->responder_resources : MAX_RD_ATOMIC;
 	id->packet_life_time = (uint8_t)(q->primary.local_ack_timeout
 					 ? q->primary.local_ack_timeout - 1
 					 : CM_DEF_PACKET_LIFE_TIME);

@@ -388,6 +388,30 @@ START_TEST(test_req_rcvd_qp_attr_reads)
 }
 END_TEST
 
+/* A REQ asking more READs than the device holds (255 in its 8-bit
+ * field): the passive QP still reaches RTR, with the device's most. */
+START_TEST(test_req_rcvd_reads_capped)
+{
+	struct cmt t;
+	struct rocemu_cm_req_param p;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RTR };
+	int mask;
+
+	cm_up(&t);
+	p = req_param(&t);
+	p.initiator_depth = 255;
+	ck_assert_int_eq(rocemu_cm_send_req(t.ida, &p), 0);
+	step(&t);
+	ck_assert_int_eq(last_ev(&t.lb)->type, ROCEMU_CM_REQ_RCVD);
+	t.idb = last_ev(&t.lb)->id;
+	modify(t.idb, t.p.b.qp, IBV_QPS_INIT);
+	ck_assert_int_eq(rocemu_cm_init_qp_attr(t.idb, &attr, &mask), 0);
+	ck_assert_int_eq(rocemu_qp_modify(t.p.b.qp, &attr, mask), 0);
+	ck_assert_uint_gt(attr.max_dest_rd_atomic, 0);
+	cm_down(&t);
+}
+END_TEST
+
 /* a WRITEs 64 bytes into b and SENDs 32; both arrive. */
 static void move_data(struct cmt *t)
 {
@@ -1361,6 +1385,7 @@ Suite *ibcm_suite(void)
 	tc = tcase_create("connect");
 	tcase_add_test(tc, test_connect_data_disconnect);
 	tcase_add_test(tc, test_req_rcvd_qp_attr_reads);
+	tcase_add_test(tc, test_req_rcvd_reads_capped);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("loss");
 	tcase_add_test(tc, test_lost_req);
