@@ -74,8 +74,12 @@ static int send_rej(struct rocemu_cm_id *id, uint16_t reason,
 	return rc;
 }
 
-static int send_dreq_locked(struct rocemu_cm_id *id, const void *priv,
-			    uint8_t len)
+/*
+ * Sends a DREQ on an established id (its lock held) and moves it to
+ * DREQ_SENT, the resend timer armed. -EINVAL when the private data is too
+ * long, or cm_send's error (the state unchanged then).
+ */
+int cm_send_dreq(struct rocemu_cm_id *id, const void *priv, uint8_t len)
 {
 	struct roce_cm_msg m = { .attr_id = ROCE_CM_ATTR_DREQ };
 
@@ -126,7 +130,7 @@ int rocemu_cm_id_free(struct rocemu_cm_id *id)
 		send_rej(id, ROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
 		break;
 	case CM_ESTABLISHED:
-		if (send_dreq_locked(id, NULL, 0) == 0)
+		if (cm_send_dreq(id, NULL, 0) == 0)
 			return 0; /* kept until its timewait ends */
 		break;
 	case CM_DREQ_SENT:
@@ -337,7 +341,7 @@ int rocemu_cm_send_dreq(struct rocemu_cm_id *id, const void *priv,
 	ID_GUARD(id);
 	if (id->state != CM_ESTABLISHED)
 		return -EINVAL;
-	return send_dreq_locked(id, priv, len);
+	return cm_send_dreq(id, priv, len);
 }
 
 int rocemu_cm_send_drep(struct rocemu_cm_id *id, const void *priv,

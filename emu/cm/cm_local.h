@@ -104,6 +104,8 @@ void cm_arm(struct rocemu_cm_id *id, uint64_t ns);
 void cm_disarm(struct rocemu_cm_id *id);
 /* Enters timewait: the timer ends it after the packet life time + 1. */
 void cm_enter_timewait(struct rocemu_cm_id *id);
+/* Sends a DREQ on an established id: DREQ_SENT; 0 or negative errno. */
+int cm_send_dreq(struct rocemu_cm_id *id, const void *priv, uint8_t len);
 
 /* What caused an event: a message (with where it came from) or NULL for
  * a timer or a local call. */

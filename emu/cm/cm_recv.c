@@ -88,6 +88,42 @@ static enum ibv_mtu clamp_mtu(const struct cm *cm, unsigned code)
 	return code < (unsigned)cm->d->mtu ? (enum ibv_mtu)code : cm->d->mtu;
 }
 
+/* Whether id holds (or still waits out) a connection with a remote QP:
+ * from the REQ on for the passive side, from the REP on for the active,
+ * until timewait ends, as Linux's table of remote QPNs. */
+static bool holds_remote_qp(const struct rocemu_cm_id *id)
+{
+	if (id->sidr)
+		return false;
+	switch (id->state) {
+	case CM_REQ_RCVD:
+	case CM_MRA_REQ_SENT:
+	case CM_REP_SENT:
+	case CM_MRA_REP_RCVD:
+		return id->passive;
+	case CM_REP_RCVD:
+		return !id->passive;
+	case CM_ESTABLISHED:
+	case CM_DREQ_SENT:
+	case CM_DREQ_RCVD:
+	case CM_TIMEWAIT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* 12.9.8.3.1: the id that holds a connection with the REQ's QP (its CA
+ * GUID and QPN), or NULL: a REQ from it is stale. */
+static struct rocemu_cm_id *stale_of(struct cm *cm, const struct roce_cm_req *q)
+{
+	for (struct rocemu_cm_id *id = cm->ids; id; id = id->next)
+		if (holds_remote_qp(id) && id->remote_guid == q->local_ca_guid &&
+		    id->remote_qpn == q->local_qpn)
+			return id;
+	return NULL;
+}
+
 static void on_req(struct cm *cm, const struct gsi_mad *g,
 		   const struct roce_cm_msg *m, const struct cm_cause *c)
 {
@@ -102,22 +138,15 @@ static void on_req(struct cm *cm, const struct gsi_mad *g,
 			dup_req(id, m);
 			return;
 		}
-		/* 12.9.8.3.1: a new REQ from a QP still in timewait here. */
-		if (id->state == CM_TIMEWAIT &&
-		    id->remote_guid == q->local_ca_guid &&
-		    id->remote_qpn == q->local_qpn) {
-			reject_req(cm, g, m, ROCE_CM_REJ_STALE_CONN, 0);
-			return;
-		}
 	}
-	/* The same for an active id in timewait towards that QP. */
-	for (id = cm->ids; id; id = id->next)
-		if (!id->passive && id->state == CM_TIMEWAIT &&
-		    id->remote_guid == q->local_ca_guid &&
-		    id->remote_qpn == q->local_qpn) {
-			reject_req(cm, g, m, ROCE_CM_REJ_STALE_CONN, 0);
-			return;
-		}
+	if ((id = stale_of(cm, q))) {
+		reject_req(cm, g, m, ROCE_CM_REJ_STALE_CONN, 0);
+		/* The old connection's peer is gone: end it (Linux's
+		 * cm_match_req sends the DREQ too). */
+		if (id->state == CM_ESTABLISHED)
+			cm_send_dreq(id, NULL, 0);
+		return;
+	}
 	if (!(l = listener_of(cm, q->service_id))) {
 		reject_req(cm, g, m, ROCE_CM_REJ_INVALID_SERVICE_ID, 0);
 		return;
@@ -155,6 +184,16 @@ static void on_req(struct cm *cm, const struct gsi_mad *g,
 	id->mtu = clamp_mtu(cm, q->path_mtu);
 	id->retry_count = q->retry_count;
 	id->rnr_retry = q->rnr_retry_count;
+	/* The REQ's counts turned round, as Linux's cm_req_handler: a QP
+	 * moved before the REP (rdma_accept moves it to RTR first) answers
+	 * the READs the peer will send; the REP sets what was accepted.
+	 * At most the device's, as Linux's cma puts the accepted count
+	 * (the device's at most) on the QP: a peer asking 255 still gets
+	 * its connection. */
+	id->max_dest_rd_atomic = q->initiator_depth < MAX_RD_ATOMIC ?
+		q->initiator_depth : MAX_RD_ATOMIC;
+	id->max_rd_atomic = q->responder_resources < MAX_RD_ATOMIC ?
+		q->responder_resources : MAX_RD_ATOMIC;
 	id->packet_life_time = (uint8_t)(q->primary.local_ack_timeout
 					 ? q->primary.local_ack_timeout - 1
 					 : CM_DEF_PACKET_LIFE_TIME);

@@ -359,6 +359,60 @@ static void cm_connect(struct cmt *t)
 	ck_assert_str_eq(rocemu_cm_id_state(t->idb), "established");
 }
 
+/* The passive side's QP, moved before its REP as rdma_accept does, takes
+ * the REQ's counts turned round (Linux's cm_req_handler): it answers the
+ * READs the peer will send (REMOTE_READ at INIT, max_dest_rd_atomic =
+ * the REQ's initiator depth at RTR), or the first READ is NAKed. */
+START_TEST(test_req_rcvd_qp_attr_reads)
+{
+	struct cmt t;
+	struct rocemu_cm_req_param p;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT };
+	int mask;
+
+	cm_up(&t);
+	p = req_param(&t);
+	p.responder_resources = 3;
+	p.initiator_depth = 5;
+	ck_assert_int_eq(rocemu_cm_send_req(t.ida, &p), 0);
+	step(&t);
+	ck_assert_int_eq(last_ev(&t.lb)->type, ROCEMU_CM_REQ_RCVD);
+	t.idb = last_ev(&t.lb)->id;
+	ck_assert_int_eq(rocemu_cm_init_qp_attr(t.idb, &attr, &mask), 0);
+	ck_assert(mask & IBV_QP_ACCESS_FLAGS);
+	ck_assert(attr.qp_access_flags & IBV_ACCESS_REMOTE_READ);
+	attr.qp_state = IBV_QPS_RTR;
+	ck_assert_int_eq(rocemu_cm_init_qp_attr(t.idb, &attr, &mask), 0);
+	ck_assert(mask & IBV_QP_MAX_DEST_RD_ATOMIC);
+	ck_assert_uint_eq(attr.max_dest_rd_atomic, 5);
+	cm_down(&t);
+}
+END_TEST
+
+/* A REQ asking more READs than the device holds (255 in its 8-bit
+ * field): the passive QP still reaches RTR, with the device's most. */
+START_TEST(test_req_rcvd_reads_capped)
+{
+	struct cmt t;
+	struct rocemu_cm_req_param p;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RTR };
+	int mask;
+
+	cm_up(&t);
+	p = req_param(&t);
+	p.initiator_depth = 255;
+	ck_assert_int_eq(rocemu_cm_send_req(t.ida, &p), 0);
+	step(&t);
+	ck_assert_int_eq(last_ev(&t.lb)->type, ROCEMU_CM_REQ_RCVD);
+	t.idb = last_ev(&t.lb)->id;
+	modify(t.idb, t.p.b.qp, IBV_QPS_INIT);
+	ck_assert_int_eq(rocemu_cm_init_qp_attr(t.idb, &attr, &mask), 0);
+	ck_assert_int_eq(rocemu_qp_modify(t.p.b.qp, &attr, mask), 0);
+	ck_assert_uint_gt(attr.max_dest_rd_atomic, 0);
+	cm_down(&t);
+}
+END_TEST
+
 /* a WRITEs 64 bytes into b and SENDs 32; both arrive. */
 static void move_data(struct cmt *t)
 {
@@ -759,6 +813,33 @@ START_TEST(test_stale_rej10)
 END_TEST
 
 /* A DREQ naming another QP is dropped (Linux's cm_dreq_handler). */
+/* A REQ from a QP this side holds a connection with (a peer that came
+ * back at the same address with the same QP number, its old connection
+ * never ended): REJ 10, and a DREQ ends the old connection, as Linux's
+ * cm_match_req. Not a second connection under the first. */
+START_TEST(test_stale_established_rej10)
+{
+	struct cmt t;
+
+	cm_up(&t);
+	cm_connect(&t);
+	struct rocemu_cm_id *again = rocemu_cm_id_new(t.p.a.dev, record, &t.la);
+	struct rocemu_cm_req_param p = req_param(&t);
+	ck_assert_int_eq(rocemu_cm_send_req(again, &p), 0);
+	step(&t);
+	ck_assert_int_eq(count_ev(&t.lb, ROCEMU_CM_REQ_RCVD), 1);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_REJ)->rej.reason,
+			  ROCE_CM_REJ_STALE_CONN);
+	ck_assert_int_eq(count_ev(&t.la, ROCEMU_CM_REJ_RCVD), 1);
+	ck_assert_int_eq(sent(&t, ROCE_CM_ATTR_DREQ), 1);
+	ck_assert_uint_eq(last_sent(&t, ROCE_CM_ATTR_DREQ)->dreq.local_comm_id,
+			  last_sent(&t, ROCE_CM_ATTR_REP)->rep.local_comm_id);
+	ck_assert_int_eq(count_ev(&t.la, ROCEMU_CM_DREQ_RCVD), 1);
+	ck_assert_str_ne(rocemu_cm_id_state(t.idb), "established");
+	cm_down(&t);
+}
+END_TEST
+
 static void dreq_wrong_qpn(struct cmt *t)
 {
 	uint8_t mad[ROCE_MAD_LEN];
@@ -1311,6 +1392,8 @@ Suite *ibcm_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("connect");
 	tcase_add_test(tc, test_connect_data_disconnect);
+	tcase_add_test(tc, test_req_rcvd_qp_attr_reads);
+	tcase_add_test(tc, test_req_rcvd_reads_capped);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("loss");
 	tcase_add_test(tc, test_lost_req);
@@ -1326,6 +1409,7 @@ Suite *ibcm_suite(void)
 	tcase_add_test(tc, test_duplicate_req_mra);
 	tcase_add_test(tc, test_sidr);
 	tcase_add_test(tc, test_stale_rej10);
+	tcase_add_test(tc, test_stale_established_rej10);
 	tcase_add_test(tc, test_dreq_wrong_qpn_dropped);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hostile");

@@ -3,10 +3,9 @@
 # Debian's rdma_cm programs, unmodified, between two processes on the
 # drop-ins (libibverbs.so.1 and librdmacm.so.1 in BUILD_DIR/lib), each on
 # its own loopback address: ucmatose (RC, two connections, ten messages
-# each way) and udaddy (UD through SIDR). (perftest's -R is not here yet:
-# a client started right after its server is sometimes rejected, reason
-# 8, and then crashes; docs/dropin.md.) A program passes when server and client both exit 0 (and
-# report "return status 0" where they print one).
+# each way) and udaddy (UD through SIDR); perftest's -R has its own test,
+# tests/verbs/rdmacm_perftest.sh. A program passes when server and client
+# both exit 0 (and report "return status 0" where they print one).
 # usage: tests/verbs/rdmacm_programs.sh BUILD_DIR SERVER_ADDR CLIENT_ADDR
 set -u
 build=$(cd "${1:?usage: rdmacm_programs.sh BUILD_DIR SERVER CLIENT}" && pwd)
