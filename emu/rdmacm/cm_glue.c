@@ -135,6 +135,10 @@ static void on_req(struct rc_id *l, const struct rocemu_cm_event *ev)
 	c->private_data_len = ROCE_CM_IP_REQ_USER_LEN;
 	memcpy(e->priv, ev->msg.priv + ROCE_CM_IP_HDR_LEN, ROCE_CM_IP_REQ_USER_LEN);
 	r->conn = *c;
+	/* this side's first send PSN is chosen now, not at the REP: a QP
+	 * the application moves to RTS itself before rdma_accept (rping
+	 * -q) takes it from rdma_init_qp_attr, as from Linux's cma */
+	r->psn = random_psn();
 	rc_post(l, e);
 }
 
@@ -425,7 +429,7 @@ int rc_cm_accept(struct rc_id *r, struct rdma_conn_param *p)
 	if (rc)
 		return rc;
 	q.qpn = r->id.qp ? r->id.qp->qp_num : (p->qp_num & 0xffffff);
-	q.starting_psn = random_psn();
+	q.starting_psn = r->psn;
 	if (p) {
 		/* at most what the peer asked for, as the kernel's ucma */
 		q.responder_resources = p->responder_resources < r->conn.responder_resources ?
@@ -486,9 +490,15 @@ int rc_cm_notify(struct rc_id *r, enum ibv_event_type ev)
 	return r->cm ? rocemu_cm_notify(r->cm, ev) : -EINVAL;
 }
 
+/* A passive id's send PSN is the one on_req chose (the REP carries it),
+ * also before the REP has gone. */
 int rc_cm_init_qp_attr(struct rc_id *r, struct ibv_qp_attr *a, int *mask)
 {
-	return r->cm ? rocemu_cm_init_qp_attr(r->cm, a, mask) : -EINVAL;
+	int rc = r->cm ? rocemu_cm_init_qp_attr(r->cm, a, mask) : -EINVAL;
+
+	if (!rc && r->listen && (*mask & IBV_QP_SQ_PSN))
+		a->sq_psn = r->psn;
+	return rc;
 }
 
 void rc_cm_free(struct rc_id *r)
