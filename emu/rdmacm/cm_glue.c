@@ -290,8 +290,10 @@ bool rc_cm_fixup(struct rc_event *e)
 		return true;
 	}
 	__atomic_store_n(&r->connected, true, __ATOMIC_RELEASE);
+	/* the REP's parameters and private data stay, as librdmacm's
+	 * ESTABLISHED carries them (libfabric's ofi_rxm reads its peer's
+	 * connection id there) */
 	e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
-	memset(&e->ev.param, 0, sizeof(e->ev.param));
 	return true;
 }
 

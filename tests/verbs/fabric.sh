@@ -3,10 +3,9 @@
 # Debian's fi_pingpong (libfabric-bin), unmodified, between two processes
 # on the drop-ins (libibverbs.so.1 and librdmacm.so.1 in BUILD_DIR/lib),
 # each on its own loopback address, with its data check on (-c): libfabric's
-# verbs provider with FI_EP_MSG (RC through rdma_cm) and FI_EP_DGRAM (UD,
-# with an rdma_cm event channel in its event queue). (FI_EP_RDM over
-# "verbs;ofi_rxm" is not here yet: the server takes the connection request
-# and neither side goes further; docs/dropin.md.) fi_pingpong's server names no
+# verbs provider with FI_EP_MSG (RC through rdma_cm), FI_EP_DGRAM (UD, with
+# an rdma_cm event channel in its event queue) and FI_EP_RDM over
+# "verbs;ofi_rxm" (RDM on MSG connections). fi_pingpong's server names no
 # address: the provider binds "localhost", which the drop-in takes as its
 # loopback device. A run passes when server and client both exit 0 and the
 # client printed its result line.
@@ -64,5 +63,6 @@ run() {
 
 run msg verbs msg
 run dgram verbs dgram
+run rdm "verbs;ofi_rxm" rdm
 echo "fabric: $pass passed, $fail failed"
 [ $fail = 0 ]
