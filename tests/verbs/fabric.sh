@@ -19,6 +19,7 @@ work=$build/fabric
 rm -rf "$work" && mkdir -p "$work"
 pass=0 fail=0
 . "$(dirname "$0")/../lib/verbs_env.sh"
+. "$(dirname "$0")/../lib/wait_listen.sh"
 # Under TSAN=1: libfabric's own name-server thread (FI_EP_DGRAM's AV),
 # not instrumented, takes a lock in a thread-exit destructor after the
 # ThreadSanitizer runtime has let go of that thread, and the process
@@ -34,24 +35,16 @@ command -v fi_pingpong >/dev/null || {
 	exit 1
 }
 
-# ctrl_listening PORT: whether a TCP socket listens on PORT
-ctrl_listening() {
-	grep -q ":$(printf '%04X' "$1") 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
 # run NAME PROVIDER EP_TYPE
 run() {
-	local name=$1 prov=$2 ep=$3 spid crc src i
+	local name=$1 prov=$2 ep=$3 spid crc src
 	# fi_pingpong polls its CQ without end when the peer is gone, and
 	# does not stop on SIGTERM there: hence timeout's -k
 	local args=(-p "$prov" -e "$ep" -I 10 -S 1024 -c)
 	ROCEMU_ADDR=$server timeout -k 5 60 fi_pingpong "${args[@]}" -B "$ctrl" \
 		>"$work/$name.server" 2>&1 &
 	spid=$!
-	for i in $(seq 1 300); do
-		ctrl_listening "$ctrl" && break
-		sleep 0.1
-	done
+	wait_listen "$ctrl"
 	ROCEMU_ADDR=$client timeout -k 5 60 fi_pingpong "${args[@]}" -P "$ctrl" \
 		"$server" >"$work/$name.client" 2>&1
 	crc=$?
