@@ -135,6 +135,11 @@ static void on_req(struct rc_id *l, const struct rocemu_cm_event *ev)
 	c->private_data_len = ROCE_CM_IP_REQ_USER_LEN;
 	memcpy(e->priv, ev->msg.priv + ROCE_CM_IP_HDR_LEN, ROCE_CM_IP_REQ_USER_LEN);
 	r->conn = *c;
+	/* this side's starting PSN (the one it receives from, which its
+	 * REP announces) is chosen now, not at the REP: a QP the
+	 * application moves to RTR itself before rdma_accept (rping -q)
+	 * takes it from rdma_init_qp_attr, as from Linux's cma */
+	r->psn = random_psn();
 	rc_post(l, e);
 }
 
@@ -288,8 +293,10 @@ bool rc_cm_fixup(struct rc_event *e)
 		return true;
 	}
 	__atomic_store_n(&r->connected, true, __ATOMIC_RELEASE);
+	/* the REP's parameters and private data stay, as librdmacm's
+	 * ESTABLISHED carries them (libfabric's ofi_rxm reads its peer's
+	 * connection id there) */
 	e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
-	memset(&e->ev.param, 0, sizeof(e->ev.param));
 	return true;
 }
 
@@ -420,9 +427,8 @@ int rc_cm_accept(struct rc_id *r, struct rdma_conn_param *p)
 	    (!r->id.qp && !p))
 		return -EINVAL;
 	/* INIT again (the connection's access flags), then RTR, before the
-	 * REP goes: as the kernel's cma_accept_ib. RTR receives with the
-	 * REP's starting PSN, so it is chosen first. */
-	r->psn = random_psn();
+	 * REP goes: as the kernel's cma_accept_ib. RTR receives from the
+	 * REP's starting PSN, chosen when the REQ came (on_req). */
 	int rc = rc_qp_move(r, IBV_QPS_INIT);
 	if (!rc)
 		rc = rc_qp_move(r, IBV_QPS_RTR);
@@ -496,13 +502,16 @@ int rc_cm_notify(struct rc_id *r, enum ibv_event_type ev)
 	return r->cm ? rocemu_cm_notify(r->cm, ev) : -EINVAL;
 }
 
+/* The attributes for a move of r's QP, as rdma_init_qp_attr gives them:
+ * the CM's, RTR receiving from this side's own starting PSN. Returns 0,
+ * or -errno (a, mask partly written). */
 int rc_cm_init_qp_attr(struct rc_id *r, struct ibv_qp_attr *a, int *mask)
 {
 	enum ibv_qp_state st = a->qp_state;
 	int rc = r->cm ? rocemu_cm_init_qp_attr(r->cm, a, mask) : -EINVAL;
 
-	/* RTR receives with this side's own starting PSN (its REQ's or
-	 * REP's), known here before the REP goes: as the kernel's
+	/* its REQ's or REP's; a passive id's was chosen at the REQ
+	 * (on_req), so it is known before the REP goes: as the kernel's
 	 * rdma_init_qp_attr, which sets rq_psn from the id's seq_num. */
 	if (!rc && st == IBV_QPS_RTR)
 		a->rq_psn = r->psn;

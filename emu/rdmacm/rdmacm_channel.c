@@ -328,6 +328,10 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 			return -1;
 		sync = true;
 	}
+	/* a synchronous id's last event, kept for it, is acknowledged
+	 * first, as librdmacm does: else the wait below never ends */
+	if (r->sync)
+		rc_drop_event(r);
 	rc_wait_acked(r);
 	/* The events not yet taken go with the id, in order, ahead of any
 	 * the CM posts meanwhile (the kernel's ucma_migrate_id): both

@@ -195,6 +195,9 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 				goto err;
 			}
 			*r->ep_qp = *qp_init_attr;
+			/* the QP type is the lookup's, as librdmacm's
+			 * (rdma_server's attributes leave it 0) */
+			r->ep_qp->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 			r->ep_pd = pd;
 		}
 	} else {
@@ -202,8 +205,12 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 				      2000) ||
 		    rdma_resolve_route(cid, 2000))
 			goto err;
-		if (qp_init_attr && rdma_create_qp(cid, pd, qp_init_attr))
-			goto err;
+		if (qp_init_attr) {
+			/* as librdmacm: rdma_client leaves it 0 */
+			qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
+			if (rdma_create_qp(cid, pd, qp_init_attr))
+				goto err;
+		}
 	}
 	*id = cid;
 	return 0;

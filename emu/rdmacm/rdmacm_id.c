@@ -276,14 +276,27 @@ void rc_port_release(struct rc_id *r)
 	pthread_mutex_unlock(&lock);
 }
 
+/* Whether two GIDs are both IPv4 loopback addresses (::ffff:127.x.y.z). */
+static bool both_loopback4(const uint8_t a[16], const uint8_t b[16])
+{
+	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(a, v4, 12) && !memcmp(b, v4, 12) && a[12] == 127 &&
+	       b[12] == 127;
+}
+
 /*
  * The address rule: an id binds the device's address or the wildcard.
+ * A device on a 127/8 address stands for the loopback interface, so any
+ * 127/8 address binds it, under the device's address: libfabric's verbs
+ * provider binds "localhost" when the application names no address.
  * With ROCEMU_ADDR unset and no device yet, the first address an id binds
  * (or resolves from) makes the device there.
  */
 static int bind_checked(struct rc_id *r, const struct sockaddr *addr)
 {
 	uint8_t want[16], have[16];
+	struct sockaddr_storage dev_addr;
 
 	if (!addr)
 		return -EINVAL;
@@ -297,8 +310,14 @@ static int bind_checked(struct rc_id *r, const struct sockaddr *addr)
 			rc = rc_dev_gid(want, have);
 		if (rc)
 			return rc;
-		if (memcmp(want, have, 16))
+		if (memcmp(want, have, 16) && !both_loopback4(want, have))
 			return -EADDRNOTAVAIL;
+		if (memcmp(want, have, 16)) {
+			/* named as the device, so that the name the id
+			 * gives (rdma_get_local_addr) reaches it */
+			roce_gid_to_sockaddr(have, port_of(addr), &dev_addr);
+			addr = (const struct sockaddr *)&dev_addr;
+		}
 		rc = rc_attach_device(r);
 		if (rc)
 			return rc;

@@ -88,6 +88,20 @@ static void bind_rules(void)
 	      "the wildcard once the port is free: %s", strerror(errno));
 	EXPECT(rdma_destroy_id(b) == 0);
 	EXPECT(rdma_destroy_id(c) == 0);
+	/* a device on 127/8 stands for the loopback interface: another
+	 * 127/8 address (libfabric binds "localhost") binds it, named by
+	 * the device's own address so that peers reach it */
+	struct sockaddr_in lo = sin4("127.0.0.1", 7479);
+	struct rdma_cm_id *d = NULL;
+	if (strncmp(addr, "127.", 4) || !strcmp(addr, "127.0.0.1") ||
+	    rdma_create_id(NULL, &d, NULL, RDMA_PS_TCP))
+		return;
+	CHECK(rdma_bind_addr(d, (struct sockaddr *)&lo) == 0,
+	      "bind 127.0.0.1 on a loopback device: %s", strerror(errno));
+	struct sockaddr_in *got = (struct sockaddr_in *)rdma_get_local_addr(d);
+	EXPECT(got->sin_addr.s_addr == dev.sin_addr.s_addr &&
+	       ntohs(got->sin_port) == 7479);
+	EXPECT(rdma_destroy_id(d) == 0);
 }
 
 /* ADDR_RESOLVED and ROUTE_RESOLVED on a polled channel; O_NONBLOCK gives
@@ -271,7 +285,15 @@ static void migrate(void)
 	CHECK(rdma_resolve_route(id, 2000) == 0 && id->event &&
 	      id->event->event == RDMA_CM_EVENT_ROUTE_RESOLVED,
 	      "a synchronous resolve keeps its event: %s", strerror(errno));
+	/* and back to a channel, as libfabric's verbs provider moves the
+	 * ids it resolves synchronously: the kept event is acknowledged
+	 * on the way (else the move waits for it for ever) */
+	struct rdma_event_channel *c4 = rdma_create_event_channel();
+	CHECK(c4 && rdma_migrate_id(id, c4) == 0 && id->channel == c4 &&
+	      !id->event, "a synchronous id to a channel: %s", strerror(errno));
 	EXPECT(rdma_destroy_id(id) == 0);
+	if (c4)
+		rdma_destroy_event_channel(c4);
 	rdma_destroy_event_channel(c2);
 	if (c3)
 		rdma_destroy_event_channel(c3);

@@ -252,6 +252,12 @@ static void connected_pair(struct rdma_event_channel *sch,
 				      .initiator_depth = 1, .rnr_retry_count = 7 };
 	CHECK(rdma_accept(s, &ap) == 0, "accept: %s", strerror(errno));
 	ev = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	/* the REP's private data, as librdmacm's ESTABLISHED keeps it */
+	CHECK(!ev || (ev->param.conn.private_data_len == 196 &&
+		      ev->param.conn.private_data &&
+		      !memcmp(ev->param.conn.private_data, welcome, sizeof(welcome))),
+	      "ESTABLISHED private data: %u bytes",
+	      ev ? ev->param.conn.private_data_len : 0);
 	ack(ev);
 	EXPECT(state_of(c->qp) == IBV_QPS_RTS);
 	ack(expect(sch, RDMA_CM_EVENT_ESTABLISHED));
