@@ -15,53 +15,12 @@ rm -rf "$work" && mkdir -p "$work"
 pass=0 fail=0
 . "$(dirname "$0")/../lib/verbs_env.sh"
 . "$(dirname "$0")/../lib/wait_listen.sh"
+. "$(dirname "$0")/../lib/rdmacm_pair.sh"
 
-# run NAME "SERVER ARGS" "CLIENT ARGS": the server in the background
-# (ROCEMU_ADDR=$server), the client after it (ROCEMU_ADDR=$client); a
-# client rejected because it came before the listener tries again.
-run() {
-	local name=$1 sargs=$2 cargs=$3 spid try crc src
-	# shellcheck disable=SC2086
-	ROCEMU_ADDR=$server timeout 60 $sargs >"$work/$name.server" 2>&1 &
-	spid=$!
-	# it listens from its device's start on (rdma_listen follows its
-	# bind at once)
-	wait_udp_4791 "$server"
-	for try in 1 2 3 4 5; do
-		# shellcheck disable=SC2086
-		ROCEMU_ADDR=$client timeout 60 $cargs >"$work/$name.client.$try" 2>&1
-		crc=$?
-		cp "$work/$name.client.$try" "$work/$name.client"
-		# rejected: no listener yet
-		grep -q "REJECTED" "$work/$name.client" || break
-		sleep 0.5
-	done
-	wait $spid
-	src=$?
-	if [ $crc = 0 ] && [ $src = 0 ] &&
-		! grep -q "return status [1-9]" "$work/$name.server" "$work/$name.client"; then
-		pass=$((pass + 1))
-		echo "ok   $name"
-	else
-		fail=$((fail + 1))
-		echo "FAIL: $name: server exit $src, client exit $crc"
-		tail -n 8 "$work/$name.server" | sed 's/^/  server: /'
-		for f in "$work/$name.client".*; do
-			tail -n 8 "$f" | sed "s/^/  client (try ${f##*.}, exit $crc if last): /"
-		done
-	fi
-}
-
-for p in ucmatose udaddy; do
-	command -v $p >/dev/null || {
-		echo "FAIL: no $p (install rdmacm-utils: make deps)"
-		echo "rdmacm_programs: 0 passed, 1 failed"
-		exit 1
-	}
-done
-run ucmatose "ucmatose -b $server -c 2 -C 10 -S 1000" \
-	"ucmatose -s $server -b $client -c 2 -C 10 -S 1000"
-run udaddy "udaddy -b $server -c 2 -C 10 -S 500" \
-	"udaddy -s $server -b $client -c 2 -C 10 -S 500"
+rdmacm_need rdmacm_programs ucmatose udaddy
+rdmacm_run ucmatose "ucmatose -b $server -c 2 -C 10 -S 1000" \
+	"ucmatose -s $server -b $client -c 2 -C 10 -S 1000" "return status [1-9]"
+rdmacm_run udaddy "udaddy -b $server -c 2 -C 10 -S 500" \
+	"udaddy -s $server -b $client -c 2 -C 10 -S 500" "return status [1-9]"
 echo "rdmacm_programs: $pass passed, $fail failed"
 [ $fail = 0 ]
