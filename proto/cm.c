@@ -631,15 +631,18 @@ int roce_cm_encode(const struct roce_cm_msg *m, uint8_t mad[ROCE_MAD_LEN])
 
 	if (!a || m->priv_len > a->priv_len)
 		return -EINVAL;
-	*AT(buf, mad_hdr_wire, base_version) = ROCE_MAD_BASE_VERSION;
-	*AT(buf, mad_hdr_wire, mgmt_class) = ROCE_MGMT_CLASS_CM;
-	*AT(buf, mad_hdr_wire, class_version) = ROCE_CM_CLASS_VERSION;
-	*AT(buf, mad_hdr_wire, method) = ROCE_MAD_METHOD_SEND;
-	put_be16(AT(buf, mad_hdr_wire, status), m->status);
-	put_be16(AT(buf, mad_hdr_wire, class_specific), m->class_specific);
-	put_be64(AT(buf, mad_hdr_wire, tid), m->tid);
-	put_be16(AT(buf, mad_hdr_wire, attr_id), m->attr_id);
-	put_be32(AT(buf, mad_hdr_wire, attr_mod), m->attr_mod);
+	const struct roce_mad_hdr h = {
+		.base_version = ROCE_MAD_BASE_VERSION,
+		.mgmt_class = ROCE_MGMT_CLASS_CM,
+		.class_version = ROCE_CM_CLASS_VERSION,
+		.method = ROCE_MAD_METHOD_SEND,
+		.status = m->status,
+		.class_specific = m->class_specific,
+		.tid = m->tid,
+		.attr_id = m->attr_id,
+		.attr_mod = m->attr_mod,
+	};
+	roce_mad_hdr_write(&h, buf, sizeof(buf));
 	a->put(&w, m);
 	if (w.bad)
 		return -EINVAL;
