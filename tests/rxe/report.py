@@ -71,16 +71,22 @@ def interop_rows(rdir):
     return rows, npass, nfail
 
 
-def errors_rows(rdir):
-    """(rows, passed, failed) from errors.sh's lines '  PASS case dir ...'."""
+def pass_fail_rows(part, lines):
+    """(rows, passed, failed) from a part's lines '  PASS|FAIL NAME DIR ...'
+    (errors.sh's and cm.sh's)."""
     rows, npass, nfail = [], 0, 0
-    for ln in read(os.path.join(rdir, 'errors.txt')) or []:
+    for ln in lines:
         m = re.match(r'  (PASS|FAIL) +(\S+) +(\S+)', ln)
         if m:
-            rows.append(('errors', m.group(2), m.group(3), m.group(1)))
+            rows.append((part, m.group(2), m.group(3), m.group(1)))
             npass += m.group(1) == 'PASS'
             nfail += m.group(1) == 'FAIL'
     return rows, npass, nfail
+
+
+def errors_rows(rdir):
+    """(rows, passed, failed) from errors.sh's lines '  PASS case dir ...'."""
+    return pass_fail_rows('errors', read(os.path.join(rdir, 'errors.txt')) or [])
 
 
 def golden_rows(rdir):
@@ -108,13 +114,10 @@ def cm_rows(rdir):
     """(rows, passed, failed, golden) from cm.sh's lines '  PASS|FAIL
     program dir ...' and its closing line's golden CM verdict (None when
     it has none, True when nothing was unlisted)."""
-    rows, npass, nfail, golden = [], 0, 0, None
-    for ln in read(os.path.join(rdir, 'cm.txt')) or []:
-        m = re.match(r'  (PASS|FAIL) +(\S+) +(\S+)', ln)
-        if m:
-            rows.append(('cm', m.group(2), m.group(3), m.group(1)))
-            npass += m.group(1) == 'PASS'
-            nfail += m.group(1) == 'FAIL'
+    lines = read(os.path.join(rdir, 'cm.txt')) or []
+    rows, npass, nfail = pass_fail_rows('cm', lines)
+    golden = None
+    for ln in lines:
         m = re.match(r'rxe lab: cm .*golden CM (\d+) compared with (no '
                      r'unlisted)?', ln)
         if m:
