@@ -8,7 +8,8 @@
 #                          RXE_DIR OUT_DIR SCENARIO_A [SCENARIO_B]
 #   RXE_DIR     parts.sh's output (vmlinuz, initrd.gz)
 #   SCENARIO    a script (shipped as run.sh) or a directory holding run.sh;
-#               it goes into the guest as /in, with every -f FILE beside it.
+#               it goes into the guest as /in, with every -f FILE and
+#               tests/rxe/guest_lib.sh (the guest scripts' helpers) beside it.
 #               The guest's /init runs "sh /in/run.sh NAME /out" (cwd /in).
 #   one scenario:  guest "a", no NIC (scenarios use veth and namespaces).
 #   two scenarios: guests "a" and "b", each with a virtio NIC eth0 (MAC
@@ -68,6 +69,8 @@ make_disk() {
 	fi
 	[ -f "$stage/run.sh" ] || { echo "rxe boot: $scen has no run.sh" >&2; exit 2; }
 	for f in ${extra[@]+"${extra[@]}"}; do cp "$f" "$stage/"; done
+	# the helpers every guest script may source
+	cp "$here/guest_lib.sh" "$stage/"
 	touch "$stage/.rxelab-in"
 	rm -f "$out/$name.disk"
 	tar cf "$out/$name.disk" -C "$stage" .

@@ -27,32 +27,14 @@ set -eu
 name=${1:?usage: cm_guest.sh a|b OUT}
 out=${2:?usage: cm_guest.sh a|b OUT}
 ip=/usr/bin/ip tcpdump=/usr/bin/tcpdump
+. /in/guest_lib.sh
 logs=$out/cm
 mkdir -p "$logs"
 : >"$out/cm.tsv"
 rping_port=7174 sync_port=17000
 
-# A rxe device on NETDEV, waited for until its GID 1 is ADDR's.
-rxe_on() { # DEV NETDEV ADDR
-	/usr/bin/rdma link add "$1" type rxe netdev "$2"
-	local i=0
-	until ibv_devinfo -v -d "$1" | grep -q "GID\[  1\]:.*::ffff:$3"; do
-		i=$((i + 1))
-		[ $i -lt 50 ] || { echo "cm: $1 has no GID 1 ::ffff:$3"; exit 1; }
-		sleep 0.1
-	done
-}
 
-nap() { sleep 0.3 2>/dev/null || sleep 1; }
 
-# capture IFACE PCAP: starts tcpdump; its pid in $tcpd.
-capture() {
-	$tcpdump -Z root --immediate-mode -i "$1" -w "$2" -U udp port 4791 \
-		>"$2.tcpdump.log" 2>&1 &
-	tcpd=$!
-	nap
-}
-uncapture() { nap; kill "$tcpd" 2>/dev/null || :; wait "$tcpd" 2>/dev/null || :; }
 
 # counters DEV: ib_cm's counters of DEV's port 1, one group a line
 # (cm_rx_msgs: req=1 rep=0 ...), only the non-zero ones.
@@ -96,27 +78,7 @@ rocemu_listens() {
 	sleep 1
 }
 
-# ends PID: waits up to 15 s for PID to end, then ends it and fails.
-ends() {
-	local i=0
-	while kill -0 "$1" 2>/dev/null; do
-		if [ $i = 150 ]; then
-			kill "$1" 2>/dev/null
-			return 1
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 
-# last_error FILE: the first line of FILE.err or FILE saying something
-# failed, else FILE.err's last line, else FILE's.
-last_error() {
-	cat "$1.err" "$1" 2>/dev/null |
-		grep -m 1 -iE 'fail|error|unable|couldn|invalid|timed out|cannot|reject|unreach' ||
-		grep -v '^ *$' "$1.err" | tail -n 1 | grep . ||
-		grep -v '^ *$' "$1" | tail -n 1
-}
 
 # ---- 1. reference: rxe <-> rxe over the guests' eth0 ----
 $ip link set lo up

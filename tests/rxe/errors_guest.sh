@@ -26,6 +26,7 @@ set -eu
 name=${1:?usage: errors_guest.sh a|b OUT}
 out=${2:?usage: errors_guest.sh a|b OUT}
 ip=/usr/bin/ip tc=/usr/bin/tc tcpdump=/usr/bin/tcpdump
+. /in/guest_lib.sh
 logs=$out/errors
 mkdir -p "$logs"
 : >"$out/errors.tsv"
@@ -33,16 +34,6 @@ mkdir -p "$logs"
 cases="write_bad_rkey read_bad_rkey write_past_end atomic_misaligned
 	rnr_retry rnr_exhausted retry_exhausted"
 
-# A rxe device on NETDEV, waited for until its GID 1 is ADDR's.
-rxe_on() { # DEV NETDEV ADDR
-	/usr/bin/rdma link add "$1" type rxe netdev "$2"
-	local i=0
-	until ibv_devinfo -v -d "$1" | grep -q "GID\[  1\]:.*::ffff:$3"; do
-		i=$((i + 1))
-		[ $i -lt 50 ] || { echo "errors: $1 has no GID 1 ::ffff:$3"; exit 1; }
-		sleep 0.1
-	done
-}
 
 # The shell command rxe_probe's server runs before it lets the client post:
 # on IFACE's egress every IPv4 UDP packet to port 4791 (RoCEv2) is dropped
@@ -57,15 +48,7 @@ loss_cmd() { # IFACE
 # Prints the RESULT line of a probe's log, or "-" when it has none.
 result_of() { grep -m 1 '^RESULT' "$1" 2>/dev/null | cut -d' ' -f3- || echo -; }
 
-nap() { sleep 0.3 2>/dev/null || sleep 1; }
 
-# capture IFACE PCAP [NETNS]: starts tcpdump; its pid in $tcpd.
-capture() {
-	$tcpdump -Z root --immediate-mode -i "$1" -w "$2" -U udp port 4791 >"$2.tcpdump.log" 2>&1 &
-	tcpd=$!
-	nap
-}
-uncapture() { nap; kill "$tcpd" 2>/dev/null || :; wait "$tcpd" 2>/dev/null || :; }
 
 port=19000
 for m in sch_ingress cls_u32 act_gact; do modprobe $m || echo "errors: modprobe $m failed"; done

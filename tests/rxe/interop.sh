@@ -21,6 +21,7 @@ set -eu
 out=${2:?usage: interop.sh NAME OUT [FILTER]}
 filter=${3:-}
 ip=/usr/bin/ip
+. /in/guest_lib.sh
 logs=$out/interop
 mkdir -p "$logs"
 : >"$out/interop.txt"
@@ -88,27 +89,7 @@ listening() {
 	done
 }
 
-# ends PID: waits up to 15 s for PID to end, then ends it (SIGTERM) and
-# fails.
-ends() {
-	local i=0
-	while kill -0 "$1" 2>/dev/null; do
-		if [ $i = 150 ]; then
-			kill "$1" 2>/dev/null
-			return 1
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 
-# last_error FILE: the first line of FILE.err that says something failed
-# (perftest says more after it), else its last line, else FILE's.
-last_error() {
-	grep -m 1 -iE 'fail|error|unable|couldn|invalid|timed out|cannot' "$1.err" ||
-		grep -v '^ *$' "$1.err" | tail -n 1 | grep . ||
-		grep -v '^ *$' "$1" | tail -n 1
-}
 
 tcp=18600 pass=0 fail=0
 # run NAME GID SERVER WANT CMD...: SERVER (rxe or rocemu) runs CMD -p PORT,
