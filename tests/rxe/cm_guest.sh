@@ -127,14 +127,7 @@ else
 fi
 
 # ---- 2. rocemu <-> rxe inside guest a ----
-$ip netns add peer
-$ip link add veth0 type veth peer name veth1
-$ip link set veth1 netns peer
-$ip addr add 10.0.0.1/24 dev veth0
-$ip link set veth0 up
-$ip netns exec peer $ip link set lo up
-$ip netns exec peer $ip addr add 10.0.0.2/24 dev veth1
-$ip netns exec peer $ip link set veth1 up
+peer_veth
 rxe_on rxe1 veth0 10.0.0.1
 ping -c 1 -W 5 10.0.0.2 >/dev/null || { echo "cm: no IPv4 path to 10.0.0.2"; exit 1; }
 
@@ -145,8 +138,7 @@ side() {
 	if [ "$who" = rxe ]; then
 		timeout 40 "$@"
 	else
-		$ip netns exec peer env LD_LIBRARY_PATH=/rocemu/lib \
-			ROCEMU_ADDR=10.0.0.2 timeout 40 "$@"
+		rocemu_side 40 10.0.0.2 "$@"
 	fi
 }
 

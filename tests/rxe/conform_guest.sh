@@ -13,17 +13,11 @@
 set -eu
 out=${2:?usage: conform_guest.sh NAME OUT}
 ip=/usr/bin/ip
+. /in/guest_lib.sh
 mkdir -p "$out"
 
 $ip link set lo up
-$ip netns add peer
-$ip link add veth0 type veth peer name veth1
-$ip link set veth1 netns peer
-$ip addr add 10.0.0.1/24 dev veth0
-$ip link set veth0 up
-$ip netns exec peer $ip link set lo up
-$ip netns exec peer $ip addr add 10.0.0.2/24 dev veth1
-$ip netns exec peer $ip link set veth1 up
+peer_veth
 /usr/bin/rdma link add rxe0 type rxe netdev veth0
 i=0
 until ibv_devinfo -v -d rxe0 | grep -q 'GID\[  1\]:.*::ffff:10.0.0.1'; do

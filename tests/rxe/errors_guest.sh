@@ -94,14 +94,7 @@ done
 
 # ---- 2. mixed: rxe on veth0, rocemu's drop-in in namespace peer ----
 peer_mac=02:00:fe:00:00:02
-$ip netns add peer
-$ip link add veth0 type veth peer name veth1
-$ip link set veth1 address $peer_mac netns peer
-$ip addr add 10.0.0.1/24 dev veth0
-$ip link set veth0 up
-$ip netns exec peer $ip link set lo up
-$ip netns exec peer $ip addr add 10.0.0.2/24 dev veth1
-$ip netns exec peer $ip link set veth1 up
+peer_veth $peer_mac
 rxe_on rxe1 veth0 10.0.0.1
 ping -c 1 -W 5 10.0.0.2 >/dev/null || { echo "errors: no IPv4 path to 10.0.0.2"; exit 1; }
 
@@ -112,8 +105,7 @@ side() {
 	if [ "$who" = rxe ]; then
 		timeout 60 "$@"
 	else
-		$ip netns exec peer env LD_LIBRARY_PATH=/rocemu/lib \
-			ROCEMU_ADDR=10.0.0.2 timeout 60 "$@"
+		rocemu_side 60 10.0.0.2 "$@"
 	fi
 }
 dev_of() { if [ "$1" = rxe ]; then echo rxe1; else echo rocemu0; fi; }

@@ -17,6 +17,34 @@ rxe_on() {
 	done
 }
 
+# peer_veth [MAC]: the wire between rxe and rocemu inside one guest:
+# veth0 (10.0.0.1) here, its peer veth1 (10.0.0.2, MAC if given) in the
+# network namespace "peer" (made unless the caller made it), where
+# rocemu's side runs (rocemu_side).
+peer_veth() {
+	[ -e /var/run/netns/peer ] || [ -e /run/netns/peer ] || $ip netns add peer
+	$ip link add veth0 type veth peer name veth1
+	if [ -n "${1:-}" ]; then
+		$ip link set veth1 address "$1" netns peer
+	else
+		$ip link set veth1 netns peer
+	fi
+	$ip addr add 10.0.0.1/24 dev veth0
+	$ip link set veth0 up
+	$ip netns exec peer $ip link set lo up
+	$ip netns exec peer $ip addr add 10.0.0.2/24 dev veth1
+	$ip netns exec peer $ip link set veth1 up
+}
+
+# rocemu_side SECONDS ADDR CMD...: CMD in namespace peer on the project's
+# drop-ins (/rocemu/lib), its device at ADDR, under a SECONDS timeout.
+rocemu_side() {
+	local secs=$1 addr=$2
+	shift 2
+	$ip netns exec peer env LD_LIBRARY_PATH=/rocemu/lib \
+		ROCEMU_ADDR="$addr" timeout "$secs" "$@"
+}
+
 # nap: a moment for a capture or a server to start (busybox sleep may not
 # take fractions).
 nap() { sleep 0.3 2>/dev/null || sleep 1; }

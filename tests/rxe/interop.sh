@@ -40,13 +40,7 @@ setup() {
 	$ip netns add peer
 	$ip netns exec peer sysctl -qw net.ipv6.conf.all.accept_dad=0 \
 		net.ipv6.conf.default.accept_dad=0
-	$ip link add veth0 type veth peer name veth1
-	$ip link set veth1 address $peer_mac netns peer
-	$ip addr add 10.0.0.1/24 dev veth0
-	$ip link set veth0 up
-	$ip netns exec peer $ip link set lo up
-	$ip netns exec peer $ip addr add 10.0.0.2/24 dev veth1
-	$ip netns exec peer $ip link set veth1 up
+	peer_veth $peer_mac
 	/usr/bin/rdma link add rxe0 type rxe netdev veth0
 	local i=0
 	until ibv_devinfo -v -d rxe0 | grep -q 'GID\[  1\]:.*::ffff:10.0.0.1'; do
@@ -70,8 +64,7 @@ side() {
 	else
 		local addr=10.0.0.2
 		[ "$gid" = 1 ] || addr=$peer_ll
-		$ip netns exec peer env LD_LIBRARY_PATH=/rocemu/lib \
-			ROCEMU_ADDR=$addr timeout 60 "$@"
+		rocemu_side 60 $addr "$@"
 	fi
 }
 
@@ -88,8 +81,6 @@ listening() {
 		sleep 0.1
 	done
 }
-
-
 
 tcp=18600 pass=0 fail=0
 # run NAME GID SERVER WANT CMD...: SERVER (rxe or rocemu) runs CMD -p PORT,
