@@ -33,6 +33,10 @@
 #define INTR_MAX 20000
 
 static atomic_int handled;
+/* Under ThreadSanitizer (VERBS_SIGNALS_NO_SIGNALS=1): its runtime holds a
+ * signal for a thread blocked in recv(2) until the call returns, so no
+ * handler runs to wait for; the waits and events are checked alone. */
+static int no_signals;
 
 static void on_signal(int sig)
 {
@@ -116,10 +120,10 @@ static void check_restarted(struct waiter *w, void (*trigger)(struct waiter *))
 	int sent = 0;
 
 	start(w, &t);
-	while (sent < RESTARTED && !atomic_load(&w->done) &&
+	while (!no_signals && sent < RESTARTED && !atomic_load(&w->done) &&
 	       signal_and_wait(t, SIGUSR1) == 0)
 		sent++;
-	CHECK(sent == RESTARTED && !atomic_load(&w->done),
+	CHECK((no_signals || sent == RESTARTED) && !atomic_load(&w->done),
 	      "%s returned %d (errno %s) after %d SA_RESTART signals, with no event",
 	      name, atomic_load(&w->rc), strerror(atomic_load(&w->err)), sent);
 	trigger(w);
@@ -139,6 +143,8 @@ static void check_interrupted(struct waiter *w)
 	pthread_t t;
 	int sent = 0;
 
+	if (no_signals)
+		return;
 	start(w, &t);
 	while (sent < INTR_MAX && !atomic_load(&w->done) &&
 	       signal_and_wait(t, SIGUSR2) == 0)
@@ -299,6 +305,7 @@ int main(void)
 	struct pair p;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	no_signals = getenv("VERBS_SIGNALS_NO_SIGNALS") != NULL;
 	install(SIGUSR1, SA_RESTART);
 	install(SIGUSR2, 0);
 	if (pair_open(&p, 4096, 1))
