@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Completion queues as rings of ibv_wc, and completion channels as queues of CQs with an event. */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +19,9 @@ struct rocemu_channel *rocemu_channel_new(struct rocemu_dev *d)
 	if (!ch)
 		return NULL;
 	/* A socket pair rather than a pipe: the device side never blocks,
-	 * and the application may make its end non-blocking as it likes. */
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ch->sock)) {
+	 * and the application may make its end non-blocking as it likes.
+	 * A stream one, so that rocemu_fd_wait wakes every waiter. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch->sock)) {
 		free(ch);
 		return NULL;
 	}
@@ -110,13 +109,9 @@ int rocemu_channel_get_event(struct rocemu_channel *ch, struct rocemu_cq **cq)
 	int rc;
 
 	while ((rc = rocemu_channel_try_event(ch, cq)) == -EAGAIN) {
-		int fl = fcntl(ch->sock[0], F_GETFL);
-		struct pollfd pfd = { ch->sock[0], POLLIN, 0 };
-
-		if (fl < 0 || (fl & O_NONBLOCK))
-			return fl < 0 ? -errno : -EAGAIN;
-		if (poll(&pfd, 1, -1) < 0)
-			return -errno;
+		int w = rocemu_fd_wait(ch->sock[0]);
+		if (w)
+			return w;
 	}
 	return rc;
 }

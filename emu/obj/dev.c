@@ -81,7 +81,7 @@ int dev_init(struct rocemu_dev *d, struct core *c,
 		return -EINVAL;
 	/* A socket pair, as for completion channels: the device's side never
 	 * blocks, and the application may make its end blocking or not. */
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, d->async_sock))
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, d->async_sock))
 		return -errno;
 	d->core = c;
 	snprintf(d->name, sizeof(d->name), "%s", cfg->name ? cfg->name : "rocemu");
@@ -279,6 +279,23 @@ void dev_forget_events(struct rocemu_dev *d, const void *element)
 int rocemu_dev_async_fd(const struct rocemu_dev *d)
 {
 	return d->async_sock[0];
+}
+
+/*
+ * A blocking recv(2) that peeks, rather than poll(2): the kernel restarts
+ * it after a signal whose handler has SA_RESTART (signal(7) never restarts
+ * poll), and honours the fd's O_NONBLOCK itself. The byte stays for the
+ * taker of the last event to drain. A stream socket wakes every thread
+ * waiting on it, as the kernel's event files do; a datagram socket would
+ * wake only one.
+ */
+int rocemu_fd_wait(int fd)
+{
+	char c;
+
+	if (recv(fd, &c, 1, MSG_PEEK) >= 0)
+		return 0; /* 0 bytes: the device's end is gone; callers look */
+	return -errno;
 }
 
 int rocemu_dev_get_async_event(struct rocemu_dev *d, struct ibv_async_event *ev)

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* librdmacm.so.1: event channels (a pollable eventfd and a queue), events, acknowledgements. */
+/* librdmacm.so.1: event channels (a pollable socket and a queue), events, acknowledgements. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "rdmacm_local.h"
@@ -24,11 +23,24 @@ struct rc_channel *rc_channel_new(void)
 		errno = ENOMEM;
 		return NULL;
 	}
-	c->ch.fd = eventfd(0, EFD_CLOEXEC);
-	if (c->ch.fd < 0) {
+	/* A stream socket pair, as the device's channels: a peeking recv
+	 * waits as the kernel's read(2) does and wakes every waiter. */
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		free(c);
 		return NULL;
 	}
+	c->wait_fd = fcntl(sv[0], F_DUPFD_CLOEXEC, 0);
+	if (c->wait_fd < 0) {
+		int e = errno;
+		close(sv[0]);
+		close(sv[1]);
+		free(c);
+		errno = e;
+		return NULL;
+	}
+	c->ch.fd = sv[0];
+	c->bell = sv[1];
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->never, NULL);
 	return c;
@@ -42,6 +54,8 @@ void rc_channel_free(struct rc_channel *c)
 		free(e);
 	}
 	close(c->ch.fd);
+	close(c->bell);
+	close(c->wait_fd);
 	pthread_cond_destroy(&c->never);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -62,22 +76,20 @@ void rc_channel_detach(struct rc_channel *c)
 }
 
 /* The doorbell: rung when the queue stops being empty, cleared when it
- * becomes empty again, so the counter is 1 exactly while events wait and
- * neither write nor read can block (under c->lock). */
+ * becomes empty again, so the socket holds one byte exactly while events
+ * wait and neither send nor recv can block (under c->lock). */
 static void ring(struct rc_channel *c)
 {
-	uint64_t one = 1;
-
-	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
-		abort(); /* cannot happen below a counter of 2^64 - 1 */
+	if (send(c->bell, "e", 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
+		abort(); /* an empty socket always takes a byte */
 }
 
 static void unring(struct rc_channel *c)
 {
-	uint64_t v;
+	char b;
 
-	if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
-		abort(); /* the counter is 1 here */
+	if (recv(c->wait_fd, &b, 1, MSG_DONTWAIT) != 1)
+		abort(); /* the byte is there */
 }
 
 struct rc_event *rc_event_new(struct rc_id *id, enum rdma_cm_event_type type,
@@ -213,6 +225,7 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		 * the channel stays (its fd closed) for it to block on */
 		c->dead = true;
 		close(c->ch.fd);
+		close(c->bell); /* their recv sees the end, then parks */
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
@@ -228,20 +241,24 @@ static void park(struct rc_channel *c)
 		pthread_cond_wait(&c->never, &c->lock);
 }
 
-/* Waits until the channel's fd is readable (or a signal came): 0, or a
- * negative errno (-EAGAIN for a non-blocking fd). Never returns once the
- * channel is destroyed under it. */
+/*
+ * Waits until the channel's fd is readable, as librdmacm's read(2) of the
+ * kernel's fd: 0, or a negative errno: -EAGAIN for a non-blocking fd,
+ * -EINTR after a signal whose handler lacks SA_RESTART (the kernel
+ * restarts the peeking recv after one that has it; poll(2) it never
+ * restarts). It waits on wait_fd, a dup that shares the application's
+ * O_NONBLOCK and stays open while the channel is dead. Never returns once
+ * the channel is destroyed under it.
+ */
 static int wait_readable(struct rc_channel *c)
 {
+	char b;
+
 	pthread_mutex_lock(&c->lock);
 	if (c->dead)
 		park(c);
-	int fl = fcntl(c->ch.fd, F_GETFL);
-	struct pollfd p = { .fd = c->ch.fd, .events = POLLIN };
 	pthread_mutex_unlock(&c->lock);
-	if (fl < 0 || (fl & O_NONBLOCK))
-		return fl < 0 ? -errno : -EAGAIN;
-	int rc = poll(&p, 1, -1) < 0 && errno != EINTR ? -errno : 0;
+	int rc = recv(c->wait_fd, &b, 1, MSG_PEEK) < 0 ? -errno : 0;
 	pthread_mutex_lock(&c->lock);
 	if (c->dead)
 		park(c);

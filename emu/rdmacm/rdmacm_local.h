@@ -38,10 +38,12 @@ enum rc_fix {
 			 * refuse (a REJ), free it, drop the event */
 };
 
-/* An event channel: the fd applications poll is an eventfd whose counter
- * is non-zero exactly while the queue is not empty (changed under lock). */
+/* An event channel: the fd applications poll is a stream socket holding a
+ * byte exactly while the queue is not empty (changed under lock). */
 struct rc_channel {
 	struct rdma_event_channel ch;
+	int bell;	/* the socket's other end, written to ring */
+	int wait_fd;	/* a dup of ch.fd, for the waiters and unring */
 	pthread_mutex_t lock;
 	struct rc_event *head, *tail;
 	unsigned ids;		/* ids on the channel: destroy refuses till 0 */
@@ -98,7 +100,7 @@ void rc_post(struct rc_id *id, struct rc_event *ev);
 /* A zeroed event of type for id with status; NULL when out of memory. */
 struct rc_event *rc_event_new(struct rc_id *id, enum rdma_cm_event_type type,
 			      int status);
-/* Makes a channel (fd an eventfd); NULL and errno. */
+/* Makes a channel (fd a socket); NULL and errno. */
 struct rc_channel *rc_channel_new(void);
 /* Frees a channel with no ids and its queued events. */
 void rc_channel_free(struct rc_channel *c);

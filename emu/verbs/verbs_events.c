@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* libibverbs.so.1: completion channels, completion and asynchronous events, and destroys that wait for their acknowledgement. */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 
 #include "verbs_local.h"
@@ -18,21 +16,17 @@ void rv_events_fork_child(void)
 	pthread_mutex_init(&async_lock, NULL);
 }
 
-/* Waits for fd to be readable, as a read(2) on the kernel's fd would:
- * 0, or -1 with errno EAGAIN when the application made it non-blocking
- * (or EINTR, as read(2) would). */
+/* Waits for fd to be readable, as rdma-core's read(2) of the kernel's fd
+ * does: restarted after a signal whose handler has SA_RESTART (Go installs
+ * every handler so); 0, or -1 with errno EINTR after a signal without it,
+ * or EAGAIN when the application made the fd non-blocking. */
 static int wait_readable(int fd)
 {
-	int fl = fcntl(fd, F_GETFL);
-	struct pollfd pfd = { fd, POLLIN, 0 };
+	int rc = rocemu_fd_wait(fd);
 
-	if (fl < 0)
-		return -1;
-	if (fl & O_NONBLOCK) {
-		errno = EAGAIN;
-		return -1;
-	}
-	return poll(&pfd, 1, -1) < 0 ? -1 : 0;
+	if (rc)
+		errno = -rc;
+	return rc ? -1 : 0;
 }
 
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)

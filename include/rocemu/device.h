@@ -299,6 +299,15 @@ void rocemu_dev_attr_ex(const struct rocemu_dev *d,
  * object; the events still queued about an object go when it is
  * destroyed, so none handed out later names a freed object. */
 int rocemu_dev_async_fd(const struct rocemu_dev *d);
+/*
+ * Waits until fd (the async fd, a channel's fd, or any stream socket
+ * holding a byte while it has something) is readable, as a read(2) of the
+ * kernel's event file waits: restarted after a signal whose handler has
+ * SA_RESTART, -EINTR after one without; -EAGAIN at once when the fd is
+ * non-blocking; 0 when readable or its writing end is closed (the caller
+ * looks again). Takes nothing from fd.
+ */
+int rocemu_fd_wait(int fd);
 int rocemu_dev_get_async_event(struct rocemu_dev *d,
 			       struct ibv_async_event *ev);
 
@@ -384,7 +393,8 @@ int rocemu_channel_fd(const struct rocemu_channel *ch);
 /* Takes the oldest event: its CQ into *cq; -EAGAIN if there is none. */
 int rocemu_channel_try_event(struct rocemu_channel *ch, struct rocemu_cq **cq);
 /* The same, but waits for an event unless the fd was made non-blocking
- * (then -EAGAIN); another -errno if waiting failed (EINTR). */
+ * (then -EAGAIN), as rocemu_fd_wait: -EINTR after a signal without
+ * SA_RESTART. */
 int rocemu_channel_get_event(struct rocemu_channel *ch, struct rocemu_cq **cq);
 
 /* At least cqe entries (rounded up to a power of two). */

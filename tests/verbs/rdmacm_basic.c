@@ -552,8 +552,10 @@ static void *wait_event(void *arg)
 	return NULL;
 }
 
-/* The thread sleeps in poll or ppoll: its syscall file names it. */
-static int in_poll(int tid)
+/* The thread sleeps in its wait for the channel's fd (a peeking
+ * recvfrom; poll, ppoll or read count too): its syscall file names it
+ * (x86-64's numbers). */
+static int in_wait(int tid)
 {
 	char path[64], line[32] = "";
 	FILE *f;
@@ -565,13 +567,14 @@ static int in_poll(int tid)
 	if (!fgets(line, sizeof(line), f))
 		line[0] = 0;
 	fclose(f);
-	return !strncmp(line, "7 ", 2) || !strncmp(line, "271 ", 4);
+	return !strncmp(line, "45 ", 3) || !strncmp(line, "7 ", 2) ||
+	       !strncmp(line, "271 ", 4) || !strncmp(line, "0 ", 2);
 }
 
 /* A channel destroyed while another thread waits in rdma_get_cm_event
  * on it (rping's CM thread at its end): that thread stays blocked, as a
  * reader of librdmacm's closed fd does, even when a signal wakes its
- * poll; it neither returns an error nor touches freed memory. */
+ * wait; it neither returns an error nor touches freed memory. */
 static void destroyed_under_waiter(void)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART */
@@ -585,9 +588,9 @@ static void destroyed_under_waiter(void)
 		return;
 	}
 	while (n++ < 10000 && !(__atomic_load_n(&w.started, __ATOMIC_SEQ_CST) &&
-				in_poll(w.tid)))
+				in_wait(w.tid)))
 		usleep(1000);
-	CHECK(in_poll(w.tid), "the waiter never slept in poll");
+	CHECK(in_wait(w.tid), "the waiter never slept in its wait");
 	rdma_destroy_event_channel(w.ch);
 	pthread_kill(t, SIGUSR1);
 	usleep(300000);
