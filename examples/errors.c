@@ -49,10 +49,15 @@ static int wrong_rkey(struct pair *p)
 		.wr.rdma = { .remote_addr = (uintptr_t)p->b.buf,
 			     .rkey = p->b.mr->rkey ^ 0x5a5a },
 	};
-	struct ibv_send_wr next = { .wr_id = 2, .opcode = IBV_WR_SEND };
+	struct ibv_sge sge = { .addr = (uintptr_t)p->a.buf, .length = 16,
+			       .lkey = p->a.mr->lkey };
+	struct ibv_send_wr next = { .wr_id = 2, .opcode = IBV_WR_SEND,
+				    .sg_list = &sge, .num_sge = 1,
+				    .send_flags = IBV_SEND_SIGNALED };
 
+	/* both WRs in one call: both are queued before the NAK can come */
+	wr.next = &next;
 	if (pair_post_send(&p->a, &wr, p->a.buf, 16) ||
-	    pair_post_send(&p->a, &next, p->a.buf, 16) ||
 	    pair_wait(p->a.cq, &wc1) || pair_wait(p->a.cq, &wc2) ||
 	    ibv_query_qp(p->a.qp, &attr, IBV_QP_STATE, &init))
 		return 0;
