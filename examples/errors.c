@@ -51,8 +51,15 @@ static int wrong_rkey(struct pair *p)
 	};
 	struct ibv_send_wr next = { .wr_id = 2, .opcode = IBV_WR_SEND };
 
+	/* Both in one call, so both are queued before the first packet
+	 * leaves (two calls race the NAK: the SEND may find the QP in error
+	 * and be flushed without a packet). */
+	wr.next = &next;
+	next.sg_list = &(struct ibv_sge){ .addr = (uintptr_t)p->a.buf,
+					  .length = 16, .lkey = p->a.mr->lkey };
+	next.num_sge = 1;
+	next.send_flags = IBV_SEND_SIGNALED;
 	if (pair_post_send(&p->a, &wr, p->a.buf, 16) ||
-	    pair_post_send(&p->a, &next, p->a.buf, 16) ||
 	    pair_wait(p->a.cq, &wc1) || pair_wait(p->a.cq, &wc2) ||
 	    ibv_query_qp(p->a.qp, &attr, IBV_QP_STATE, &init))
 		return 0;
