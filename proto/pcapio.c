@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "rocemu/frame.h"
@@ -41,6 +42,7 @@ _Static_assert(READ_BUF >= PCAP_KUZNETSOV_REC_HDR + ROCE_PCAP_MAX_CAPLEN,
 struct roce_pcap_writer {
 	pcap_t *pc;
 	pcap_dumper_t *d;
+	int fd; /* unbuffered: each record goes here in one write; else -1 */
 };
 
 int roce_pcap_link_of_dlt(int dlt)
@@ -448,6 +450,7 @@ int roce_pcap_create(const char *path, struct roce_pcap_writer **w, char *err)
 		free(x);
 		return e;
 	}
+	x->fd = -1;
 	*w = x;
 	return 0;
 }
@@ -456,6 +459,43 @@ int roce_pcap_write(struct roce_pcap_writer *w, uint64_t ts_ns,
 		    const uint8_t *frame, size_t len)
 {
 	return roce_pcap_write_cut(w, ts_ns, frame, len, len);
+}
+
+/*
+ * One record, header and data, in one writev: a reader of the file sees
+ * it whole as soon as it is there, and nothing is left in a buffer for
+ * an exit that skips the destructors. The header is libpcap's own
+ * (pcap_sf_pkthdr: four 32-bit fields in the writer's byte order, as
+ * pcap_dump writes it). A short write (a full disk) goes on where it
+ * stopped; a failed one is -EIO.
+ */
+static int write_record(int fd, const struct pcap_pkthdr *h,
+			const uint8_t *frame)
+{
+	uint32_t hdr[4] = { (uint32_t)h->ts.tv_sec, (uint32_t)h->ts.tv_usec,
+			    h->caplen, h->len };
+	struct iovec iov[2] = { { hdr, sizeof(hdr) },
+				{ (void *)(uintptr_t)frame, h->caplen } };
+	struct iovec *v = iov;
+	int cnt = 2;
+
+	while (cnt) {
+		ssize_t n = writev(fd, v, cnt);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		while (cnt && (size_t)n >= v->iov_len) {
+			n -= (ssize_t)v->iov_len;
+			v++, cnt--;
+		}
+		if (cnt) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
 }
 
 int roce_pcap_write_cut(struct roce_pcap_writer *w, uint64_t ts_ns,
@@ -469,8 +509,18 @@ int roce_pcap_write_cut(struct roce_pcap_writer *w, uint64_t ts_ns,
 		.len = (bpf_u_int32)wire_len,
 	};
 
+	if (w->fd >= 0)
+		return write_record(w->fd, &h, frame);
 	pcap_dump((u_char *)w->d, &h, frame);
 	return ferror(pcap_dump_file(w->d)) ? -EIO : 0;
+}
+
+int roce_pcap_unbuffered(struct roce_pcap_writer *w)
+{
+	if (pcap_dump_flush(w->d))
+		return -EIO;
+	w->fd = fileno(pcap_dump_file(w->d));
+	return 0;
 }
 
 int roce_pcap_flush(struct roce_pcap_writer *w)

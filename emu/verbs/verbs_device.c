@@ -26,8 +26,8 @@ static unsigned fork_gen;
 static bool atfork_set;
 /* The device's address, capture and trace files, so a forked child can
  * tell its parent's from its own (NULL: none). */
-static char *cur_addr, *cur_pcap, *cur_trace;
-static char *parent_addr, *parent_pcap, *parent_trace;
+static char *cur_addr, *cur_pcap, *cur_trace, *cur_stats;
+static char *parent_addr, *parent_pcap, *parent_trace, *parent_stats;
 static struct ibv_device the_device = {
 	.node_type = IBV_NODE_CA,
 	.transport_type = IBV_TRANSPORT_IB,
@@ -152,8 +152,10 @@ static void fork_child(void)
 	 * parent's is left in its buffer to write again. */
 	events = NULL;
 	free(parent_addr), free(parent_pcap), free(parent_trace);
+	free(parent_stats);
 	parent_addr = cur_addr, parent_pcap = cur_pcap, parent_trace = cur_trace;
-	cur_addr = cur_pcap = cur_trace = NULL;
+	parent_stats = cur_stats;
+	cur_addr = cur_pcap = cur_trace = cur_stats = NULL;
 	fork_gen++;
 	pthread_mutex_init(&once_lock, NULL);
 	rv_events_fork_child();
@@ -209,6 +211,86 @@ static int misbehave_from_env(enum rocemu_misbehave *m)
 	return -1;
 }
 
+/*
+ * ROCEMU_STATS=FILE: the counters, as ROCEMU_STATS=1 prints them but
+ * without the "rocemu: " lead, in FILE while the program runs. The
+ * progress thread writes them at most every STATS_PERIOD_NS, and only
+ * when they changed; each time a new file is written beside FILE and
+ * renamed over it, so a reader at any moment finds the whole of one
+ * snapshot. The last one is written at exit (a program that leaves
+ * through _exit keeps the last the thread wrote).
+ */
+enum { STATS_PERIOD_NS = 100 * 1000 * 1000 };
+static char *stats_last; /* the text FILE holds now, or NULL */
+static size_t stats_last_len;
+
+/* FILE replaced whole by len bytes of text: 0, or -1. */
+static int replace_file(const char *path, const char *text, size_t len)
+{
+	char tmp[4096];
+	int n = snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -1;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t w = write(fd, text + done, len - done);
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	if (close(fd) || done < len || rename(tmp, path)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* The tick (rocemu_world_tick) and the exit's last word. */
+static void write_stats(void *arg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	(void)arg;
+	if (!m)
+		return;
+	rocemu_dev_print_counters(dev, m, "");
+	rocemu_world_print_wire_stats(world, m, "");
+	if (fclose(m) || (stats_last && len == stats_last_len &&
+			  !memcmp(text, stats_last, len)) ||
+	    replace_file(cur_stats, text, len)) {
+		free(text);
+		return;
+	}
+	free(stats_last);
+	stats_last = text;
+	stats_last_len = len;
+}
+
+static void stats_from_env(void)
+{
+	const char *v = getenv("ROCEMU_STATS");
+
+	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "1"))
+		return;
+	if (parents_file(v, parent_stats)) {
+		fprintf(stderr, "rocemu: ROCEMU_STATS=%s is the parent's counters "
+				"file; this forked child writes none (set "
+				"ROCEMU_STATS to a file of its own)\n", v);
+		return;
+	}
+	cur_stats = strdup(v);
+	free(stats_last);
+	stats_last = NULL;
+	if (cur_stats)
+		rocemu_world_tick(world, write_stats, NULL, STATS_PERIOD_NS);
+}
+
 /* The device, bound to ROCEMU_ADDR, else to hint (the address the
  * first rdma_bind_addr or rdma_resolve_addr names), else to 127.0.0.1;
  * made once. */
@@ -261,6 +343,7 @@ static int make_device(const char *hint)
 	else if (pcap && *pcap)
 		cur_pcap = strdup(pcap);
 	trace_from_env();
+	stats_from_env();
 	if (!atfork_set) /* a forked child has its parent's handlers */
 		atfork_set = !pthread_atfork(fork_prepare, fork_parent,
 					     fork_child);
@@ -283,12 +366,17 @@ struct rocemu_world *rv_world(void)
 }
 
 /* ROCEMU_STATS=1: every counter of the device, as rocemu ping --stats
- * prints them, each line led by "rocemu: " as the library's messages are. */
+ * prints them, each line led by "rocemu: " as the library's messages are.
+ * ROCEMU_STATS=FILE: their last snapshot in FILE. */
 static void print_counters(void)
 {
 	const char *v = getenv("ROCEMU_STATS");
 
-	if (!v || !*v || !strcmp(v, "0"))
+	if (cur_stats) {
+		write_stats(NULL);
+		return;
+	}
+	if (!v || strcmp(v, "1"))
 		return;
 	rocemu_dev_print_counters(dev, stderr, "rocemu: ");
 	rocemu_world_print_wire_stats(world, stderr, "rocemu: ");

@@ -51,6 +51,7 @@ static int unsupported(const char *name)
 
 /* librdmacm (marshall.h) */
 NOTHING(ibv_copy_path_rec_from_kern)
+NOTHING(ibv_copy_path_rec_to_kern)
 NOTHING(ibv_copy_qp_attr_from_kern)
 NOTHING(ibv_copy_ah_attr_from_kern)
 /* the providers' private interface (IBVERBS_PRIVATE_34) */

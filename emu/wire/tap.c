@@ -139,8 +139,9 @@ static void tap_free(struct wire *w)
 	free(t);
 }
 
-/* The capture's file is left open: its buffer was written out before the
- * fork (tap_wire_flush), so the child's exit writes nothing into it. */
+/* The capture's file is left open: nothing of it is buffered (each
+ * record is written as it is made), so the child's exit writes nothing
+ * into it. */
 static void tap_forget(struct wire *w)
 {
 	struct wire *in = tap_of(w)->inner;
@@ -181,6 +182,14 @@ int tap_wire_record(struct wire *w, const char *path)
 	if (rc == 0 && path) {
 		rc = roce_pcap_create(path, &t->pcap, err);
 		t->w.core->frames_recorded = 0;	/* a new capture's count */
+	}
+	/* Each record reaches the file as it is made: the capture is whole
+	 * at every moment, also after an exit that runs no destructors (Go's
+	 * os.Exit, _exit), at a write(2) a packet. */
+	if (rc == 0 && t->pcap && roce_pcap_unbuffered(t->pcap)) {
+		roce_pcap_finish(t->pcap);
+		t->pcap = NULL;
+		rc = -EIO;
 	}
 
 	HASH_ITER(hh, t->inner->ports, p, tmp)

@@ -67,6 +67,31 @@ static bool spinner_active(struct rocemu_world *w)
 	return clock_ns() - atomic_load(&w->polled_at) < SPINNER_NS;
 }
 
+/* rocemu_world_tick's call, when its period has passed: outside the
+ * lock, so a slow file does not hold up the engines. */
+static void tick(struct rocemu_world *w)
+{
+	uint64_t now;
+
+	if (!w->tick)
+		return;
+	now = clock_ns();
+	if (now - w->tick_last < w->tick_period)
+		return;
+	w->tick_last = now;
+	w->tick(w->tick_arg);
+}
+
+void rocemu_world_tick(struct rocemu_world *w, rocemu_tick_fn fn, void *arg,
+		       uint64_t period_ns)
+{
+	WORLD_GUARD(w);
+	w->tick = fn;
+	w->tick_arg = arg;
+	w->tick_period = period_ns;
+	w->tick_last = 0;
+}
+
 static void *progress(void *arg)
 {
 	struct rocemu_world *w = arg;
@@ -85,6 +110,7 @@ static void *progress(void *arg)
 		pfd[0] = (struct pollfd){ w->wake[0], POLLIN, 0 };
 		if (ppoll(pfd, n + 1, &ts, NULL) > 0 && (pfd[0].revents & POLLIN))
 			drain(w->wake[0]);
+		tick(w);
 	}
 	/* A last pass, so nothing that arrived is left unprocessed. */
 	pthread_mutex_lock(&w->core.lock);

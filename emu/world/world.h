@@ -29,6 +29,11 @@ struct rocemu_world {
 	_Atomic uint64_t polled_at;
 	_Atomic unsigned spin_streak;	/* polls close together, so far */
 	int wake[2];
+	/* rocemu_world_tick: the progress thread's own, set while it is
+	 * not running */
+	rocemu_tick_fn tick;
+	void *tick_arg;
+	uint64_t tick_period, tick_last;
 	bool wake_open;		/* made at the first start, closed at free */
 };
 

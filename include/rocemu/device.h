@@ -102,6 +102,20 @@ int rocemu_world_start(struct rocemu_world *w);
 unsigned long rocemu_world_poll(struct rocemu_world *w);
 /* Stops it after a last pass over what arrived; no completion is lost. */
 void rocemu_world_stop(struct rocemu_world *w);
+
+/*
+ * Has the progress thread call fn(arg) at most once every period_ns
+ * while it runs (it wakes at least every 100 ms, so a call is late by at
+ * most that): for work that must happen while the application runs on,
+ * such as writing the counters out. fn runs on the progress thread only,
+ * without the world's lock (it may call rocemu_dev_print_counters and
+ * the like, and do stdio). NULL stops the calls. Set it while no
+ * progress thread runs (before rocemu_world_start or after
+ * rocemu_world_stop); nothing else changes.
+ */
+typedef void (*rocemu_tick_fn)(void *arg);
+void rocemu_world_tick(struct rocemu_world *w, rocemu_tick_fn fn, void *arg,
+		       uint64_t period_ns);
 void rocemu_world_free(struct rocemu_world *w);
 
 uint64_t rocemu_world_now(const struct rocemu_world *w);

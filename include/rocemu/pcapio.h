@@ -84,6 +84,16 @@ int roce_pcap_write(struct roce_pcap_writer *w, uint64_t ts_ns,
 int roce_pcap_write_cut(struct roce_pcap_writer *w, uint64_t ts_ns,
 			const uint8_t *frame, size_t caplen, size_t wire_len);
 
+/*
+ * Makes w write each record to the file as it is given, header and data
+ * in one write(2), as tcpdump -U does: the file is a valid capture at
+ * every moment (whole records only), and one that ends without
+ * roce_pcap_finish (an _exit) loses nothing. Writes out what is buffered
+ * first; 0, or -EIO if that did not reach the file (w then stays
+ * buffered). It costs a system call a record.
+ */
+int roce_pcap_unbuffered(struct roce_pcap_writer *w);
+
 /* Writes out what is buffered; 0, or -EIO if it did not reach the file. */
 int roce_pcap_flush(struct roce_pcap_writer *w);
 

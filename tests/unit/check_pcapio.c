@@ -442,6 +442,34 @@ START_TEST(test_pcapio_writer_output_reads_back)
 }
 END_TEST
 
+/* An unbuffered writer's file is a whole capture before it is finished:
+ * what a program that ends in _exit leaves behind. */
+START_TEST(test_pcapio_unbuffered_whole_while_open)
+{
+	static uint8_t frame[ROCE_PCAP_MAX_CAPLEN];
+	char err[ROCE_PCAP_ERRLEN] = "";
+	struct roce_pcap_writer *w;
+	struct cap c = { 0 };
+
+	for (uint32_t i = 0; i < sizeof(frame); i++)
+		frame[i] = pattern(0, i);
+	cap_write(&c);
+	ck_assert_msg(roce_pcap_create(c.path, &w, err) == 0, "%s", err);
+	ck_assert_int_eq(roce_pcap_unbuffered(w), 0);
+	ck_assert_int_eq(roce_pcap_write(w, 3000000001ull, frame, 60), 0);
+	ck_assert_int_eq(roce_pcap_write(w, 3000000002ull, frame,
+					 sizeof(frame)),
+			 0);
+	struct roce_pcap_reader *r = NULL;
+	ck_assert_msg(roce_pcap_open(c.path, &r, err) == 0, "%s", err);
+	expect_record(r, 0, 60, 3000000001ull);
+	expect_record(r, 0, sizeof(frame), 3000000002ull);
+	expect_failure(r, 0, "");
+	ck_assert_int_eq(roce_pcap_finish(w), 0);
+	cap_done(&c, r);
+}
+END_TEST
+
 Suite *pcapio_suite(void)
 {
 	Suite *s = suite_create("pcapio");
@@ -455,6 +483,7 @@ Suite *pcapio_suite(void)
 	tcase_add_test(tc, test_pcapio_timestamp_fraction_of_a_second);
 	tcase_add_test(tc, test_pcapio_truncated_records);
 	tcase_add_test(tc, test_pcapio_failure_stays);
+	tcase_add_test(tc, test_pcapio_unbuffered_whole_while_open);
 	tcase_add_test(tc, test_pcapio_file_header_errors);
 	tcase_add_test(tc, test_pcapio_pcapng_records);
 	tcase_add_test(tc, test_pcapio_writer_output_reads_back);

@@ -15,6 +15,7 @@
 #   --timeout S       the program is killed after S seconds (default 120)
 #   --pcap            record the run (ROCEMU_PCAP=WORK/NAME.pcap); it must read back
 #   --trace           record its trace (ROCEMU_TRACE=WORK/NAME.trace)
+#   --stats           its counters file (ROCEMU_STATS=WORK/NAME.stats)
 #   --dump-has RE     the capture's dump holds a line matching RE (implies --pcap)
 #   --san-args ARGS   the program's arguments under a sanitizer, instead of
 #                     those after -- (every call costs several times more)
@@ -27,7 +28,7 @@
 set -u
 usage() {
 	echo "usage: tests/verbs/run.sh BUILD_DIR SOURCE.c --addr ADDR [--pair]" \
-		"[--cflags FLAGS] [--libs LIBS] [--timeout S] [--pcap] [--trace] [--dump-has RE]" \
+		"[--cflags FLAGS] [--libs LIBS] [--timeout S] [--pcap] [--trace] [--stats] [--dump-has RE]" \
 		"[--san-args ARGS] [--tsan-env VAR=V] [--then SCRIPT] [-- ARG...]" >&2
 	exit 2
 }
@@ -36,7 +37,7 @@ build=$(cd "$1" && pwd) || usage
 source=$2
 shift 2
 top=$(cd "$(dirname "$0")/../.." && pwd)
-addr="" pair="" cflags="" libs="" limit=120 pcap=0 trace=0 dump_re="" san_args=""
+addr="" pair="" cflags="" libs="" limit=120 pcap=0 trace=0 stats=0 dump_re="" san_args=""
 tsan_env="" then=""
 set_args=0
 while [ $# -gt 0 ]; do
@@ -48,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--timeout) limit=${2:?}; shift ;;
 	--pcap) pcap=1 ;;
 	--trace) trace=1 ;;
+	--stats) stats=1 ;;
 	--dump-has) dump_re=${2:?}; pcap=1; shift ;;
 	--san-args) san_args=${2?}; set_args=1; shift ;;
 	--tsan-env) tsan_env=${2:?}; shift ;;
@@ -98,6 +100,7 @@ fi
 env=(ROCEMU_ADDR="$addr")
 [ $pcap = 1 ] && env+=(ROCEMU_PCAP="$work/$name.pcap")
 [ $trace = 1 ] && env+=(ROCEMU_TRACE="$work/$name.trace")
+[ $stats = 1 ] && env+=(ROCEMU_STATS="$work/$name.stats")
 env "${env[@]}" timeout "$limit" "$work/$name" "$@" >"$work/out" 2>"$work/err"
 rc=$?
 grep -v "^device\|^QP .* ready\|^ok " "$work/out"
