@@ -6,6 +6,7 @@
 
 #include "check_pair.h"
 #include "check_suites.h"
+#include "rocemu/datagram.h"
 
 /*
  * Moves the clock 1 ns at a time until s's CQ holds a completion, which
@@ -288,6 +289,40 @@ START_TEST(test_rc_ah_attr_flow_label_tclass)
 }
 END_TEST
 
+/* What a UDP socket reports of a datagram's TOS (or traffic class) comes
+ * back in the frame parsed from it, as a frame's own header has it. */
+START_TEST(test_datagram_carries_tos)
+{
+	static uint8_t b[ROCE_FRAME_MAX];
+	static const uint8_t payload[16] = { 1, 2, 3 };
+	uint8_t hdr[ROCE_DATAGRAM_HDR_MAX];
+	uint64_t rng = 28;
+	struct roce_frame f, got;
+	struct roce_frame_udp u;
+	const char *why = "";
+
+	for (unsigned v = 4; v <= 6; v += 2) {
+		t_make_frame(&f, v, 0x04 /* RC SEND Only */, payload, 16, &rng);
+		f.tos = TC;
+		int n = roce_frame_build(&f, b, sizeof(b));
+		ck_assert_int_gt(n, 0);
+		ck_assert_int_eq(roce_frame_find_udp(b, (size_t)n, &u), 0);
+		ck_assert_uint_eq(u.tos, TC);
+		struct roce_datagram_addr a = { .sport = u.sport, .tos = u.tos };
+		memcpy(a.src_gid, u.src_gid, 16);
+		memcpy(a.dst_gid, u.dst_gid, 16);
+		roce_datagram_parse(&a, NULL, b + roce_frame_udp_payload_off(&u),
+				    u.payload_len, hdr, &got, &why);
+		ck_assert_uint_eq(got.tos, TC);
+		/* the header written: IPv4's second byte, or IPv6's 4 bits in */
+		if (v == 4)
+			ck_assert_uint_eq(hdr[1], TC);
+		else
+			ck_assert_uint_eq((hdr[0] & 0xf) << 4 | hdr[1] >> 4, TC);
+	}
+}
+END_TEST
+
 Suite *stamp_suite(void)
 {
 	Suite *s = suite_create("stamp");
@@ -297,6 +332,7 @@ Suite *stamp_suite(void)
 	tcase_add_test(tc, test_ud_ah_flow_label_tclass_ipv6);
 	tcase_add_test(tc, test_ud_ah_tclass_ipv4);
 	tcase_add_test(tc, test_rc_ah_attr_flow_label_tclass);
+	tcase_add_test(tc, test_datagram_carries_tos);
 	suite_add_tcase(s, tc);
 	return s;
 }
