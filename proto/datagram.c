@@ -151,6 +151,7 @@ static void frame_of(const struct roce_datagram_addr *a, struct roce_frame *f)
 		memcpy(f->src_gid, a->src_gid, 16);
 		memcpy(f->dst_gid, a->dst_gid, 16);
 	}
+	f->tos = a->tos;
 	f->ttl = TTL;
 	f->sport = a->sport;
 	f->dport = ROCE_UDP_PORT;

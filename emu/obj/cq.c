@@ -127,7 +127,7 @@ struct rocemu_cq *rocemu_cq_new(struct rocemu_dev *d, int cqe,
 		return NULL;
 	}
 	struct rocemu_cq *cq = calloc(1, sizeof(*cq));
-	if (!cq || ring_init(&cq->ring, (uint32_t)cqe, sizeof(struct ibv_wc))) {
+	if (!cq || ring_init(&cq->ring, (uint32_t)cqe, sizeof(struct cqe))) {
 		free(cq);
 		errno = ENOMEM;
 		return NULL;
@@ -182,7 +182,7 @@ static void trace_cqe(struct rocemu_cq *cq, const struct ibv_wc *wc)
 
 void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
-	struct ibv_wc *slot = ring_prod_slot(&cq->ring);
+	struct cqe *slot = ring_prod_slot(&cq->ring);
 
 	if (!slot) {
 		/* IBTA 11.4.2.1: an overrun is an asynchronous error. */
@@ -192,7 +192,10 @@ void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)
 		cq->overrun = true;
 		return;
 	}
-	*slot = *wc;
+	/* Stamped now: the time the completion is made, which on the
+	 * deterministic wire is exact and on UDP the real time of this
+	 * pass of the engines. */
+	*slot = (struct cqe){ .wc = *wc, .ts = cq->dev->core->now };
 	trace_cqe(cq, wc);
 	ring_produce(&cq->ring);
 	/* Errors wake solicited-only waiters too (ibv_req_notify_cq(3)). */
@@ -213,30 +216,39 @@ void cq_forget_qp(struct rocemu_cq *cq, uint32_t qpn)
 	pthread_spin_lock(&cq->poll_lock);
 	uint32_t h = ring_head(&cq->ring), t = ring_tail(&cq->ring), to = t;
 	for (uint32_t i = t; i != h;) {
-		struct ibv_wc *wc = ring_slot(&cq->ring, --i);
-		if (wc->qp_num == qpn)
+		struct cqe *e = ring_slot(&cq->ring, --i);
+		if (e->wc.qp_num == qpn)
 			continue;
 		if (--to != i)
-			*(struct ibv_wc *)ring_slot(&cq->ring, to) = *wc;
+			*(struct cqe *)ring_slot(&cq->ring, to) = *e;
 	}
 	atomic_store_explicit(&cq->ring.head, to, memory_order_release);
 	pthread_spin_unlock(&cq->poll_lock);
 }
 
-int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc)
+/* Up to n completions into wc and, where ts is not NULL, their times. */
+static int cq_poll_ts(struct rocemu_cq *cq, int n, struct ibv_wc *wc,
+		      uint64_t *ts)
 {
 	int got = 0;
-	struct ibv_wc *slot;
+	struct cqe *slot;
 
 	if (n < 0)
 		return -EINVAL;
 	pthread_spin_lock(&cq->poll_lock);
 	while (got < n && (slot = ring_cons_slot(&cq->ring))) {
-		wc[got++] = *slot;
+		if (ts)
+			ts[got] = slot->ts;
+		wc[got++] = slot->wc;
 		ring_consume(&cq->ring);
 	}
 	pthread_spin_unlock(&cq->poll_lock);
 	return got;
+}
+
+int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc)
+{
+	return cq_poll_ts(cq, n, wc, NULL);
 }
 
 int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only)
@@ -255,16 +267,21 @@ int rocemu_cq_req_notify(struct rocemu_cq *cq, bool solicited_only)
 
 int rocemu_cq_take(struct rocemu_cq *cq, struct ibv_wc *wc)
 {
-	return rocemu_cq_poll(cq, 1, wc) == 1 ? 0 : -ENOENT;
+	return cq_poll_ts(cq, 1, wc, NULL) == 1 ? 0 : -ENOENT;
+}
+
+int rocemu_cq_take_ts(struct rocemu_cq *cq, struct ibv_wc *wc, uint64_t *ts)
+{
+	return cq_poll_ts(cq, 1, wc, ts) == 1 ? 0 : -ENOENT;
 }
 
 /* Moves the completions of cq's ring, oldest first, to the start of to. */
 static void cq_move(struct rocemu_cq *cq, struct ring *to)
 {
-	struct ibv_wc *slot;
+	struct cqe *slot;
 
 	while ((slot = ring_cons_slot(&cq->ring))) {
-		*(struct ibv_wc *)ring_prod_slot(to) = *slot;
+		*(struct cqe *)ring_prod_slot(to) = *slot;
 		ring_produce(to);
 		ring_consume(&cq->ring);
 	}
@@ -279,7 +296,7 @@ int rocemu_cq_resize(struct rocemu_cq *cq, int cqe)
 	/* Under the world lock no engine produces; under the poll lock no
 	 * poller consumes (the order core.c writes down). */
 	CORE_GUARD(cq->dev->core);
-	if (ring_init(&to, (uint32_t)cqe, sizeof(struct ibv_wc)))
+	if (ring_init(&to, (uint32_t)cqe, sizeof(struct cqe)))
 		return -ENOMEM;
 	pthread_spin_lock(&cq->poll_lock);
 	if (ring_used(&cq->ring) > (uint32_t)cqe) {

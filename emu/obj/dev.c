@@ -215,6 +215,10 @@ void rocemu_dev_attr_ex(const struct rocemu_dev *d,
 	a->device_cap_flags_ex |= ROCEMU_DEVICE_ATOMIC_WRITE;
 	dev_odp_caps(&a->odp_caps);
 	a->max_dm_size = MAX_DM_SIZE;
+	/* Completions carry the world's clock, in ns: a 1 GHz clock (the
+	 * unit is kHz) of 64 bits that does not wrap in practice. */
+	a->completion_timestamp_mask = UINT64_MAX;
+	a->hca_core_clock = 1000000;
 }
 
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,

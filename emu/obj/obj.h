@@ -323,10 +323,17 @@ struct rocemu_channel {
 	unsigned users;
 };
 
+/* A completion as the CQ holds it: with the device clock's time when it
+ * was made (the completion timestamp of an extended CQ). */
+struct cqe {
+	struct ibv_wc wc;
+	uint64_t ts;		/* ns, the world's clock (core.now) */
+};
+
 struct rocemu_cq {
 	struct rocemu_dev *dev;
 	struct rocemu_channel *ch;
-	struct ring ring;	/* struct ibv_wc */
+	struct ring ring;	/* struct cqe */
 	/* The ring has one producer (the engines, under the world lock) and
 	 * any number of pollers, who take turns under this lock. */
 	pthread_spinlock_t poll_lock;

@@ -143,6 +143,9 @@ void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 
 	dev_wire_gid(qp->dev, ah->grh.dgid.raw, dgid);
 	roce_frame_address(f, dgid, ah->grh.traffic_class);
+	/* The AH's flow label goes into the IPv6 header, as hardware sends
+	 * it (rxe sends 0 there); IPv4 has no field for it. */
+	f->flow_label = ah->grh.flow_label & 0xfffff;
 	f->eth_dst[0] = 0x02; /* the peer's MAC, made as devices make theirs */
 	memcpy(f->eth_dst + 2, dgid + 12, 4);
 	/* The IP TTL is the route's hop limit, not the AH's: for a RoCEv2 GID
@@ -163,10 +166,14 @@ static void build_template(struct rocemu_qp *qp)
 	memcpy(f->eth_src, qp->dev->mac, 6);
 	memcpy(f->src_gid, qp->dev->gid, 16);
 	qp_template_to(qp, &qp->attr.ah_attr);
-	/* The source port rxe sends from once the QP's peer is known, so
-	 * that rocemu's frames match rxe's byte for byte. */
-	f->sport = roce_udp_sport_of_flow_label(
-		roce_flow_label_of_qpns(qp->qpn, qp->attr.dest_qp_num));
+	/* The source port rxe sends from once the QP's peer is known
+	 * (rdma_get_udp_sport): from the AH's flow label, or without one
+	 * from both QP numbers, so that rocemu's frames match rxe's byte
+	 * for byte. */
+	uint32_t fl = qp->attr.ah_attr.grh.flow_label & 0xfffff;
+	if (!fl)
+		fl = roce_flow_label_of_qpns(qp->qpn, qp->attr.dest_qp_num);
+	f->sport = roce_udp_sport_of_flow_label(fl);
 	f->ib.bth.dqpn = qp->attr.dest_qp_num;
 }
 

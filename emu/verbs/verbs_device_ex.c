@@ -27,7 +27,30 @@ static int op_query_device_ex(struct ibv_context *context,
 	return 0;
 }
 
+/*
+ * ibv_query_rt_values_ex: the device clock as it reads now, in cycles of
+ * hca_core_clock (ns), in raw_clock.tv_nsec with tv_sec 0, where mlx5
+ * and mlx4 put their cycle counter. Only what was asked and is known is
+ * answered; comp_mask says which.
+ */
+static int op_query_rt_values(struct ibv_context *context,
+			      struct ibv_values_ex *values)
+{
+	uint32_t asked = values->comp_mask;
+
+	if (rv_stale(context))
+		return EIO;
+	values->comp_mask = 0;
+	if (asked & IBV_VALUES_MASK_RAW_CLOCK) {
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)rocemu_world_clock(rv_world());
+		values->comp_mask |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
+	return 0;
+}
+
 void rv_fill_device_ex_ops(struct rv_context *ctx)
 {
 	ctx->vctx.query_device_ex = op_query_device_ex;
+	ctx->vctx.query_rt_values = op_query_rt_values;
 }

@@ -67,6 +67,7 @@ struct rv_cq {
 	/* An extended CQ's current completion, from ibv_start_poll or
 	 * ibv_next_poll to the next of them or ibv_end_poll. */
 	struct ibv_wc cur;
+	uint64_t cur_ts;	/* its time on the device clock, ns */
 };
 
 /* A QP made with send_ops_flags (ibv_create_qp_ex) is an ibv_qp_ex, whose

@@ -469,7 +469,8 @@ static int op_query_port(struct ibv_context *context, uint8_t port,
 
 /* The address of whoever sent a UD message: the GRH area of the receive
  * buffer holds it (ibv_init_ah_from_wc(3)); for RoCEv2 over IPv4 that area
- * ends with the IPv4 header. */
+ * ends with the IPv4 header. Its traffic class (the IPv4 TOS) and, over
+ * IPv6, its flow label go into the answer, as rdma-core takes them. */
 int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 			struct ibv_wc *wc, struct ibv_grh *grh,
 			struct ibv_ah_attr *attr)
@@ -484,8 +485,13 @@ int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 	if ((g[20] >> 4) == 4) {
 		attr->grh.dgid.raw[10] = attr->grh.dgid.raw[11] = 0xff;
 		memcpy(attr->grh.dgid.raw + 12, g + 20 + 12, 4);
+		attr->grh.traffic_class = g[20 + 1];
 	} else {
+		uint32_t vtcfl = be32toh(grh->version_tclass_flow);
+
 		memcpy(attr->grh.dgid.raw, grh->sgid.raw, 16);
+		attr->grh.traffic_class = (uint8_t)(vtcfl >> 20);
+		attr->grh.flow_label = vtcfl & 0xfffff;
 	}
 	attr->grh.hop_limit = 64;
 	return 0;

@@ -44,12 +44,16 @@ struct tx_batch {
 	int blocked_fd;			/* refused the head; -1 if none */
 	int fd[TX_RING];
 	bool local[TX_RING];		/* to a loopback address */
+	bool v6[TX_RING];		/* an IPv6 datagram */
+	uint8_t tos[TX_RING];		/* its IPv4 TOS or IPv6 traffic class */
 	uint8_t *frame[TX_RING];	/* owned until sent */
 	struct iovec iov[TX_RING];
 	struct sockaddr_storage to[TX_RING];
 	struct mmsghdr msg[TX_RING];
-	/* a GSO send's segment size, at its first datagram's slot */
-	char ctl[TX_RING][CMSG_SPACE(sizeof(uint16_t))];
+	/* a GSO send's segment size and the TOS, at its first datagram's
+	 * slot */
+	char ctl[TX_RING][CMSG_SPACE(sizeof(uint16_t)) +
+			  CMSG_SPACE(sizeof(int))];
 };
 
 /* A device's port on the UDP wire. */
@@ -62,6 +66,7 @@ struct udp_port {
 	 * receive path only, which the world's lock serialises */
 	struct roce_ipid_table ids;
 	uint32_t drops;		/* the socket's drop count, as last told */
+	uint8_t rx_tos;		/* the TOS of the message being read */
 	uint8_t *rx;		/* receive buffers */
 	struct tx_batch *tx;	/* datagrams to send */
 	struct tx_sock *socks;	/* one per source port */
@@ -103,6 +108,7 @@ static uint32_t gso_group(const struct tx_batch *b, uint32_t i, uint32_t k)
 	while (n < k && n < GSO_MAX_SEGS) {
 		size_t len = b->iov[i + n].iov_len;
 		if (len > seg || total + len > GSO_MAX_BYTES ||
+		    b->tos[i + n] != b->tos[i] ||
 		    b->msg[i + n].msg_hdr.msg_namelen != alen ||
 		    memcmp(&b->to[i + n], &b->to[i], alen))
 			break;
@@ -114,24 +120,45 @@ static uint32_t gso_group(const struct tx_batch *b, uint32_t i, uint32_t k)
 	return n;
 }
 
-/* The message of one send from slot i carrying n datagrams: the segment
- * size goes in a control message when there are several. */
+/* Appends a control message of len bytes to m's control buffer. */
+static void add_cmsg(struct msghdr *m, int level, int type, const void *data,
+		     size_t len)
+{
+	struct cmsghdr *c = (struct cmsghdr *)(void *)((char *)m->msg_control +
+						       m->msg_controllen);
+
+	memset(c, 0, CMSG_SPACE(len));
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
+	m->msg_controllen += CMSG_SPACE(len);
+}
+
+/*
+ * The message of one send from slot i carrying n datagrams: the segment
+ * size goes in a control message when there are several, and a TOS (the
+ * address handle's traffic class) in another, so that the IP header the
+ * kernel writes carries it as rxe's does.
+ */
 static struct msghdr send_msg(struct tx_batch *b, uint32_t i, uint32_t n)
 {
 	struct msghdr m = b->msg[i].msg_hdr;
+	int tos = b->tos[i];
 
+	m.msg_control = b->ctl[i];
+	m.msg_controllen = 0;
 	if (n > 1) {
-		struct cmsghdr *c = (struct cmsghdr *)(void *)b->ctl[i];
 		uint16_t seg = (uint16_t)b->iov[i].iov_len;
 
 		m.msg_iovlen = n;
-		m.msg_control = b->ctl[i];
-		m.msg_controllen = sizeof(b->ctl[i]);
-		c->cmsg_level = SOL_UDP;
-		c->cmsg_type = UDP_SEGMENT;
-		c->cmsg_len = CMSG_LEN(sizeof(seg));
-		memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+		add_cmsg(&m, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg));
 	}
+	if (tos)
+		add_cmsg(&m, b->v6[i] ? IPPROTO_IPV6 : IPPROTO_IP,
+			 b->v6[i] ? IPV6_TCLASS : IP_TOS, &tos, sizeof(tos));
+	if (!m.msg_controllen)
+		m.msg_control = NULL;
 	return m;
 }
 
@@ -315,6 +342,13 @@ static int udp_attach(struct wire *w, const uint8_t gid[16],
 	/* Each datagram tells how many the socket dropped so far: a burst
 	 * that overran it moved the sender's IPv4 ID that far (docs/icrc.md) */
 	setsockopt(u->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	/* ...and its TOS or traffic class: the receiver's GRH shows the
+	 * sender's (its AH's traffic class) */
+	if (roce_gid_is_ipv4(gid))
+		setsockopt(u->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+	else
+		setsockopt(u->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one,
+			   sizeof(one));
 	memcpy(u->p.gid, gid, 16);
 	wire_port_add(w, &u->p);
 	*port = &u->p;
@@ -397,6 +431,8 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 	uint32_t i = b->tail & (TX_RING - 1);
 	b->fd[i] = fd;
 	b->local[i] = gid_is_loopback(f.dst_gid);
+	b->v6[i] = f.ip_ver == 6;
+	b->tos[i] = f.tos;
 	b->frame[i] = frame;
 	b->iov[i] = (struct iovec){ frame + roce_frame_udp_payload_off(&f),
 				    f.payload_len };
@@ -414,7 +450,7 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 			     const uint8_t *payload, size_t len,
 			     wire_deliver_fn fn, void *arg)
 {
-	struct roce_datagram_addr a = { .drops = u->drops };
+	struct roce_datagram_addr a = { .drops = u->drops, .tos = u->rx_tos };
 	uint8_t hdr[ROCE_DATAGRAM_HDR_MAX]; /* the GRH of a UD receive */
 	struct roce_frame f;
 	struct wire_rx rx = { .f = &f, .why = "", .bytes = payload, .len = len,
@@ -437,11 +473,13 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 
 /* The segment size of a GRO batch from its control message (0 if the
  * datagram is a single one); the socket's drop count (SO_RXQ_OVFL) into
- * u->drops where the message carries it. */
+ * u->drops where the message carries it, its TOS or traffic class into
+ * u->rx_tos (0 without). */
 static size_t read_cmsgs(struct udp_port *u, struct msghdr *m)
 {
 	size_t seg = 0;
 
+	u->rx_tos = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
 			int v;
@@ -450,6 +488,14 @@ static size_t read_cmsgs(struct udp_port *u, struct msghdr *m)
 		} else if (c->cmsg_level == SOL_SOCKET &&
 			   c->cmsg_type == SO_RXQ_OVFL) {
 			memcpy(&u->drops, CMSG_DATA(c), sizeof(u->drops));
+		} else if (c->cmsg_level == IPPROTO_IP &&
+			   c->cmsg_type == IP_TOS) {
+			u->rx_tos = *CMSG_DATA(c); /* one byte */
+		} else if (c->cmsg_level == IPPROTO_IPV6 &&
+			   c->cmsg_type == IPV6_TCLASS) {
+			int v;
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			u->rx_tos = (uint8_t)v;
 		}
 	}
 	return seg;
@@ -482,8 +528,10 @@ static unsigned port_receive(struct wire *w, struct udp_port *u,
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	struct sockaddr_storage from[RX_BATCH];
-	/* UDP_GRO's int and SO_RXQ_OVFL's count */
-	char ctl[RX_BATCH][CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t))];
+	/* UDP_GRO's int, SO_RXQ_OVFL's count and the TOS (an int for
+	 * IPv6) */
+	char ctl[RX_BATCH][CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t)) +
+			   CMSG_SPACE(sizeof(int))];
 	unsigned total = 0, pass = 0;
 	int n;
 

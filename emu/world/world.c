@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "world.h"
@@ -95,6 +96,25 @@ uint64_t rocemu_world_now(const struct rocemu_world *w)
 	/* The progress thread moves the clock under the lock. */
 	WORLD_GUARD((struct rocemu_world *)(uintptr_t)w);
 	return w->core.now;
+}
+
+uint64_t rocemu_world_clock(const struct rocemu_world *w)
+{
+	return w->core.real_time ? clock_ns() : rocemu_world_now(w);
+}
+
+uint64_t rocemu_world_wallclock(const struct rocemu_world *w, uint64_t t)
+{
+	struct timespec real;
+
+	if (!w->core.real_time)
+		return t;
+	/* Both clocks read back to back: the offset is good to the
+	 * microsecond, and a step of the wall clock shows at once. */
+	uint64_t mono = clock_ns();
+	clock_gettime(CLOCK_REALTIME, &real);
+	return t + ((uint64_t)real.tv_sec * 1000000000u +
+		    (uint64_t)real.tv_nsec - mono);
 }
 
 void rocemu_world_set_faults(struct rocemu_world *w,

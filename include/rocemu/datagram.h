@@ -23,6 +23,9 @@ struct roce_datagram_addr {
 	 * room, as of this one (SO_RXQ_OVFL; 0 where unknown): each may
 	 * have carried one of the sender's IPv4 IDs */
 	uint32_t drops;
+	/* The IPv4 TOS or IPv6 traffic class the socket reported with it
+	 * (IP_RECVTOS, IPV6_RECVTCLASS; 0 where unknown) */
+	uint8_t tos;
 };
 
 enum {
@@ -36,9 +39,9 @@ enum {
 /*
  * Parses the UDP payload of a datagram received on port 4791 as the frame
  * it travelled in, as far as a socket shows it: Ethernet to a->dst_mac
- * from a zero MAC, IPv4 or IPv6 by the version of a->dst_gid, TOS and flow
- * label 0, TTL or hop limit 64, UDP checksum 0. The socket hides the IPv4
- * ID and DF bit, which the ICRC covers: ID 0 with DF is tried first (what
+ * from a zero MAC, IPv4 or IPv6 by the version of a->dst_gid, TOS or
+ * traffic class a->tos, flow label 0, TTL or hop limit 64, UDP checksum
+ * 0. The socket hides the IPv4 ID and DF bit, which the ICRC covers: ID 0 with DF is tried first (what
  * a kernel socket with DF sends), then they are solved for and judged by
  * ids, the receiver's table of flows (rocemu/ipid.h, docs/icrc.md), which
  * learns from them; with ids NULL only ID 0, with DF or without, is
@@ -82,6 +85,7 @@ struct roce_frame_udp {
 	uint8_t ip_ver;			/* 4 or 6 */
 	uint8_t src_gid[16], dst_gid[16];
 	uint16_t sport;
+	uint8_t tos;			/* IPv4 TOS or IPv6 traffic class */
 	size_t ip_off;			/* offset of the IP header */
 	size_t udp_off;			/* offset of the UDP header */
 	size_t payload_len;		/* UDP payload: ICRC included */

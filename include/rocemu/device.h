@@ -119,6 +119,15 @@ void rocemu_world_tick(struct rocemu_world *w, rocemu_tick_fn fn, void *arg,
 void rocemu_world_free(struct rocemu_world *w);
 
 uint64_t rocemu_world_now(const struct rocemu_world *w);
+/* The device clock as it reads at this moment, in ns: the virtual clock
+ * (rocemu_world_now), or on a real-time world CLOCK_MONOTONIC, the clock
+ * completions are stamped with there. Cannot fail. */
+uint64_t rocemu_world_clock(const struct rocemu_world *w);
+/* A time t of the device clock as ns since the Unix epoch: t itself on
+ * the virtual clock (which starts at the epoch), and on a real-time world
+ * t moved by CLOCK_REALTIME's offset from CLOCK_MONOTONIC as it is now.
+ * Cannot fail. */
+uint64_t rocemu_world_wallclock(const struct rocemu_world *w, uint64_t t);
 void rocemu_world_set_faults(struct rocemu_world *w,
 			     const struct rocemu_faults *f);
 
@@ -422,6 +431,10 @@ int rocemu_cq_free(struct rocemu_cq *cq);
 int rocemu_cq_poll(struct rocemu_cq *cq, int n, struct ibv_wc *wc);
 /* The oldest completion into *wc: 0, or -ENOENT if there is none. */
 int rocemu_cq_take(struct rocemu_cq *cq, struct ibv_wc *wc);
+/* The same, with *ts_ns the world's clock (rocemu_world_clock) when the
+ * completion was made; on -ENOENT *wc and *ts_ns are unchanged. */
+int rocemu_cq_take_ts(struct rocemu_cq *cq, struct ibv_wc *wc,
+		      uint64_t *ts_ns);
 /* Makes room for at least cqe entries, keeping the completions held in
  * their order: 0; -EINVAL if cqe is out of [1, max_cqe] or below the
  * number held, -ENOMEM; on failure the CQ is unchanged. */

@@ -562,6 +562,7 @@ START_TEST(test_find_udp_agrees_with_parse)
 		ck_assert(!memcmp(u.src_gid, fo.src_gid, 16));
 		ck_assert(!memcmp(u.dst_gid, fo.dst_gid, 16));
 		ck_assert_uint_eq(u.sport, fo.sport);
+		ck_assert_uint_eq(u.tos, fo.tos);
 		ck_assert(b + u.ip_off == fo.ip_hdr);
 		ck_assert_uint_eq(u.payload_len, fo.udp_len - 8u);
 		ck_assert(b + roce_frame_udp_payload_off(&u) ==

@@ -45,6 +45,7 @@ Suite *fieldtab_suite(void);
 Suite *grh_suite(void);
 Suite *cm_suite(void);
 Suite *ibcm_suite(void);
+Suite *stamp_suite(void);
 
 /* A deterministic generator, so that failures repeat. */
 uint64_t t_rand(uint64_t *state);

@@ -3,7 +3,7 @@
  * Extended CQs, ibv_resize_cq and device memory through the verbs API, as
  * a program written against <infiniband/verbs.h> uses them: an RC pair
  * whose CQs are extended ones, every ibv_wc_read_* field of a SEND with
- * immediate and of RDMA WRITEs, ordinary polling and completion events on
+ * immediate and of RDMA WRITEs, completion timestamps, ordinary polling and completion events on
  * them, a resize with completions held, and a DM MR as the target of a
  * WRITE and the source of a SEND. Built with plain cc -libverbs and
  * examples/pair.c; run on rocemu's libibverbs.so.1. Prints one line per
@@ -108,13 +108,13 @@ static struct ibv_cq_ex *make_cq_ex(struct pair *p, uint64_t wc_flags,
 	return ibv_create_cq_ex(p->ctx, &attr);
 }
 
-/* The fields rxe offers are accepted, the rest refused as rxe does. */
+/* The fields rxe offers and the timestamps are accepted, the rest
+ * refused as rxe does. */
 static void check_create(struct pair *p)
 {
 	static const uint64_t refused[] = {
-		IBV_WC_EX_WITH_COMPLETION_TIMESTAMP, IBV_WC_EX_WITH_CVLAN,
-		IBV_WC_EX_WITH_FLOW_TAG, IBV_WC_EX_WITH_TM_INFO,
-		IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+		IBV_WC_EX_WITH_CVLAN, IBV_WC_EX_WITH_FLOW_TAG,
+		IBV_WC_EX_WITH_TM_INFO,
 	};
 	struct ibv_device_attr da;
 	struct ibv_cq_init_attr_ex attr = { .cqe = 4 };
@@ -205,6 +205,61 @@ static void check_send_imm(struct pair *p)
 	      "ibv_poll_cq on the extended CQ");
 	check_same(&rx, &w);
 	CHECK(poll_one_ex(xa, &x) == 0 && x.wr_id == 12, "second send");
+}
+
+/* The device's clock, in its cycles (ibv_query_rt_values_ex). */
+static uint64_t raw_clock(struct pair *p)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	int rc = ibv_query_rt_values_ex(p->ctx, &v);
+
+	CHECK(rc == 0 && v.comp_mask == IBV_VALUES_MASK_RAW_CLOCK,
+	      "ibv_query_rt_values_ex: %d, comp_mask %#x", rc, v.comp_mask);
+	return (uint64_t)v.raw_clock.tv_sec * 1000000000u +
+	       (uint64_t)v.raw_clock.tv_nsec;
+}
+
+/*
+ * Completion timestamps: the device says it has them (1 GHz), each
+ * completion's lies between the raw clock read before the post and after
+ * the poll, the receive's before the send's (which waits for the ACK),
+ * and the wall-clock one is the same instant on CLOCK_REALTIME.
+ */
+static void check_timestamps(struct pair *p)
+{
+	struct ibv_device_attr_ex dx;
+	uint64_t before, after, t_rx, t_tx, wall;
+	struct timespec real;
+
+	CHECK(ibv_query_device_ex(p->ctx, NULL, &dx) == 0 &&
+	      dx.completion_timestamp_mask == UINT64_MAX &&
+	      dx.hca_core_clock == 1000000,
+	      "timestamp mask %#llx, hca_core_clock %llu kHz",
+	      (unsigned long long)dx.completion_timestamp_mask,
+	      (unsigned long long)dx.hca_core_clock);
+	before = raw_clock(p);
+	CHECK(pair_post_recv(&p->b, 31, p->b.buf, 200) == 0, "post recv");
+	CHECK(post_a(p, IBV_WR_SEND, 32, 0, 10, 0) == 0, "post SEND");
+	CHECK(start_poll(xb) == 0 && xb->wr_id == 31, "receive completion");
+	t_rx = ibv_wc_read_completion_ts(xb);
+	ibv_end_poll(xb);
+	CHECK(start_poll(xa) == 0 && xa->wr_id == 32, "send completion");
+	t_tx = ibv_wc_read_completion_ts(xa);
+	wall = ibv_wc_read_completion_wallclock_ns(xa);
+	ibv_end_poll(xa);
+	after = raw_clock(p);
+	clock_gettime(CLOCK_REALTIME, &real);
+	CHECK(before <= t_rx && t_rx <= t_tx && t_tx <= after,
+	      "raw clock %llu, receive at %llu, send at %llu, raw clock %llu",
+	      (unsigned long long)before, (unsigned long long)t_rx,
+	      (unsigned long long)t_tx, (unsigned long long)after);
+	/* Behind the real time read after it by what came since (at most
+	 * the poll's five seconds, and then some on a loaded machine). */
+	uint64_t now = (uint64_t)real.tv_sec * 1000000000u +
+		       (uint64_t)real.tv_nsec;
+	CHECK(wall <= now && now - wall < 600000000000ull,
+	      "wall clock %llu, CLOCK_REALTIME %llu",
+	      (unsigned long long)wall, (unsigned long long)now);
 }
 
 static void check_write(struct pair *p)
@@ -453,8 +508,11 @@ static int use_cq_ex(struct pair *p)
 {
 	ibv_destroy_cq(p->a.cq);
 	ibv_destroy_cq(p->b.cq);
-	xa = make_cq_ex(p, IBV_WC_STANDARD_FLAGS, NULL);
-	xb = make_cq_ex(p, IBV_WC_STANDARD_FLAGS, p->channel);
+	const uint64_t ts = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+
+	xa = make_cq_ex(p, IBV_WC_STANDARD_FLAGS | ts, NULL);
+	xb = make_cq_ex(p, IBV_WC_STANDARD_FLAGS | ts, p->channel);
 	if (!xa || !xb)
 		return -1;
 	p->a.cq = ibv_cq_ex_to_cq(xa);
@@ -474,6 +532,7 @@ int main(void)
 	}
 	check_create(&p);
 	check_send_imm(&p);
+	check_timestamps(&p);
 	check_write(&p);
 	check_next_poll(&p);
 	check_event(&p);
