@@ -258,6 +258,9 @@ enum rocemu_counter {
 	ROCEMU_CNT_CM_TX_RETRIES,	/* sent again after a timeout */
 	ROCEMU_CNT_CM_RX_DUPLICATES,	/* answered as the original was */
 	ROCEMU_CNT_CM_RX_UNMATCHED,	/* for no id, or one in another state */
+	ROCEMU_CNT_SEND_ERR,		/* packets the host would not send (no
+					 * route): lost as on a wire, rxe's
+					 * send_err */
 	ROCEMU_CNT_COUNTER_MAX,
 };
 uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c);
