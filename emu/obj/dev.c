@@ -45,6 +45,7 @@ static const char *const counter_names[ROCEMU_CNT_COUNTER_MAX] = {
 	[ROCEMU_CNT_CM_TX_RETRIES] = "cm_tx_retries",
 	[ROCEMU_CNT_CM_RX_DUPLICATES] = "cm_rx_duplicates",
 	[ROCEMU_CNT_CM_RX_UNMATCHED] = "cm_rx_unmatched",
+	[ROCEMU_CNT_SEND_ERR] = "send_err",
 };
 
 const char *rocemu_counter_name(enum rocemu_counter c)
@@ -108,7 +109,9 @@ void dev_wire_gid(const struct rocemu_dev *d, const uint8_t gid[16],
 {
 	uint8_t ip4[4];
 
-	if (!memcmp(gid, d->gid_ll, 16)) {
+	if (d->ll_routed) {	/* GID 0 is an address the wire reaches */
+		memmove(out, gid, 16);
+	} else if (!memcmp(gid, d->gid_ll, 16)) {
 		memmove(out, d->gid, 16);
 	} else if (roce_gid_is_ipv4(d->gid) &&
 		   roce_gid_link_local_ipv4(gid, ip4)) {

@@ -81,6 +81,10 @@ struct rocemu_dev {
 	char name[32];
 	uint8_t gid[16];		/* GID 1: its address */
 	uint8_t gid_ll[16];		/* GID 0: the link-local one of its MAC */
+	/* GID 0 is a link-local address of the interface the device's IPv6
+	 * address is on: packets from GID 0 leave from it (IPv6 headers
+	 * that carry it), and the wire takes packets to it. */
+	bool ll_routed;
 	uint8_t mac[6];
 	enum ibv_mtu mtu;
 	enum rocemu_misbehave misbehave; /* test-only (device.h) */
@@ -129,7 +133,9 @@ int dev_init(struct rocemu_dev *d, struct core *c,
  * address of its MAC); that GID, its own or another rocemu device's
  * (whose MAC carries its IPv4 address), is reached at the IPv4 address
  * behind it, as GID 1. Frames are built with this address, so the ICRC
- * covers what the wire carries. out may be gid.
+ * covers what the wire carries. A device whose GID 0 is its interface's
+ * link-local address (ll_routed) reaches every GID as it is. out may be
+ * gid.
  */
 void dev_wire_gid(const struct rocemu_dev *d, const uint8_t gid[16],
 		  uint8_t out[16]);

@@ -146,6 +146,14 @@ void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
 	/* The AH's flow label goes into the IPv6 header, as hardware sends
 	 * it (rxe sends 0 there); IPv4 has no field for it. */
 	f->flow_label = ah->grh.flow_label & 0xfffff;
+	/* GID 0 of a device on an IPv6 interface is that interface's
+	 * link-local address, and a send from it to a link-local GID carries
+	 * it, an IPv6 header of link scope as rxe sends. To any other GID the
+	 * device's address (GID 1) is the source the peer knows: programs and
+	 * tools that leave sgid_index 0 mean it. */
+	bool from_ll = qp->dev->ll_routed && ah->grh.sgid_index == 0 &&
+		       dgid[0] == 0xfe && (dgid[1] & 0xc0) == 0x80;
+	memcpy(f->src_gid, from_ll ? qp->dev->gid_ll : qp->dev->gid, 16);
 	f->eth_dst[0] = 0x02; /* the peer's MAC, made as devices make theirs */
 	memcpy(f->eth_dst + 2, dgid + 12, 4);
 	/* The IP TTL is the route's hop limit, not the AH's: for a RoCEv2 GID
@@ -164,7 +172,6 @@ static void build_template(struct rocemu_qp *qp)
 
 	roce_frame_init(f, 4);
 	memcpy(f->eth_src, qp->dev->mac, 6);
-	memcpy(f->src_gid, qp->dev->gid, 16);
 	qp_template_to(qp, &qp->attr.ah_attr);
 	/* The source port rxe sends from once the QP's peer is known
 	 * (rdma_get_udp_sport): from the AH's flow label, or without one

@@ -23,6 +23,10 @@ struct wire_port *wire_port_find(const struct wire *w, const uint8_t gid[16])
 	struct wire_port *p;
 
 	HASH_FIND_BYHASHVALUE(hh, w->ports, gid, 16, gid_hash(gid), p);
+	if (!p) /* a port's link-local GID 0: few ports have one */
+		for (p = w->ports; p; p = p->hh.next)
+			if (p->has_ll && !memcmp(p->ll_gid, gid, 16))
+				break;
 	return p;
 }
 

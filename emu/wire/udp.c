@@ -2,6 +2,7 @@
 /* The UDP wire: a socket per port at its address, port 4791, and a source socket per QP port. */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <poll.h>
@@ -60,6 +61,8 @@ struct tx_batch {
 struct udp_port {
 	struct wire_port p;	/* first: a wire_port * is one of these */
 	int fd;			/* bound to the GID's address, port 4791 */
+	int ll_fd;		/* bound to p.ll_gid, port 4791; -1 if none */
+	uint32_t scope;		/* the interface's index, for link-local peers */
 	bool gso;		/* loopback sends go in GSO batches */
 	size_t rx_buf;		/* bytes per receive buffer */
 	/* The IPv4 IDs expected of each sender (docs/icrc.md); used on the
@@ -218,8 +221,11 @@ static bool tx_flush(struct wire *w, struct udp_port *u)
 			continue;
 		if (sent < 0) {
 			/* refused for good (no route, too big): that one
-			 * datagram is lost, as on a wire */
+			 * datagram is lost, as on a wire, and counted as
+			 * rxe counts it (send_err) */
 			w->dropped++;
+			if (u->p.send_err)
+				(*u->p.send_err)++;
 			sent = 1;
 		}
 		tx_release(w, b, (uint32_t)sent);
@@ -304,6 +310,74 @@ static int bound_socket(const uint8_t gid[16], uint16_t port)
 	return fd;
 }
 
+/*
+ * The interface that holds the IPv6 address gid: its index into *scope
+ * and a link-local address it has into ll: gid itself if link-local, else
+ * the first (the kernel makes it from the MAC, EUI-64, as rxe makes GID
+ * 0). False if no interface holds gid or it has no link-local address
+ * (loopback).
+ */
+static bool find_link_local(const uint8_t gid[16], uint32_t *scope,
+			    uint8_t ll[16])
+{
+	struct ifaddrs *list, *i;
+	const char *name = NULL;
+	bool found = false;
+
+	if (getifaddrs(&list))
+		return false;
+	for (i = list; i && !name; i = i->ifa_next) {
+		const struct sockaddr_in6 *s = (const void *)i->ifa_addr;
+		if (s && s->sin6_family == AF_INET6 &&
+		    !memcmp(&s->sin6_addr, gid, 16))
+			name = i->ifa_name;
+	}
+	for (i = list; i && name && !found; i = i->ifa_next) {
+		const struct sockaddr_in6 *s = (const void *)i->ifa_addr;
+		if (s && s->sin6_family == AF_INET6 &&
+		    !strcmp(i->ifa_name, name) &&
+		    IN6_IS_ADDR_LINKLOCAL(&s->sin6_addr)) {
+			memcpy(ll, IN6_IS_ADDR_LINKLOCAL((const void *)gid)
+					   ? gid : (const uint8_t *)&s->sin6_addr,
+			       16);
+			*scope = if_nametoindex(name);
+			found = *scope != 0;
+		}
+	}
+	freeifaddrs(list);
+	return found;
+}
+
+/* Gives an IPv6 port its interface's link-local address as GID 0, with a
+ * socket bound to it unless that is the port's own address. Without one
+ * (IPv4, loopback, an address not bound yet) the port has none. */
+static void attach_link_local(struct udp_port *u)
+{
+	u->ll_fd = -1;
+	if (roce_gid_is_ipv4(u->p.gid) ||
+	    !find_link_local(u->p.gid, &u->scope, u->p.ll_gid))
+		return;
+	if (memcmp(u->p.ll_gid, u->p.gid, 16)) {
+		u->ll_fd = bound_socket(u->p.ll_gid, ROCE_UDP_PORT);
+		if (u->ll_fd < 0) {
+			u->ll_fd = -1;
+			return;
+		}
+	}
+	u->p.has_ll = true;
+}
+
+/* Asks fd's datagrams to carry their IPv4 TOS or IPv6 traffic class. */
+static void recv_tos(int fd, const uint8_t gid[16])
+{
+	int one = 1;
+
+	if (roce_gid_is_ipv4(gid))
+		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+	else
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+}
+
 static int udp_attach(struct wire *w, const uint8_t gid[16],
 		      struct wire_port **port)
 {
@@ -320,6 +394,8 @@ static int udp_attach(struct wire *w, const uint8_t gid[16],
 		free(u);
 		return rc;
 	}
+	memcpy(u->p.gid, gid, 16);
+	attach_link_local(u);
 	/* GRO is asked for only with GSO: what it merges is what a GSO
 	 * send batched, which loopback delivers whole. */
 	int one = 1;
@@ -331,6 +407,8 @@ static int udp_attach(struct wire *w, const uint8_t gid[16],
 	if (!u->rx || !u->tx) {
 		free(u->rx);
 		free(u->tx);
+		if (u->ll_fd >= 0)
+			close(u->ll_fd);
 		close(u->fd);
 		free(u);
 		return -ENOMEM;
@@ -344,12 +422,11 @@ static int udp_attach(struct wire *w, const uint8_t gid[16],
 	setsockopt(u->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	/* ...and its TOS or traffic class: the receiver's GRH shows the
 	 * sender's (its AH's traffic class) */
-	if (roce_gid_is_ipv4(gid))
-		setsockopt(u->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
-	else
-		setsockopt(u->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one,
-			   sizeof(one));
-	memcpy(u->p.gid, gid, 16);
+	recv_tos(u->fd, gid);
+	if (u->ll_fd >= 0) {
+		setsockopt(u->ll_fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+		recv_tos(u->ll_fd, gid);
+	}
 	wire_port_add(w, &u->p);
 	*port = &u->p;
 	return 0;
@@ -373,17 +450,24 @@ static void udp_detach(struct wire *w, struct wire_port *p)
 	}
 	wire_port_del(w, p);
 	close(u->fd);
+	if (u->ll_fd >= 0)
+		close(u->ll_fd);
 	free(u->rx);
 	free(u->tx);
 	free(u);
 }
 
-/* The socket that sends from port; the port's own (4791) if that port
- * cannot be had, in which case *port changes to 4791. */
-static int tx_socket(struct udp_port *u, uint16_t *port)
+/* The socket that sends from src (GID 1 or the link-local GID 0) and
+ * port; the address's own (4791) if that port cannot be had, in which
+ * case *port changes to 4791. GID 0 sends from 4791 only. */
+static int tx_socket(struct udp_port *u, const uint8_t src[16], uint16_t *port)
 {
 	struct tx_sock *t;
 
+	if (u->ll_fd >= 0 && !memcmp(src, u->p.ll_gid, 16)) {
+		*port = ROCE_UDP_PORT;
+		return u->ll_fd;
+	}
 	HASH_FIND(hh, u->socks, port, sizeof(*port), t);
 	if (!t) {
 		t = calloc(1, sizeof(*t));
@@ -398,6 +482,20 @@ static int tx_socket(struct udp_port *u, uint16_t *port)
 	if (t->fd == u->fd)
 		*port = ROCE_UDP_PORT;
 	return t->fd;
+}
+
+/* The socket address of gid, port 4791, into ss; its length. A link-local
+ * peer is reached through the port's interface, as rxe reaches one
+ * through its netdev. */
+static socklen_t to_sockaddr(const struct udp_port *u, const uint8_t gid[16],
+			     struct sockaddr_storage *ss)
+{
+	socklen_t len = roce_gid_to_sockaddr(gid, ROCE_UDP_PORT, ss);
+	struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
+		a->sin6_scope_id = u->scope;
+	return len;
 }
 
 /* Queues a built frame's UDP payload to go from its source port to its
@@ -416,7 +514,7 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 	}
 	struct udp_port *u = udp_of(from);
 	uint16_t port = f.sport;
-	int fd = tx_socket(u, &port);
+	int fd = tx_socket(u, f.src_gid, &port);
 	if (port != f.sport) /* sent from another port, which the ICRC covers */
 		roce_frame_set_sport(frame, len, port);
 	struct tx_batch *b = u->tx;
@@ -438,14 +536,14 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 				    f.payload_len };
 	b->msg[i].msg_hdr = (struct msghdr){
 		.msg_name = &b->to[i],
-		.msg_namelen = roce_gid_to_sockaddr(f.dst_gid, ROCE_UDP_PORT,
-						    &b->to[i]),
+		.msg_namelen = to_sockaddr(u, f.dst_gid, &b->to[i]),
 		.msg_iov = &b->iov[i], .msg_iovlen = 1 };
 	b->tail++;
 }
 
 /* Hands up one datagram that arrived at u from src, parsed once. */
 static void deliver_datagram(struct wire *w, struct udp_port *u,
+			     const uint8_t dst_gid[16],
 			     const struct sockaddr_storage *src,
 			     const uint8_t *payload, size_t len,
 			     wire_deliver_fn fn, void *arg)
@@ -461,7 +559,7 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 	int sport = roce_gid_from_sockaddr(src, a.src_gid);
 
 	a.sport = sport > 0 ? (uint16_t)sport : 0;
-	memcpy(a.dst_gid, u->p.gid, 16);
+	memcpy(a.dst_gid, dst_gid, 16);
 	memcpy(a.dst_mac, u->p.mac, 6);
 	a.when_ns = w->core->now; /* real time: set as each pass begins */
 	/* What the world's own ports sent, the tap has seen at send. */
@@ -504,6 +602,7 @@ static size_t read_cmsgs(struct udp_port *u, struct msghdr *m)
 /* Hands up the datagrams of one received message: a GRO batch is cut at
  * its segment size, each piece being one datagram as sent. */
 static void deliver_message(struct wire *w, struct udp_port *u,
+			    const uint8_t dst_gid[16],
 			    const struct sockaddr_storage *src,
 			    struct msghdr *m, size_t len,
 			    wire_deliver_fn fn, void *arg)
@@ -516,14 +615,15 @@ static void deliver_message(struct wire *w, struct udp_port *u,
 	else
 		w->gro_batches++;
 	for (size_t off = 0; off < len; off += seg)
-		deliver_datagram(w, u, src, p + off,
+		deliver_datagram(w, u, dst_gid, src, p + off,
 				 len - off < seg ? len - off : seg, fn, arg);
 }
 
-/* Takes in what the port's socket holds, up to RX_PASS batches, and hands
- * each datagram up; returns how many messages. */
-static unsigned port_receive(struct wire *w, struct udp_port *u,
-			     wire_deliver_fn fn, void *arg)
+/* Takes in what the port's socket fd (bound to dst_gid) holds, up to
+ * RX_PASS batches, and hands each datagram up; returns how many messages. */
+static unsigned port_receive(struct wire *w, struct udp_port *u, int fd,
+			     const uint8_t dst_gid[16], wire_deliver_fn fn,
+			     void *arg)
 {
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
@@ -545,7 +645,7 @@ static unsigned port_receive(struct wire *w, struct udp_port *u,
 				.msg_control = ctl[i],
 				.msg_controllen = sizeof(ctl[i]) };
 		}
-		n = recvmmsg(u->fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+		n = recvmmsg(fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
 		for (int i = 0; i < n; i++) {
 			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				struct wire_rx rx = {
@@ -554,7 +654,7 @@ static unsigned port_receive(struct wire *w, struct udp_port *u,
 				fn(arg, &u->p, &rx);
 				continue;
 			}
-			deliver_message(w, u, &from[i], &msgs[i].msg_hdr,
+			deliver_message(w, u, dst_gid, &from[i], &msgs[i].msg_hdr,
 					msgs[i].msg_len, fn, arg);
 		}
 		total += n > 0 ? (unsigned)n : 0;
@@ -567,8 +667,13 @@ static unsigned udp_receive(struct wire *w, wire_deliver_fn fn, void *arg)
 	struct wire_port *p, *tmp;
 	unsigned n = 0;
 
-	HASH_ITER(hh, w->ports, p, tmp)
-		n += port_receive(w, udp_of(p), fn, arg);
+	HASH_ITER(hh, w->ports, p, tmp) {
+		struct udp_port *u = udp_of(p);
+
+		n += port_receive(w, u, u->fd, p->gid, fn, arg);
+		if (u->ll_fd >= 0)
+			n += port_receive(w, u, u->ll_fd, p->ll_gid, fn, arg);
+	}
 	return n;
 }
 
@@ -590,6 +695,8 @@ static unsigned udp_pollfds(const struct wire *w, struct pollfd *pfd,
 		if (n == max)
 			break;
 		pfd[n++] = (struct pollfd){ u->fd, POLLIN, 0 };
+		if (u->ll_fd >= 0 && n < max)
+			pfd[n++] = (struct pollfd){ u->ll_fd, POLLIN, 0 };
 		if (u->tx->blocked_fd >= 0 && n < max)
 			pfd[n++] = (struct pollfd){ u->tx->blocked_fd, POLLOUT, 0 };
 	}
@@ -617,6 +724,8 @@ static void udp_forget(struct wire *w)
 			if (t->fd != u->fd)
 				close(t->fd);
 		close(u->fd);
+		if (u->ll_fd >= 0)
+			close(u->ll_fd);
 	}
 }
 

@@ -32,6 +32,15 @@ struct wire_port {
 	void *up;		/* the device; the wire never looks inside */
 	uint8_t gid[16];
 	uint8_t mac[6];		/* the device's: frames handed up go to it */
+	/* The link-local address of the interface that holds gid (an IPv6
+	 * one), which the port also takes packets at and sends from: the
+	 * device's GID 0, as rxe's is its netdev's. Set by the wire at
+	 * attach; has_ll false if there is none. */
+	bool has_ll;
+	uint8_t ll_gid[16];
+	/* Where the wire counts a datagram the host refused for good (no
+	 * route): the device's send_err, set by the world; NULL for none. */
+	uint64_t *send_err;
 };
 
 /* What a wire hands up for one frame or datagram that arrived. */
@@ -128,7 +137,8 @@ typedef void (*tap_watch_fn)(void *arg, const uint8_t *frame, size_t len);
  * ones included; recording is unaffected. Never fails. */
 void tap_wire_watch(struct wire *tap, tap_watch_fn fn, void *arg);
 
-/* The port with this GID, NULL if none. */
+/* The port with this GID, its address or its link-local GID 0 (has_ll);
+ * NULL if none. */
 struct wire_port *wire_port_find(const struct wire *w, const uint8_t gid[16]);
 /* Adds p (its gid set) to w's table; p->top and p->home are set to w. */
 void wire_port_add(struct wire *w, struct wire_port *p);

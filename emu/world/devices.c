@@ -34,7 +34,12 @@ struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 		return NULL;
 	}
 	d->port->up = d;
+	d->port->send_err = &d->cnt[ROCEMU_CNT_SEND_ERR];
 	memcpy(d->port->mac, d->mac, 6);
+	if (d->port->has_ll) { /* GID 0 is the interface's, as on rxe */
+		memcpy(d->gid_ll, d->port->ll_gid, 16);
+		d->ll_routed = true;
+	}
 	HASH_ADD(hh, w->devs, gid, 16, d);
 	return d;
 }

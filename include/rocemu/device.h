@@ -281,6 +281,9 @@ enum rocemu_counter {
 	ROCEMU_CNT_CM_TX_RETRIES,	/* sent again after a timeout */
 	ROCEMU_CNT_CM_RX_DUPLICATES,	/* answered as the original was */
 	ROCEMU_CNT_CM_RX_UNMATCHED,	/* for no id, or one in another state */
+	ROCEMU_CNT_SEND_ERR,		/* packets the host would not send (no
+					 * route): lost as on a wire, rxe's
+					 * send_err */
 	ROCEMU_CNT_COUNTER_MAX,
 };
 uint64_t rocemu_dev_counter(const struct rocemu_dev *d, enum rocemu_counter c);
@@ -299,11 +302,12 @@ enum { ROCEMU_GID_TABLE_LEN = 1024 };
 
 /*
  * The GID at index of the device's one port: 0 the IPv6 link-local
- * address of its MAC (as the kernel makes GID 0 of an rxe port), 1 its
- * address (rocemu_dev_gid). Returns 0; -ENODATA for an empty entry;
- * -EINVAL past the table. gid is untouched on failure. Every GID reaches
- * the device: packets to GID 0 of a device at an IPv4 address travel to
- * that address.
+ * address of its MAC (as the kernel makes GID 0 of an rxe port), or, for a
+ * device on an interface's IPv6 address, that interface's link-local
+ * address; 1 its address (rocemu_dev_gid). Returns 0; -ENODATA for an
+ * empty entry; -EINVAL past the table. gid is untouched on failure. Every
+ * GID reaches the device: packets to GID 0 of a device at an IPv4 address
+ * travel to that address.
  */
 int rocemu_dev_gid_at(const struct rocemu_dev *d, unsigned index,
 		      uint8_t gid[16]);
