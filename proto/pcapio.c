@@ -474,26 +474,27 @@ static int write_record(int fd, const struct pcap_pkthdr *h,
 {
 	uint32_t hdr[4] = { (uint32_t)h->ts.tv_sec, (uint32_t)h->ts.tv_usec,
 			    h->caplen, h->len };
-	struct iovec iov[2] = { { hdr, sizeof(hdr) },
-				{ (void *)(uintptr_t)frame, h->caplen } };
-	struct iovec *v = iov;
-	int cnt = 2;
+	const uint8_t *head = (const uint8_t *)hdr;
+	size_t done = 0, total = sizeof(hdr) + (size_t)h->caplen;
 
-	while (cnt) {
-		ssize_t n = writev(fd, v, cnt);
+	while (done < total) {
+		/* what is left of the header, then of the frame */
+		size_t in_frame = done < sizeof(hdr) ? 0 : done - sizeof(hdr);
+		struct iovec iov[2];
+		int cnt = 0;
+
+		if (done < sizeof(hdr))
+			iov[cnt++] = (struct iovec){ (void *)&head[done],
+						     sizeof(hdr) - done };
+		iov[cnt++] = (struct iovec){ (void *)(uintptr_t)&frame[in_frame],
+					     h->caplen - in_frame };
+		ssize_t n = writev(fd, iov, cnt);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return -EIO;
-		while (cnt && (size_t)n >= v->iov_len) {
-			n -= (ssize_t)v->iov_len;
-			v++, cnt--;
-		}
-		if (cnt) {
-			v->iov_base = (uint8_t *)v->iov_base + n;
-			v->iov_len -= (size_t)n;
-		}
+		done += (size_t)n;
 	}
 	return 0;
 }
