@@ -329,7 +329,8 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 /*
  * Moves id to channel (NULL: a private one, synchronous), as librdmacm:
  * waits till the events reported on its old channel are acknowledged, so
- * no event of the id is left behind there.
+ * no event of the id is left behind there. A synchronous id to NULL is
+ * -1/EINVAL, the id unchanged.
  */
 int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 {
@@ -337,7 +338,9 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	struct rc_channel *to = (struct rc_channel *)(void *)channel;
 	bool sync = false;
 
-	if (!r)
+	/* a synchronous id to no channel would only change its private
+	 * channel for another: refused, as librdmacm does */
+	if (!r || (r->sync && !to))
 		return rc_err(-EINVAL);
 	if (!to) {
 		to = rc_channel_new();

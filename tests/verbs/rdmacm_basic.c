@@ -285,6 +285,12 @@ static void migrate(void)
 	CHECK(rdma_resolve_route(id, 2000) == 0 && id->event &&
 	      id->event->event == RDMA_CM_EVENT_ROUTE_RESOLVED,
 	      "a synchronous resolve keeps its event: %s", strerror(errno));
+	/* a synchronous id has no channel to leave for none: EINVAL, as
+	 * librdmacm's rdma_migrate_id, and it stays as it was */
+	errno = 0;
+	CHECK(rdma_migrate_id(id, NULL) == -1 && errno == EINVAL &&
+	      id->event && id->event->event == RDMA_CM_EVENT_ROUTE_RESOLVED,
+	      "a synchronous id to no channel: %s", strerror(errno));
 	/* and back to a channel, as libfabric's verbs provider moves the
 	 * ids it resolves synchronously: the kept event is acknowledged
 	 * on the way (else the move waits for it for ever) */
