@@ -44,6 +44,20 @@ static bool parents_file(const char *path, const char *parents)
 	return parents && !strcmp(path, parents);
 }
 
+/* Whether the file variable var=path names the parent's file (what, which
+ * it verb): then a forked child leaves it alone, and says so once. */
+static bool refuse_parents(const char *var, const char *path,
+			   const char *parents, const char *what,
+			   const char *verb)
+{
+	if (!parents_file(path, parents))
+		return false;
+	fprintf(stderr, "rocemu: %s=%s is the parent's %s; this forked child "
+			"%s none (set %s to a file of its own)\n",
+		var, path, what, verb, var);
+	return true;
+}
+
 static void print_trace(void *arg, const char *line)
 {
 	(void)arg;
@@ -65,12 +79,8 @@ static void trace_from_env(void)
 		rocemu_world_trace(world, print_trace, NULL);
 		return;
 	}
-	if (parents_file(v, parent_trace)) {
-		fprintf(stderr, "rocemu: ROCEMU_TRACE=%s is the parent's trace; "
-				"this forked child writes none (set ROCEMU_TRACE to "
-				"a file of its own)\n", v);
+	if (refuse_parents("ROCEMU_TRACE", v, parent_trace, "trace", "writes"))
 		return;
-	}
 	cur_trace = strdup(v);
 	events = fopen(v, "w");
 	if (!events || setvbuf(events, NULL, _IOLBF, 0) ||
@@ -278,12 +288,9 @@ static void stats_from_env(void)
 
 	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "1"))
 		return;
-	if (parents_file(v, parent_stats)) {
-		fprintf(stderr, "rocemu: ROCEMU_STATS=%s is the parent's counters "
-				"file; this forked child writes none (set "
-				"ROCEMU_STATS to a file of its own)\n", v);
+	if (refuse_parents("ROCEMU_STATS", v, parent_stats, "counters file",
+			   "writes"))
 		return;
-	}
 	cur_stats = strdup(v);
 	free(stats_last);
 	stats_last = NULL;
@@ -334,14 +341,15 @@ static int make_device(const char *hint)
 	}
 	cur_addr = strdup(addr);
 	const char *pcap = getenv("ROCEMU_PCAP");
-	if (pcap && *pcap && parents_file(pcap, parent_pcap))
-		fprintf(stderr, "rocemu: ROCEMU_PCAP=%s is the parent's capture; "
-				"this forked child records none (set ROCEMU_PCAP "
-				"to a file of its own)\n", pcap);
-	else if (pcap && *pcap && rocemu_world_record(world, pcap))
-		fprintf(stderr, "rocemu: cannot write ROCEMU_PCAP=%s\n", pcap);
-	else if (pcap && *pcap)
-		cur_pcap = strdup(pcap);
+	if (pcap && *pcap &&
+	    !refuse_parents("ROCEMU_PCAP", pcap, parent_pcap, "capture",
+			    "records")) {
+		if (rocemu_world_record(world, pcap))
+			fprintf(stderr, "rocemu: cannot write ROCEMU_PCAP=%s\n",
+				pcap);
+		else
+			cur_pcap = strdup(pcap);
+	}
 	trace_from_env();
 	stats_from_env();
 	if (!atfork_set) /* a forked child has its parent's handlers */
