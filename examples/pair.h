@@ -48,7 +48,11 @@ int pair_open(struct pair *p, size_t len, int b_channel);
  * and pair_close destroys it after the queue pairs that use it.
  */
 int pair_add_qps(struct pair *p, enum ibv_qp_type type, struct ibv_srq *srq_b);
-/* Poll @cq until one completion arrives (five seconds at most). */
+/*
+ * Poll @cq until one completion arrives: 0, or -1 (ETIMEDOUT) after
+ * PAIR_WAIT_S seconds, a hang guard generous enough for a loaded machine.
+ */
+enum { PAIR_WAIT_S = 60 };
 int pair_wait(struct ibv_cq *cq, struct ibv_wc *wc);
 /* Post one signalled work request of one scatter/gather element. */
 int pair_post_send(struct side *s, struct ibv_send_wr *wr, void *addr,

@@ -26,7 +26,7 @@
 #include "../../examples/pair.h"
 #include "verbs_check.h"
 
-enum { MSG = 512, HANG_GUARD_S = 30, MAX_CHILDREN = 32 };
+enum { MSG = 512, HANG_GUARD_S = 300, MAX_CHILDREN = 32 };
 
 /* One SEND from a to b and both completions: 0, or -1. */
 static int round_trip(struct pair *p, unsigned seq)
