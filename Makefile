@@ -124,6 +124,8 @@ BENCH_SCALE := $(BUILD)/tests/bench_scale
 # The golden-capture scenarios' own verbs program (tests/rxe/scenarios.sh):
 # linked against the system's libibverbs, as it is on an rxe machine.
 RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
+# The lab's UD program for traffic class, flow label and the GRH (part gid).
+UD_GRH := $(BUILD)/tests/rxe/ud_grh
 # The conformance suite's agent: verbs and librdmacm, built against the system's
 # libibverbs and librdmacm (at run time LD_LIBRARY_PATH may pick rocemu's drop-ins).
 AGENT := $(BUILD)/bin/rocemu-agent
@@ -134,7 +136,7 @@ RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 .PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden golden-rxe bench bench-docs fuzz install uninstall help clean FORCE
 ## all: the library, the tool, the agent, the drop-in and the tests' programs (the default)
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(CM_SEEDS) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
-	$(VERBS_SO) $(RDMACM_SO) $(RXE_PROBE) $(AGENT)
+	$(VERBS_SO) $(RDMACM_SO) $(RXE_PROBE) $(UD_GRH) $(AGENT)
 
 # Installs what is missing when run as root; otherwise names the command.
 # $(call install_debs,PACKAGES)
@@ -232,7 +234,7 @@ $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE): $(BUILD)/tests/%
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
 
-$(RXE_PROBE): tests/rxe/rxe_probe.c | $(DEPS_OK)
+$(RXE_PROBE) $(UD_GRH): $(BUILD)/tests/rxe/%: tests/rxe/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow \
@@ -284,7 +286,7 @@ endif
 # The captures it retakes go to $(BUILD)/rxe/pcaps, the tree is left as it
 # was; make golden-rxe takes them into pcaps/.
 ## rxe-check: rocemu against Linux rxe in qemu guests (tests/rxe/; about 8 min; RXE_PARTS=cm: one part)
-rxe-check: all $(RXE_PROBE) rxe-deps
+rxe-check: all $(RXE_PROBE) $(UD_GRH) rxe-deps
 	$(Q)RXE_PARTS='$(RXE_PARTS)' tests/rxe/check.sh $(BUILD)
 
 # The golden captures' rxe side retaken in the lab (two guests) straight

@@ -17,7 +17,10 @@
 #            guest, rocemu-agent on rxe, rocemu conform on a veth;
 #   cm       rdma_cm against Linux's CM (cm.sh): rping, ucmatose, udaddy
 #            and ib_send_bw -R between rocemu and rxe both ways, and the
-#            CM MADs of rping rxe<->rxe and rocemu<->rxe compared.
+#            CM MADs of rping rxe<->rxe and rocemu<->rxe compared;
+#   gid      GID 0 (IPv6 link-local), an AH's traffic class and flow label
+#            against rxe both ways (gid.sh): the captures and the UD
+#            receivers' GRHs, every difference from the AH a listed one.
 # Ends with one table (report.py). Fails when a run failed, a guest did
 # not finish, a comparison found an unlisted difference or the suite could
 # not be compared (rocemu's parity in the suite is reported, not required).
@@ -66,7 +69,7 @@ if [ $rc != 0 ]; then
 fi
 t1=$(date +%s)
 
-all_parts="interop errors golden suite conform cm"
+all_parts="interop errors golden suite conform cm gid"
 parts=$(echo "${RXE_PARTS:-$all_parts}" | tr ',' ' ')
 for p in $parts; do
 	case " $all_parts " in *" $p "*) ;; *)
@@ -116,7 +119,7 @@ interop() {
 if [ "$parts" = "$all_parts" ]; then
 	echo "rxe lab: parts made in $((t1 - t0)) s; now the interop, the error paths," \
 		"the golden captures, rdma-core's suite, the conformance suite and" \
-		"rdma_cm (about 8 min)"
+		"rdma_cm, GID 0, traffic class and flow label (about 9 min)"
 else
 	echo "rxe lab: parts made in $((t1 - t0)) s; now only: $parts"
 fi
@@ -133,6 +136,8 @@ part suite "$here/suite.sh" "$build"
 part conform "$here/conform.sh" "$build"
 # rdma_cm against Linux's CM, both ways, and the CM MADs compared (cm.sh).
 part cm "$here/cm.sh" "$build"
+# GID 0, traffic class and flow label against rxe, both ways (gid.sh).
+part gid "$here/gid.sh" "$build"
 
 echo
 python3 "$here/report.py" --parts "$(echo $parts | tr ' ' ,)" "$rep" $(($(date +%s) - t0))

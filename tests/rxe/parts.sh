@@ -66,10 +66,12 @@ libgcc=$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ {print $NF; exit}')
 [ -n "$libgcc" ] || die "no libgcc_s.so.1 (install libgcc-s1)"
 tool=$build/bin/rocemu
 probe=$build/tests/rxe/rxe_probe
+udgrh=$build/tests/rxe/ud_grh
 agent=$build/bin/rocemu-agent
 [ -x "$agent" ] || die "no $agent (the conformance suite's agent: make $agent)"
 [ -f "$dropin" ] && [ -f "$rdmacm" ] && [ -x "$tool" ] || die "no rocemu build in $build (run make first)"
 [ -x "$probe" ] || die "no $probe (the golden scenarios' program: make $probe)"
+[ -x "$udgrh" ] || die "no $udgrh (the part gid's UD program: make $udgrh)"
 
 # ---- the kernel: the version linux-image-amd64 depends on, fetched once ----
 pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
@@ -117,10 +119,10 @@ done | sort -u)
 # ---- the initramfs, rebuilt when an input changed ----
 libs_of() { env -u LD_LIBRARY_PATH -u LD_PRELOAD ldd "$@" 2>/dev/null |
 	awk '/=> \// {print $3} /^\t\/[^ ]+ \(/ {print $1}' | sort -u; }
-libs="$(libs_of $paths "$rxe_provider" "$dropin" "$rdmacm" "$tool" "$probe" "$agent")
+libs="$(libs_of $paths "$rxe_provider" "$dropin" "$rdmacm" "$tool" "$probe" "$udgrh" "$agent")
 $libgcc"
 inputs="$busybox $paths $rxe_provider /etc/libibverbs.d/rxe.driver $dropin $rdmacm $tool
-	$probe $agent $libs $modfiles $here/init $here/parts.sh"
+	$probe $udgrh $agent $libs $modfiles $here/init $here/parts.sh"
 stamp=$( (echo "$kver"; for f in $inputs; do
 	stat -L -c '%n %s %Y' "$f"; done) | sha256sum | cut -c1-16)
 if [ -f "$rxe/initrd.gz" ] && [ "$(cat "$rxe/initrd.stamp" 2>/dev/null)" = "$stamp" ]; then
@@ -155,6 +157,7 @@ cp "$dropin" "$root/rocemu/lib/libibverbs.so.1"
 cp "$rdmacm" "$root/rocemu/lib/librdmacm.so.1"
 cp "$tool" "$root/rocemu/bin/rocemu"
 cp "$probe" "$root/usr/bin/rxe_probe"
+cp "$udgrh" "$root/usr/bin/ud_grh"
 cp "$agent" "$root/usr/bin/rocemu-agent"
 for f in $modfiles; do put "$f" "/lib/modules/$kver/${f#"$kdir"/lib/modules/"$kver"/}"; done
 cp "$kdir/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$root/usr/lib/modules/$kver/"

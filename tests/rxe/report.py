@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-PARTS = ('interop', 'errors', 'golden', 'suite', 'conform', 'cm')
+PARTS = ('interop', 'errors', 'golden', 'suite', 'conform', 'cm', 'gid')
 ROW = '  {:<8} {:<26} {:<14} {}'
 
 
@@ -87,6 +87,11 @@ def pass_fail_rows(part, lines):
 def errors_rows(rdir):
     """(rows, passed, failed) from errors.sh's lines '  PASS case dir ...'."""
     return pass_fail_rows('errors', read(os.path.join(rdir, 'errors.txt')) or [])
+
+
+def gid_rows(rdir):
+    """(rows, passed, failed) from gid.sh's lines '  PASS prog dir: ...'."""
+    return pass_fail_rows('gid', read(os.path.join(rdir, 'gid.txt')) or [])
 
 
 def golden_rows(rdir):
@@ -179,6 +184,7 @@ def main():
     grows, gscen, gunl, gfail = golden_rows(rdir)
     sline = suite_line(rdir)
     crows, cpass, cfail, cgold = cm_rows(rdir)
+    drows, dpass, dfail = gid_rows(rdir)
 
     print(f'rxe lab report: Linux {kernel} rxe against rocemu')
     print(ROW.format('part', 'program, case or scenario', 'server->client',
@@ -192,6 +198,8 @@ def main():
         print(ROW.format('conform', f'{cc[0]} scenarios', 'rocemu->' + cc[1],
                          f'{cc[2]} pass, {cc[4]} known {cc[1]} deviations, '
                          f'{cc[3]} unlisted failures, {cc[5]} n/a'))
+    for r in drows:
+        print(ROW.format(*r))
 
     rcs = {p: status(rdir, p) for p in PARTS}
     verdict = {
@@ -213,6 +221,8 @@ def main():
         'cm': (f'cm {cpass} of {cpass + cfail} runs pass, golden CM ' +
                ('clean' if cgold else 'not clean'),
                rcs['cm'] == 0 and cfail == 0 and cpass > 0 and bool(cgold)),
+        'gid': (f'gid {dpass} of {dpass + dfail} runs pass',
+                rcs['gid'] == 0 and dfail == 0 and dpass > 0),
     }
     for p in PARTS:
         if rcs[p] is None:

@@ -40,6 +40,12 @@ GOOD = {
               'rxe lab: cm 3 passed, 0 failed; golden CM 2 compared with no '
               'unlisted difference (120 s; logs in x)\n',
     'cm.rc': '0\n',
+    'gid.txt': '  PASS rc_pingpong rxe->rxe: 16 packets, GID 0\n'
+               '  PASS ud_grh rocemu->rxe: 2 packets, GID 0, listed: '
+               'FLOW-LABEL-RXE FLOW-LABEL-UDP\n'
+               '      server (rocemu) flow label 0x25d6c (AH 0x6789a)\n'
+               'rxe lab: gid 2 passed, 0 failed (60 s; logs in x)\n',
+    'gid.rc': '0\n',
 }
 
 
@@ -103,7 +109,7 @@ def main():
     expect('conform_no_summary', {'conform.txt': 'PASS  x\n'}, 1,
            'rxe lab: FAILED (conform)', ['conform reached no summary'])
     expect('nothing_ran', {f: None for f in GOOD}, 1,
-           'rxe lab: FAILED (interop, errors, golden, suite, conform, cm)')
+           'rxe lab: FAILED (interop, errors, golden, suite, conform, cm, gid)')
     expect('cm_row_failed',
            {'cm.txt': GOOD['cm.txt'].replace('  PASS rping rocemu',
                                              '  FAIL rping rocemu')},
@@ -118,9 +124,17 @@ def main():
     expect('cm_part_only_failed', {f: None for f in GOOD}, 1,
            'rxe lab: FAILED (cm): cm not run', opts=('--parts', 'cm'))
 
+    expect('gid_row_failed',
+           {'gid.txt': GOOD['gid.txt'].replace('  PASS ud_grh', '  FAIL ud_grh')},
+           1, 'rxe lab: FAILED (gid)', ['gid 1 of 2 runs pass'])
+    expect('gid_exit', {'gid.rc': '1\n'}, 1, 'rxe lab: FAILED (gid)')
+    expect('gid_part_only', {f: None for f in GOOD if not f.startswith('gid.')},
+           0, 'rxe lab: PASS: gid 2 of 2 runs pass', ['ud_grh'],
+           opts=('--parts', 'gid'))
+
     for f in failures:
         print('report_test: FAIL', f)
-    print(f'report_test: {15 - len(failures)} of 15 cases pass')
+    print(f'report_test: {18 - len(failures)} of 18 cases pass')
     return 1 if failures else 0
 
 
