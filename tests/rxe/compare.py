@@ -51,9 +51,10 @@ DIFFERENCES = os.path.join(os.path.dirname(os.path.dirname(HERE)),
 RULES = {"DUP-REQ", "DUP-RESP", "FA-COMPARE", "ATOMIC-ORIG", "UC-ACKREQ",
          "ACK-COALESCE", "NAK-AHEAD", "CM-RESEND", "SRQ-ROUNDS"}
 # The rules of the lab's part gid, which gid_check.py applies to the
-# IPv6 flow label on the wire and in a UD receiver's GRH, and to the UDP
-# source port of GID 0's packets.
-GID_RULES = {"FLOW-LABEL-RXE", "FLOW-LABEL-UDP", "GID0-SPORT"}
+# IPv6 flow label on the wire and in a UD receiver's GRH, to the hop limit
+# and to the UDP source port of GID 0's packets.
+GID_RULES = {"FLOW-LABEL-RXE", "FLOW-LABEL-UDP", "GID0-SPORT",
+             "HOP-LIMIT-ROUTE"}
 # Scenarios whose program sends a number of messages per QP that depends on
 # the order its completions come in (SRQ-ROUNDS).
 ROUNDS_VARY = {"srq"}

@@ -10,7 +10,9 @@ RUN.client), and checks:
   - both sides sent RoCEv2 packets (UDP port 4791);
   - GID 0: every packet is IPv6 between link-local addresses (fe80::/10);
     GID 1: every packet is IPv4;
-  - every packet's traffic class (IPv4 TOS) is its sender's AH's;
+  - every packet's traffic class (IPv4 TOS) is its sender's AH's, and its
+    hop limit (IPv4 TTL) the AH's where the run gave one, or the route's
+    64 as the listed difference HOP-LIMIT-ROUTE says;
   - each side (one QP) sends from one UDP source port, not 4791 (which
     gives the network no entropy), or 4791 from rocemu on GID 0 as the
     listed difference GID0-SPORT says;
@@ -20,7 +22,7 @@ RUN.client), and checks:
     wire is the kernel's: one value per UDP flow);
   - each ud_grh receive completed with IBV_WC_GRH and the peer's data,
     its GRH of the right IP version, with the sender's AH traffic class,
-    the sender's GID as source and its own as destination, hop limit 64,
+    the sender's GID as source and its own as destination, the hop limit
     and the flow label the sender's packet carried on the wire (or, under
     FLOW-LABEL-UDP, 0 at rocemu's receiver).
 Prints one line per run, "  PASS|FAIL PROG SERVER->CLIENT: ...", saying
@@ -44,14 +46,18 @@ import compare  # noqa: E402  (the differences list's reader)
 
 ROCE_PORT = 4791
 UD_SEND = 0x64
-HOP = 64
+# The hop limit of the guests' routes (Linux's default), which rxe and
+# rocemu's UDP wire send whatever the AH says (HOP-LIMIT-ROUTE).
+ROUTE_HOPS = 64
 
 
 class Pkt:
     """One RoCEv2 packet of a capture, the fields this check reads."""
 
-    def __init__(self, no, mac, ipv, tclass, flow, src, dst, sport, op):
+    def __init__(self, no, mac, ipv, tclass, flow, src, dst, sport, op,
+                 hop):
         self.no, self.mac, self.ipv, self.tclass = no, mac, ipv, tclass
+        self.hop = hop
         self.flow, self.src, self.dst, self.sport, self.op = \
             flow, src, dst, sport, op
 
@@ -90,13 +96,13 @@ def parse_frame(no, b):
     mac = ':'.join('%02x' % x for x in b[6:12])
     etype, ip = struct.unpack('>H', b[12:14])[0], b[14:]
     if etype == 0x0800 and len(ip) >= 20 and ip[9] == 17:
-        ipv, tclass, flow = 4, ip[1], None
+        ipv, tclass, flow, hop = 4, ip[1], None, ip[8]
         src = str(ipaddress.IPv4Address(ip[12:16]))
         dst = str(ipaddress.IPv4Address(ip[16:20]))
         udp = ip[(ip[0] & 15) * 4:]
     elif etype == 0x86dd and len(ip) >= 40 and ip[6] == 17:
         w = struct.unpack('>I', ip[:4])[0]
-        ipv, tclass, flow = 6, (w >> 20) & 0xff, w & 0xfffff
+        ipv, tclass, flow, hop = 6, (w >> 20) & 0xff, w & 0xfffff, ip[7]
         src = str(ipaddress.IPv6Address(ip[8:24]))
         dst = str(ipaddress.IPv6Address(ip[24:40]))
         udp = ip[40:]
@@ -107,7 +113,7 @@ def parse_frame(no, b):
     sport, dport = struct.unpack('>HH', udp[:4])
     if dport != ROCE_PORT:
         return None
-    return Pkt(no, mac, ipv, tclass, flow, src, dst, sport, udp[8])
+    return Pkt(no, mac, ipv, tclass, flow, src, dst, sport, udp[8], hop)
 
 
 def read_meta(path):
@@ -118,9 +124,10 @@ def read_meta(path):
             w = line.split()
             if len(w) == 2 and w[0] == 'gid':
                 gid = int(w[1])
-            elif len(w) == 6 and w[0] == 'side':
+            elif len(w) in (6, 7) and w[0] == 'side':
+                hop = int(w[6]) if len(w) == 7 and w[6] != '-' else None
                 sides[w[1]] = (w[2], w[3].lower(), int(w[4], 0),
-                               int(w[5], 0))
+                               int(w[5], 0), hop)
     if gid is None or set(sides) != {'server', 'client'}:
         raise ValueError('%s: want "gid N" and two side lines' % path)
     return gid, sides
@@ -168,7 +175,7 @@ def check_packets(r, gid, sides, pkts, rules):
                    (p.no, p.mac, ', '.join(sorted(by_mac))))
             continue
         seen[role] += 1
-        impl, _, tclass, flow = sides[role]
+        impl, _, tclass, flow, hop = sides[role]
         who = '%s (%s)' % (role, impl)
         if gid == 0 and not (p.ipv == 6 and link_local(p.src) and
                              link_local(p.dst)):
@@ -181,6 +188,13 @@ def check_packets(r, gid, sides, pkts, rules):
         if p.tclass != tclass:
             r.fail('packet %d from %s: traffic class 0x%02x on the wire, '
                    'its AH 0x%02x' % (p.no, who, p.tclass, tclass))
+        if hop is not None and p.hop != hop:
+            if p.hop == ROUTE_HOPS and 'HOP-LIMIT-ROUTE' in rules:
+                r.listed.append('HOP-LIMIT-ROUTE')
+            else:
+                r.fail('packet %d from %s: hop limit %d on the wire, its AH '
+                       '%d, and no listed difference allows it' %
+                       (p.no, who, p.hop, hop))
         sports.setdefault(role, set()).add(p.sport)
         if p.op == UD_SEND and role not in first_send:
             first_send[role] = p
@@ -205,12 +219,14 @@ def check_packets(r, gid, sides, pkts, rules):
                        'port), and no listed difference allows it' %
                        (role, impl, ROCE_PORT))
     for (role, src, dst, sport), ps in sorted(flows.items()):
-        impl, _, _, want = sides[role]
+        impl, _, _, want, hop = sides[role]
         got = sorted({p.flow for p in ps})
         r.found.append('%s (%s) flow label %s (AH 0x%05x), traffic class '
-                       '0x%02x' % (role, impl, '/'.join('0x%05x' % g
-                                                        for g in got),
-                                   want, ps[0].tclass))
+                       '0x%02x, hop limit %s (AH %s)' %
+                       (role, impl, '/'.join('0x%05x' % g for g in got),
+                        want, ps[0].tclass,
+                        '/'.join(str(h) for h in sorted({p.hop for p in ps})),
+                        '-' if hop is None else hop))
         if got == [want]:
             continue
         if impl == 'rxe' and got == [0] and 'FLOW-LABEL-RXE' in rules:
@@ -242,7 +258,8 @@ def check_grh(r, d, run, gid, sides, first_send, rules):
             'wc': 'success', 'grh': '1', 'data': 'ok',
             'ip': '6' if gid == 0 else '4',
             'tclass': '0x%02x' % sides[peer][2],
-            'hop': str(HOP),
+            'hop': str(first_send[peer].hop) if peer in first_send
+            else '(the hop limit of the packet)',
             'sgid': sent['gid'].split('->')[0],
             'dgid': mine['gid'].split('->')[0],
         }

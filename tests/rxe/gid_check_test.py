@@ -22,14 +22,14 @@ RXE_MAC, ROCEMU_MAC = '52:54:00:12:34:0a', '02:28:00:00:00:02'
 RXE_LL, ROCEMU_LL = 'fe80::5054:ff:fe12:340a', 'fe80::28:ff:fe00:2'
 
 
-def frame(src_mac, src, dst, tclass, flow, sport):
+def frame(src_mac, src, dst, tclass, flow, sport, hop=64):
     """An Ethernet frame with an IPv6 UD SEND (opcode 0x64) of 64 bytes."""
     mac = bytes.fromhex(src_mac.replace(':', ''))
     bth = bytes([0x64, 0, 0xff, 0xff, 0, 0, 0, 2, 0, 0, 0, 0])
     udp_body = bth + bytes(8) + bytes(64) + bytes(4)
     udp = struct.pack('>HHHH', sport, 4791, 8 + len(udp_body), 0) + udp_body
     ip6 = struct.pack('>IHBB', 6 << 28 | tclass << 20 | flow, len(udp), 17,
-                      64) + ipaddress.IPv6Address(src).packed + \
+                      hop) + ipaddress.IPv6Address(src).packed + \
         ipaddress.IPv6Address(dst).packed
     return bytes(6) + mac + b'\x86\xdd' + ip6 + udp
 
@@ -45,8 +45,8 @@ def pcap(frames):
 # (FLOW-LABEL-RXE), rocemu's the kernel's 0xd15cf from port 4791
 # (FLOW-LABEL-UDP, GID0-SPORT), every traffic class the AH's.
 GOOD = {
-    'meta': 'gid 0\nside server rocemu %s 0xb8 0x6789a\n'
-            'side client rxe %s 0x68 0x12345\n' % (ROCEMU_MAC, RXE_MAC),
+    'meta': 'gid 0\nside server rocemu %s 0xb8 0x6789a 42\n'
+            'side client rxe %s 0x68 0x12345 17\n' % (ROCEMU_MAC, RXE_MAC),
     'frames': [(RXE_MAC, RXE_LL, ROCEMU_LL, 0x68, 0, 49441),
                (ROCEMU_MAC, ROCEMU_LL, RXE_LL, 0xb8, 0xd15cf, 4791)],
     'server': 'RECV wc=success grh=1 ip=6 tclass=0x68 flow=0x00000 hop=64 '
@@ -86,10 +86,10 @@ def run(work, name, edit, diffs=DIFFS):
 
 def frames_edit(i, **kw):
     """An edit of frame I's fields (mac, src, dst, tclass, flow, sport)."""
-    names = ('mac', 'src', 'dst', 'tclass', 'flow', 'sport')
+    names = ('mac', 'src', 'dst', 'tclass', 'flow', 'sport', 'hop')
 
     def edit(case):
-        f = dict(zip(names, case['frames'][i]))
+        f = dict(zip(names, case["frames"][i] + (64,)[len(case["frames"][i]) - 6:]))
         f.update(kw)
         case['frames'][i] = tuple(f[n] for n in names)
     return edit
@@ -117,7 +117,14 @@ def main():
         # name, edit, differences, want exit, a pattern the output must have
         ('good', lambda c: None, DIFFS, 0,
          r'PASS ud_grh rocemu->rxe .*listed: FLOW-LABEL-RXE FLOW-LABEL-UDP '
-         r'GID0-SPORT'),
+         r'GID0-SPORT HOP-LIMIT-ROUTE'),
+        ('hop_ah', lambda c: (frames_edit(1, hop=42)(c),
+                              sub('client', 'hop=64 sgid', 'hop=42 sgid')(c)),
+         DIFFS, 0, r'PASS ud_grh'),
+        ('hop_other', frames_edit(0, hop=63), DIFFS, 1,
+         r'packet 1 from client \(rxe\): hop limit 63 on the wire, its AH 17'),
+        ('grh_hop', sub('server', 'hop=64', 'hop=17'), DIFFS, 1,
+         r'server \(rocemu\) received GRH hop=17, want 64'),
         ('wire_tclass', frames_edit(1, tclass=0x00), DIFFS, 1,
          r'packet 2 from server \(rocemu\): traffic class 0x00 on the wire, '
          r'its AH 0xb8'),

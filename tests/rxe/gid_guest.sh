@@ -24,8 +24,8 @@
 #   send_bw      ib_send_bw -x 0 --tclass=0x68 (RC: both sides' AH 0x68)
 # Per run OUT/gid/<run>.{pcap,server,server.err,client,client.err,meta}
 # (<run> is ref-PROG or PROG-SERVER-CLIENT; meta: "gid N" and one line
-# per side "side server|client rxe|rocemu MAC TCLASS FLOW", the AH values
-# that side was given). One line per run in OUT/gid.tsv: PASS or FAIL
+# per side "side server|client rxe|rocemu MAC TCLASS FLOW HOPS", the AH
+# values that side was given, HOPS "-" where the program sets its own). One line per run in OUT/gid.tsv: PASS or FAIL
 # (the programs' exit status only; gid_check.py judges the packets),
 # program, server->client, seconds, reason; guest b writes its reference
 # clients' exit statuses to OUT/gid-clients.tsv (program, status, last
@@ -63,6 +63,16 @@ fl_of() {
 	esac
 }
 
+# hop_of PROG server|client: the AH hop limit ud_grh's sides are given (the
+# other programs set their own: 1 for ibv_*_pingpong, 64 for perftest).
+hop_of() {
+	case $1:$2 in
+	ud_grh*:server) echo 42 ;;
+	ud_grh*:client) echo 17 ;;
+	*) echo - ;;
+	esac
+}
+
 # cmd PROG server|client DEV SERVER_ADDR PORT: the command line of one side.
 cmd() {
 	local prog=$1 role=$2 dev=$3 srv=$4 p=$5 g a=""
@@ -72,7 +82,8 @@ cmd() {
 	rc_pingpong) echo ibv_rc_pingpong -d "$dev" -g "$g" -n 5 -p "$p" $a ;;
 	ud_pingpong) echo ibv_ud_pingpong -d "$dev" -g "$g" -n 5 -s 512 -p "$p" $a ;;
 	ud_grh*) echo ud_grh "$role" -d "$dev" -g "$g" -p "$p" \
-		-t "$(tc_of "$prog" "$role")" -f "$(fl_of "$prog" "$role")" $a ;;
+		-t "$(tc_of "$prog" "$role")" -f "$(fl_of "$prog" "$role")" \
+		-l "$(hop_of "$prog" "$role")" $a ;;
 	send_bw) echo ib_send_bw -F -d "$dev" -x "$g" -c RC --tclass=0x68 -n 5 \
 		-s 4096 -p "$p" $a ;;
 	esac
@@ -81,8 +92,8 @@ cmd() {
 # meta PROG SERVER_IMPL SERVER_MAC CLIENT_IMPL CLIENT_MAC
 meta() {
 	echo "gid $(gid_of "$1")"
-	echo "side server $2 $3 $(tc_of "$1" server) $(fl_of "$1" server)"
-	echo "side client $4 $5 $(tc_of "$1" client) $(fl_of "$1" client)"
+	echo "side server $2 $3 $(tc_of "$1" server) $(fl_of "$1" server) $(hop_of "$1" server)"
+	echo "side client $4 $5 $(tc_of "$1" client) $(fl_of "$1" client) $(hop_of "$1" client)"
 }
 
 # listening NS PORT PID: waits until someone listens on TCP PORT (in the
