@@ -12,6 +12,8 @@
 #include "check_suites.h"
 #include "rocemu/device.h"
 #include "rocemu/ibcm.h"
+#include "rocemu/proto.h"
+#include "wire/share.h"
 
 struct host {
 	struct rocemu_world *w;
@@ -761,6 +763,71 @@ START_TEST(test_listen_claimed)
 }
 END_TEST
 
+/* A UDP payload: a BTH to qpn, a DETH, and mad (if any) after them. */
+static size_t route_payload(uint8_t *p, uint32_t qpn, const struct roce_cm_msg *m)
+{
+	memset(p, 0, ROCE_BTH_LEN + ROCE_DETH_LEN + ROCE_MAD_LEN + 4);
+	p[5] = (uint8_t)(qpn >> 16);
+	p[6] = (uint8_t)(qpn >> 8);
+	p[7] = (uint8_t)qpn;
+	if (!m)
+		return ROCE_BTH_LEN + 16;
+	ck_assert_int_eq(roce_cm_encode(m, p + ROCE_BTH_LEN + ROCE_DETH_LEN),
+			 ROCE_MAD_LEN);
+	return ROCE_BTH_LEN + ROCE_DETH_LEN + ROCE_MAD_LEN + 4;
+}
+
+/* Who owns what arrives at slot 2 (docs/sharing.md): QPNs by their top
+ * byte unless in the port's own range; on QP1 a REQ by its service (here
+ * if this process claims it), replies by the receiver's comm ID's top
+ * byte, comm ID 0 and short or unreadable payloads here. */
+START_TEST(test_share_routes)
+{
+	struct share s = { .inbox = -1, .slot = 2 };
+	struct share_claim mine = { .svc = 0x77 };
+	uint8_t p[ROCE_BTH_LEN + ROCE_DETH_LEN + ROCE_MAD_LEN + 4];
+	struct roce_cm_msg m = { .attr_id = ROCE_CM_ATTR_REQ };
+	struct share_route r;
+	size_t n;
+
+	n = route_payload(p, 0x050011, NULL);
+	r = share_route_of(&s, p, n, 0x20000, 0x2ffff);
+	ck_assert(!r.here && !r.to_svc && r.slot == 5);
+	r = share_route_of(&s, p, n, 0x11, 0xffffff); /* its own range */
+	ck_assert(r.here);
+	n = route_payload(p, 0x020011, NULL);
+	ck_assert(share_route_of(&s, p, n, 0x20000, 0x2ffff).here);
+	ck_assert(share_route_of(&s, p, 11, 0, 0).here); /* no whole BTH */
+
+	m.req.service_id = 0x66;
+	n = route_payload(p, 1, &m);
+	r = share_route_of(&s, p, n, 0x20000, 0x2ffff);
+	ck_assert(!r.here && r.to_svc && r.svc == 0x66);
+	s.claims = &mine;
+	m.req.service_id = 0x77;
+	n = route_payload(p, 1, &m);
+	ck_assert(share_route_of(&s, p, n, 0x20000, 0x2ffff).here);
+	s.claims = NULL;
+
+	m = (struct roce_cm_msg){ .attr_id = ROCE_CM_ATTR_REP };
+	m.rep.local_comm_id = 0x02000005; /* the sender's: not the route */
+	m.rep.remote_comm_id = 0x07000009;
+	n = route_payload(p, 1, &m);
+	r = share_route_of(&s, p, n, 0x20000, 0x2ffff);
+	ck_assert(!r.here && !r.to_svc && r.slot == 7);
+	m = (struct roce_cm_msg){ .attr_id = ROCE_CM_ATTR_SIDR_REP };
+	m.sidr_rep.request_id = 0x03000001;
+	n = route_payload(p, 1, &m);
+	r = share_route_of(&s, p, n, 0x20000, 0x2ffff);
+	ck_assert(!r.here && r.slot == 3);
+	m = (struct roce_cm_msg){ .attr_id = ROCE_CM_ATTR_DREQ };
+	n = route_payload(p, 1, &m); /* remote comm ID 0 */
+	ck_assert(share_route_of(&s, p, n, 0x20000, 0x2ffff).here);
+	p[ROCE_BTH_LEN + ROCE_DETH_LEN + 1] = 0x55; /* not a CM MAD */
+	ck_assert(share_route_of(&s, p, n, 0x20000, 0x2ffff).here);
+}
+END_TEST
+
 Suite *udp_suite(void)
 {
 	Suite *s = suite_create("udp");
@@ -779,6 +846,7 @@ Suite *udp_suite(void)
 	tcase_add_test(tc, test_address_shared);
 	tcase_add_test(tc, test_address_taken);
 	tcase_add_test(tc, test_listen_claimed);
+	tcase_add_test(tc, test_share_routes);
 	suite_add_tcase(s, tc);
 	return s;
 }
