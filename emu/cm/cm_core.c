@@ -6,6 +6,7 @@
 #include <sys/random.h>
 
 #include "cm_local.h"
+#include "wire/wire.h"
 
 static const struct gsi_ops cm_gsi_ops = {
 	.receive = cm_receive,
@@ -48,6 +49,7 @@ int cm_attach(struct rocemu_dev *d)
 		return -ENOMEM;
 	cm->d = d;
 	cm->next_comm_id = cm_random(d, 0);
+	cm->slot = d->port ? d->port->slot : 0;
 	cm->tid_hi = cm_random(d, 1);
 	/* The node GUID (rocemu_dev_attr): the MAC in its first bytes. */
 	for (int i = 0; i < 6; i++)
@@ -91,9 +93,13 @@ struct rocemu_cm_id *cm_id_alloc(struct cm *cm, rocemu_cm_handler fn,
 	id->fn = fn;
 	id->user = user;
 	id->timer = (struct sched_timer){ .owner = id, .kind = TIMER_CM };
-	do /* 0 is no comm ID (a REJ of an unknown REQ carries it) */
-		id->local_id = cm->next_comm_id++;
-	while (!id->local_id);
+	/* The slot in the top byte: a reply to this id comes back to this
+	 * process among those sharing the address (docs/sharing.md); 0 is
+	 * no comm ID (a REJ of an unknown REQ carries it). */
+	do
+		id->local_id = (uint32_t)cm->slot << 24 |
+			       (cm->next_comm_id++ & 0xffffff);
+	while (!id->local_id || !(id->local_id & 0xffffff));
 	id->next = cm->ids;
 	cm->ids = id;
 	return id;
@@ -108,6 +114,8 @@ void cm_id_destroy(struct rocemu_cm_id *id)
 	if (*p)
 		*p = id->next;
 	sched_timer_cancel(&id->timer);
+	if (id->state == CM_LISTEN && id->mask == ~0ull)
+		wire_unclaim(id->cm->d->port, id->service_id);
 	sched_timer_forget(&id->cm->d->core->sched, &id->timer);
 	free(id);
 }

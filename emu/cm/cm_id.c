@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cm_local.h"
+#include "wire/wire.h"
 
 #define ID_GUARD(id) CORE_GUARD((id)->cm->d->core)
 
@@ -169,6 +170,15 @@ int rocemu_cm_listen(struct rocemu_cm_id *id, uint64_t service_id,
 		if (o->state == CM_LISTEN &&
 		    (o->service_id & both) == (service_id & both))
 			return -EADDRINUSE;
+	}
+	/* Among the processes on this address, as Linux's one port
+	 * space: another's listener on the service is EADDRINUSE; its
+	 * REQs come to this one (docs/sharing.md). A masked listen claims
+	 * nothing (and takes what arrives here). */
+	if (mask == ~0ull) {
+		int rc = wire_claim(id->cm->d->port, service_id);
+		if (rc)
+			return rc;
 	}
 	id->state = CM_LISTEN;
 	id->service_id = service_id;

@@ -39,6 +39,7 @@ struct cm {
 	struct rocemu_dev *d;
 	struct rocemu_cm_id *ids;	/* every id, listeners and timewait too */
 	uint32_t next_comm_id;		/* random start, never 0 */
+	uint8_t slot;			/* the port's: comm IDs' top byte */
 	uint32_t tid_hi;		/* random: TIDs of new requests */
 	uint32_t tid_lo;
 	uint64_t guid;			/* the local CA GUID: its node GUID */

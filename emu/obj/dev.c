@@ -104,6 +104,22 @@ int dev_init(struct rocemu_dev *d, struct core *c,
 	return 0;
 }
 
+void dev_qpn_slot(struct rocemu_dev *d, uint8_t slot, uint32_t *lo,
+		  uint32_t *hi)
+{
+	enum { SLOT_QPNS = 0xffff };
+
+	if (slot) {
+		uint32_t base = (uint32_t)slot << 16;
+
+		idgen_init(&d->qpns, base, base | SLOT_QPNS, base);
+	} else if (d->qpns.next <= SLOT_QPNS) {
+		idgen_init(&d->qpns, d->qpns.lo, SLOT_QPNS, d->qpns.next);
+	}
+	*lo = d->qpns.lo;
+	*hi = d->qpns.hi;
+}
+
 void dev_wire_gid(const struct rocemu_dev *d, const uint8_t gid[16],
 		  uint8_t out[16])
 {

@@ -145,6 +145,17 @@ bool dev_gid_index_ok(const struct rocemu_dev *d, unsigned index);
 /* Frees what dev_init made (not d itself). */
 void dev_fini(struct rocemu_dev *d);
 
+/*
+ * Gives d the QPNs of slot (docs/sharing.md) when its port shares its
+ * address with other processes: slot<<16 .. slot<<16|0xffff, their top
+ * byte the slot the kernel steers by. Slot 0 keeps dev_init's start and
+ * numbering and ends at 0xffff, unless the caller asked for a first QPN
+ * above that (a replay's), which keeps the whole range. Its QPN range into
+ * *lo and *hi. Never fails; call before any QP is made.
+ */
+void dev_qpn_slot(struct rocemu_dev *d, uint8_t slot, uint32_t *lo,
+		  uint32_t *hi);
+
 /* Queues an async event about element (a QP, CQ or SRQ, by type). */
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
 		     void *element);

@@ -322,19 +322,16 @@ static int make_device(const char *hint)
 	owner = getpid();
 	if (!dev) {
 		int e = errno;
-		if (e == EADDRINUSE && parents_file(addr, parent_addr))
-			fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s "
-					"(this process was forked from the process "
-					"whose device binds it, and a device is not "
-					"shared between processes: set ROCEMU_ADDR to "
-					"another local address, e.g. 127.0.0.2, before "
-					"the child opens the device)\n", addr,
-				strerror(e));
-		else
-			fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s "
-					"(another rocemu or an rxe device binds it: "
-					"stop it, or set ROCEMU_ADDR to a free local "
-					"address)\n", addr, strerror(e));
+		/* The processes of one user share an address (SO_REUSEPORT,
+		 * docs/sharing.md); a socket that does not share it keeps
+		 * the device out. */
+		fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s "
+				"(%s: stop it, or set ROCEMU_ADDR to a free "
+				"local address)\n", addr, strerror(e),
+			e == EUSERS ? "256 processes share it already"
+				    : "another user's rocemu, a program that "
+				      "binds it without SO_REUSEPORT or an rxe "
+				      "device binds it");
 		rocemu_world_free(world);
 		world = NULL;
 		return -e;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The UDP wire: a socket per port at its address, port 4791, and a source socket per QP port. */
+/* The UDP wire: a socket per port at its address, port 4791 (shared with the other processes there), and a source socket per QP port. */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/filter.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "share.h"
 #include "wire.h"
 
 enum { RX_BATCH = 32, RX_BUF = 9216 };
@@ -73,6 +75,7 @@ struct udp_port {
 	uint8_t *rx;		/* receive buffers */
 	struct tx_batch *tx;	/* datagrams to send */
 	struct tx_sock *socks;	/* one per source port */
+	struct share sh;	/* its slot, inbox and service claims */
 };
 
 static struct udp_port *udp_of(const struct wire_port *p)
@@ -279,8 +282,30 @@ static uint32_t scope_of(const struct in6_addr *a)
 	return scope;
 }
 
-/* A non-blocking socket bound to gid:port; -errno if it cannot be. */
-static int bound_socket(const uint8_t gid[16], uint16_t port)
+/*
+ * The kernel's steering among the sockets of one address (docs/sharing.md):
+ * the destination QPN's top byte, the BTH's byte 5 (the program sees the
+ * UDP payload), picks the group's socket of that number, which is the
+ * process of that slot while none has left; one past the group's size
+ * makes the kernel hash instead. Forwarding corrects what it misses.
+ */
+static void steer(int fd)
+{
+	static struct sock_filter prog[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 5),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	struct sock_fprog f = { .len = 2, .filter = prog };
+	const char *v = getenv("ROCEMU_STEER");
+
+	if (v && !strcmp(v, "0"))
+		return; /* hashing only: to measure what steering saves */
+	setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &f, sizeof(f));
+}
+
+/* A non-blocking socket bound to gid:port, shared with the same user's
+ * other processes if share; -errno if it cannot be. */
+static int bound_socket(const uint8_t gid[16], uint16_t port, bool share)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = roce_gid_to_sockaddr(gid, port, &ss);
@@ -302,11 +327,15 @@ static int bound_socket(const uint8_t gid[16], uint16_t port)
 	} else { /* DF on every datagram, as rxe sends them */
 		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
 	}
+	if (share)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, sl)) {
 		int e = -errno;
 		close(fd);
 		return e;
 	}
+	if (share)
+		steer(fd);
 	return fd;
 }
 
@@ -358,7 +387,7 @@ static void attach_link_local(struct udp_port *u)
 	    !find_link_local(u->p.gid, &u->scope, u->p.ll_gid))
 		return;
 	if (memcmp(u->p.ll_gid, u->p.gid, 16)) {
-		u->ll_fd = bound_socket(u->p.ll_gid, ROCE_UDP_PORT);
+		u->ll_fd = bound_socket(u->p.ll_gid, ROCE_UDP_PORT, true);
 		if (u->ll_fd < 0) {
 			u->ll_fd = -1;
 			return;
@@ -388,12 +417,17 @@ static int udp_attach(struct wire *w, const uint8_t gid[16],
 	struct udp_port *u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	u->fd = bound_socket(gid, ROCE_UDP_PORT);
+	/* The slot first, then the socket: while processes come one at a
+	 * time, the group numbers their sockets as their slots. */
+	int rc = share_open(&u->sh, gid);
+	u->fd = rc ? rc : bound_socket(gid, ROCE_UDP_PORT, true);
 	if (u->fd < 0) {
-		int rc = u->fd;
+		rc = u->fd;
+		share_close(&u->sh);
 		free(u);
 		return rc;
 	}
+	u->p.slot = u->sh.slot;
 	memcpy(u->p.gid, gid, 16);
 	attach_link_local(u);
 	/* GRO is asked for only with GSO: what it merges is what a GSO
@@ -410,6 +444,7 @@ static int udp_attach(struct wire *w, const uint8_t gid[16],
 		if (u->ll_fd >= 0)
 			close(u->ll_fd);
 		close(u->fd);
+		share_close(&u->sh);
 		free(u);
 		return -ENOMEM;
 	}
@@ -452,6 +487,7 @@ static void udp_detach(struct wire *w, struct wire_port *p)
 	close(u->fd);
 	if (u->ll_fd >= 0)
 		close(u->ll_fd);
+	share_close(&u->sh);
 	free(u->rx);
 	free(u->tx);
 	free(u);
@@ -468,13 +504,16 @@ static int tx_socket(struct udp_port *u, const uint8_t src[16], uint16_t *port)
 		*port = ROCE_UDP_PORT;
 		return u->ll_fd;
 	}
+	if (*port == ROCE_UDP_PORT) /* another socket there would share
+				     * the arrivals */
+		return u->fd;
 	HASH_FIND(hh, u->socks, port, sizeof(*port), t);
 	if (!t) {
 		t = calloc(1, sizeof(*t));
 		if (!t)
 			return u->fd;
 		t->port = *port;
-		t->fd = bound_socket(u->p.gid, *port);
+		t->fd = bound_socket(u->p.gid, *port, false);
 		if (t->fd < 0)
 			t->fd = u->fd;
 		HASH_ADD(hh, u->socks, port, sizeof(t->port), t);
@@ -541,14 +580,46 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 	b->tail++;
 }
 
-/* Hands up one datagram that arrived at u from src, parsed once. */
+/*
+ * Sends a datagram that arrived at u to the process that owns it, if that
+ * is another (docs/sharing.md); true if it went (or was lost to a full
+ * inbox, counted), false if this process is to take it.
+ */
+static bool forwarded(struct wire *w, struct udp_port *u,
+		      const struct share_meta *m, const uint8_t *payload,
+		      size_t len)
+{
+	struct share_route r = share_route_of(&u->sh, payload, len,
+					      u->p.qpn_lo, u->p.qpn_hi);
+
+	if (r.here)
+		return false;
+	int rc = share_forward(&u->sh, &r, m, payload, len);
+	if (rc == -ECONNREFUSED) {
+		/* No process holds it. A request for a service nobody
+		 * claims: this one answers (REJ, no listener). To a slot
+		 * whose process is gone (or noise): counted, and this device
+		 * drops it as it drops any datagram to a QP it lacks, so a
+		 * dead process's QPs answer nothing, as a dead NIC's. */
+		w->fwd_no_owner += !r.to_svc;
+		return false;
+	}
+	if (rc == 0)
+		w->fwd_out++;
+	else
+		w->dropped++; /* its inbox is full: lost, as on a wire */
+	return true;
+}
+
+/* Hands up one datagram that arrived at u (m: where from, when), parsed
+ * once; one from the socket goes to its owner instead if that is another
+ * process, one from the inbox (inbox true) never again. */
 static void deliver_datagram(struct wire *w, struct udp_port *u,
-			     const uint8_t dst_gid[16],
-			     const struct sockaddr_storage *src,
+			     const struct share_meta *m, bool inbox,
 			     const uint8_t *payload, size_t len,
 			     wire_deliver_fn fn, void *arg)
 {
-	struct roce_datagram_addr a = { .drops = u->drops, .tos = u->rx_tos };
+	struct roce_datagram_addr a = { .drops = u->drops, .tos = m->tos };
 	uint8_t hdr[ROCE_DATAGRAM_HDR_MAX]; /* the GRH of a UD receive */
 	struct roce_frame f;
 	struct wire_rx rx = { .f = &f, .why = "", .bytes = payload, .len = len,
@@ -556,12 +627,14 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 
 	/* the sockets are AF_INET or AF_INET6, so src is too; another
 	 * family would leave src_gid :: and the port 0, a stranger */
-	int sport = roce_gid_from_sockaddr(src, a.src_gid);
+	if (!inbox && forwarded(w, u, m, payload, len))
+		return;
+	int sport = roce_gid_from_sockaddr(&m->src, a.src_gid);
 
 	a.sport = sport > 0 ? (uint16_t)sport : 0;
-	memcpy(a.dst_gid, dst_gid, 16);
+	memcpy(a.dst_gid, m->dst_gid, 16);
 	memcpy(a.dst_mac, u->p.mac, 6);
-	a.when_ns = w->core->now; /* real time: set as each pass begins */
+	a.when_ns = m->when_ns;
 	/* What the world's own ports sent, the tap has seen at send. */
 	rx.from_outside = wire_port_find(w, a.src_gid) == NULL;
 	rx.rc = roce_datagram_parse(&a, &u->ids, payload, len, hdr, &f,
@@ -609,13 +682,17 @@ static void deliver_message(struct wire *w, struct udp_port *u,
 {
 	const uint8_t *p = m->msg_iov->iov_base;
 	size_t seg = read_cmsgs(u, m);
+	/* real time: set as each pass begins */
+	struct share_meta meta = { .src = *src, .when_ns = w->core->now,
+				   .tos = u->rx_tos };
 
+	memcpy(meta.dst_gid, dst_gid, 16);
 	if (!seg || seg >= len)
 		seg = len;
 	else
 		w->gro_batches++;
 	for (size_t off = 0; off < len; off += seg)
-		deliver_datagram(w, u, dst_gid, src, p + off,
+		deliver_datagram(w, u, &meta, false, p + off,
 				 len - off < seg ? len - off : seg, fn, arg);
 }
 
@@ -662,6 +739,28 @@ static unsigned port_receive(struct wire *w, struct udp_port *u, int fd,
 	return total;
 }
 
+/* Hands up what other processes on u's address forwarded to inbox fd,
+ * up to a batch; returns how many. */
+static unsigned inbox_receive(struct wire *w, struct udp_port *u, int fd,
+			      wire_deliver_fn fn, void *arg)
+{
+	struct share_meta m;
+	unsigned n = 0;
+	int len;
+
+	while (n < RX_BATCH &&
+	       (len = share_receive(fd, &m, u->rx, u->rx_buf)) != -EAGAIN) {
+		n++;
+		if (len < 0) { /* not from this user, or malformed */
+			w->dropped++;
+			continue;
+		}
+		w->fwd_in++;
+		deliver_datagram(w, u, &m, true, u->rx, (size_t)len, fn, arg);
+	}
+	return n;
+}
+
 static unsigned udp_receive(struct wire *w, wire_deliver_fn fn, void *arg)
 {
 	struct wire_port *p, *tmp;
@@ -673,6 +772,9 @@ static unsigned udp_receive(struct wire *w, wire_deliver_fn fn, void *arg)
 		n += port_receive(w, u, u->fd, p->gid, fn, arg);
 		if (u->ll_fd >= 0)
 			n += port_receive(w, u, u->ll_fd, p->ll_gid, fn, arg);
+		n += inbox_receive(w, u, u->sh.inbox, fn, arg);
+		for (struct share_claim *c = u->sh.claims; c; c = c->next)
+			n += inbox_receive(w, u, c->fd, fn, arg);
 	}
 	return n;
 }
@@ -699,6 +801,11 @@ static unsigned udp_pollfds(const struct wire *w, struct pollfd *pfd,
 			pfd[n++] = (struct pollfd){ u->ll_fd, POLLIN, 0 };
 		if (u->tx->blocked_fd >= 0 && n < max)
 			pfd[n++] = (struct pollfd){ u->tx->blocked_fd, POLLOUT, 0 };
+		if (n < max)
+			pfd[n++] = (struct pollfd){ u->sh.inbox, POLLIN, 0 };
+		for (struct share_claim *c = u->sh.claims; c && n < max;
+		     c = c->next)
+			pfd[n++] = (struct pollfd){ c->fd, POLLIN, 0 };
 	}
 	return n;
 }
@@ -726,14 +833,30 @@ static void udp_forget(struct wire *w)
 		close(u->fd);
 		if (u->ll_fd >= 0)
 			close(u->ll_fd);
+		/* the names stay the parent's while it lives */
+		for (struct share_claim *c = u->sh.claims; c; c = c->next)
+			close(c->fd);
+		close(u->sh.inbox);
 	}
+}
+
+static int udp_claim(struct wire *w, struct wire_port *p, uint64_t svc)
+{
+	(void)w;
+	return share_claim(&udp_of(p)->sh, svc);
+}
+
+static void udp_unclaim(struct wire *w, struct wire_port *p, uint64_t svc)
+{
+	(void)w;
+	share_unclaim(&udp_of(p)->sh, svc);
 }
 
 static const struct wire_ops udp_ops = {
 	.attach = udp_attach, .detach = udp_detach, .send = udp_send,
 	.receive = udp_receive, .flush = udp_flush, .busy = udp_busy,
 	.next_due = udp_next_due, .pollfds = udp_pollfds, .free = udp_free,
-	.forget = udp_forget,
+	.claim = udp_claim, .unclaim = udp_unclaim, .forget = udp_forget,
 };
 
 struct wire *udp_wire_new(struct core *c)

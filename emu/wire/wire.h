@@ -41,6 +41,13 @@ struct wire_port {
 	/* Where the wire counts a datagram the host refused for good (no
 	 * route): the device's send_err, set by the world; NULL for none. */
 	uint64_t *send_err;
+	/* The port's place among the processes that share its address
+	 * (docs/sharing.md): 0..255, claimed at attach on the UDP wire, 0
+	 * on the others. QPNs whose top byte is the slot are the port's. */
+	uint8_t slot;
+	/* The QPNs the device hands out (set by the world after attach):
+	 * a datagram to one of them is never forwarded. */
+	uint32_t qpn_lo, qpn_hi;
 };
 
 /* What a wire hands up for one frame or datagram that arrived. */
@@ -85,6 +92,12 @@ struct wire_ops {
 	unsigned (*pollfds)(const struct wire *w, struct pollfd *pfd,
 			    unsigned max);
 	void (*free)(struct wire *w);
+	/* Claims service ID svc for p's listener among the processes that
+	 * share p's address: 0, -EADDRINUSE if another process holds it,
+	 * -errno. NULL on wires no other process shares. */
+	int (*claim)(struct wire *w, struct wire_port *p, uint64_t svc);
+	/* Gives back a claim made with claim; one not held is fine. */
+	void (*unclaim)(struct wire *w, struct wire_port *p, uint64_t svc);
 	/* In a forked child: closes the child's copies of the wire's
 	 * sockets, and sends, receives and frees nothing (the parent's wire
 	 * goes on with them). The wire is not used again. */
@@ -109,6 +122,10 @@ struct wire {
 	/* UDP offload: sends that carried several datagrams, and received
 	 * batches cut into several */
 	uint64_t gso_sends, gro_batches;
+	/* Sharing an address (docs/sharing.md): datagrams handed to the
+	 * process that owns them, taken from another process, and lost for
+	 * want of an owner */
+	uint64_t fwd_out, fwd_in, fwd_no_owner;
 };
 
 /* The loopback wire on c's virtual clock, with the given faults. NULL if
@@ -117,7 +134,10 @@ struct wire *loop_wire_new(struct core *c, const struct rocemu_faults *f);
 /* Changes the loopback wire's faults (latency 0 means the default). */
 void loop_wire_set_faults(struct wire *w, const struct rocemu_faults *f);
 
-/* The UDP wire: a socket per port on its GID's address, port 4791. */
+/* The UDP wire: a socket per port on its GID's address, port 4791,
+ * shared with the other processes on that address (SO_REUSEPORT). The
+ * kernel steers arrivals by QPN unless ROCEMU_STEER=0 is in the
+ * environment (docs/sharing.md). NULL if out of memory. */
 struct wire *udp_wire_new(struct core *c);
 
 /* The tap around inner, which it then owns; recording is off. NULL if
@@ -161,6 +181,21 @@ static inline bool wire_ip_id_zero(const struct wire_port *p)
 static inline uint64_t wire_burst_gap(const struct wire_port *p)
 {
 	return p->home->burst_gap_ns;
+}
+
+/* Claims service ID svc for a listener on p among the processes sharing
+ * p's address: 0, -EADDRINUSE if another holds it, -errno; 0 on a wire
+ * no other process shares. */
+static inline int wire_claim(struct wire_port *p, uint64_t svc)
+{
+	return p->home->ops->claim ? p->home->ops->claim(p->home, p, svc) : 0;
+}
+
+/* Gives back a claim of svc on p; one not held is fine. */
+static inline void wire_unclaim(struct wire_port *p, uint64_t svc)
+{
+	if (p->home->ops->unclaim)
+		p->home->ops->unclaim(p->home, p, svc);
 }
 
 /* True while p's transmit queue is over its bound: the engines then make

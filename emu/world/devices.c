@@ -35,6 +35,11 @@ struct rocemu_dev *rocemu_dev_new(struct rocemu_world *w,
 	}
 	d->port->up = d;
 	d->port->send_err = &d->cnt[ROCEMU_CNT_SEND_ERR];
+	d->port->qpn_lo = d->qpns.lo;
+	d->port->qpn_hi = d->qpns.hi;
+	if (w->base->ops->claim) /* a wire other processes share */
+		dev_qpn_slot(d, d->port->slot, &d->port->qpn_lo,
+			     &d->port->qpn_hi);
 	memcpy(d->port->mac, d->mac, 6);
 	if (d->port->has_ll) { /* GID 0 is the interface's, as on rxe */
 		memcpy(d->gid_ll, d->port->ll_gid, 16);

@@ -62,7 +62,10 @@ void rocemu_world_wire_stats(struct rocemu_world *w,
 	WORLD_GUARD(w);
 	*s = (struct rocemu_wire_stats){ .dropped = w->base->dropped,
 					 .gso_sends = w->base->gso_sends,
-					 .gro_batches = w->base->gro_batches };
+					 .gro_batches = w->base->gro_batches,
+					 .fwd_out = w->base->fwd_out,
+					 .fwd_in = w->base->fwd_in,
+					 .fwd_no_owner = w->base->fwd_no_owner };
 }
 
 void rocemu_world_print_wire_stats(struct rocemu_world *w, FILE *f,
@@ -76,6 +79,11 @@ void rocemu_world_print_wire_stats(struct rocemu_world *w, FILE *f,
 		prefix, (unsigned long long)s.dropped, prefix,
 		(unsigned long long)s.gso_sends, prefix,
 		(unsigned long long)s.gro_batches);
+	fprintf(f, "%scounter wire_fwd_out %llu\n%scounter wire_fwd_in %llu\n"
+		   "%scounter wire_fwd_no_owner %llu\n",
+		prefix, (unsigned long long)s.fwd_out, prefix,
+		(unsigned long long)s.fwd_in, prefix,
+		(unsigned long long)s.fwd_no_owner);
 }
 
 void rocemu_world_free(struct rocemu_world *w)

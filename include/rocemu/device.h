@@ -68,6 +68,10 @@ struct rocemu_wire_stats {
 				 * a refused send, a fault injected */
 	uint64_t gso_sends;	/* sends that carried several datagrams */
 	uint64_t gro_batches;	/* arrivals that were several datagrams */
+	/* One address shared by processes (docs/sharing.md): datagrams
+	 * handed to the process that owns them, taken from another, and
+	 * lost because their process is gone */
+	uint64_t fwd_out, fwd_in, fwd_no_owner;
 };
 
 /* Fills *s with the wire's counters; cannot fail. */
@@ -76,7 +80,8 @@ void rocemu_world_wire_stats(struct rocemu_world *w,
 
 /* Writes the wire's counters to f as rocemu_dev_print_counters writes the
  * device's: one "<prefix>counter wire_NAME VALUE" line each (dropped,
- * gso_sends, gro_batches); cannot fail, changes nothing. */
+ * gso_sends, gro_batches, fwd_out, fwd_in, fwd_no_owner); cannot fail,
+ * changes nothing. */
 void rocemu_world_print_wire_stats(struct rocemu_world *w, FILE *f,
 				   const char *prefix);
 

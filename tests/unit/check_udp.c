@@ -11,6 +11,9 @@
 
 #include "check_suites.h"
 #include "rocemu/device.h"
+#include "rocemu/ibcm.h"
+#include "rocemu/proto.h"
+#include "wire/share.h"
 
 struct host {
 	struct rocemu_world *w;
@@ -674,16 +677,154 @@ START_TEST(test_random_icrc_writes_dropped)
 }
 END_TEST
 
-START_TEST(test_address_taken)
+/* Two devices on one address (here two worlds of one process, as two
+ * processes would be): each its slot, its QPNs in the slot's range, and
+ * traffic between them both ways (docs/sharing.md). */
+START_TEST(test_address_shared)
 {
 	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 
 	host_must_up(a, 4, IBV_QPT_RC);
-	ck_assert_int_eq(host_up(b, 4, IBV_QPT_RC), -EADDRINUSE);
-	rocemu_world_free(b->w);
+	host_must_up(b, 4, IBV_QPT_RC);
+	uint32_t qa = rocemu_qp_num(a->qp), qb = rocemu_qp_num(b->qp);
+	ck_assert_msg(qa >> 16 == 0 && qb >> 16 == 1,
+		      "QPNs 0x%x and 0x%x: slots 0 and 1", qa, qb);
+	connect_rc(a, b);
+	connect_rc(b, a);
+	memset(a->buf, 0x5a, 3000);
+	recv1(b, 1, 0, 4096);
+	post1(a, IBV_WR_SEND, 2, 3000, 0, 0);
+	ck_assert_int_eq(wait_cqe(a, b).status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wait_cqe(b, a).status, IBV_WC_SUCCESS);
+	ck_assert(!memcmp(a->buf, b->buf, 3000));
+	memset(b->buf, 0xa5, 100);
+	recv1(a, 3, 8192, 4096);
+	post1(b, IBV_WR_SEND, 4, 100, 0, 0);
+	ck_assert_int_eq(wait_cqe(b, a).status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wait_cqe(a, b).status, IBV_WC_SUCCESS);
+	ck_assert(!memcmp(a->buf + 8192, b->buf, 100));
 	host_down(a);
+	host_down(b);
 	free(a);
 	free(b);
+}
+END_TEST
+
+/* A socket on the address that does not share it (another user's, or a
+ * program's without SO_REUSEPORT) still keeps the device out. */
+START_TEST(test_address_taken)
+{
+	struct host *b = calloc(1, sizeof(*b));
+	struct sockaddr_in at = { .sin_family = AF_INET,
+				  .sin_port = htons(4791) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	inet_pton(AF_INET, "127.0.0.4", &at.sin_addr);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&at, sizeof(at)), 0);
+	ck_assert_int_eq(host_up(b, 4, IBV_QPT_RC), -EADDRINUSE);
+	rocemu_world_free(b->w);
+	close(fd);
+	free(b);
+}
+END_TEST
+
+static void no_events(void *user, const struct rocemu_cm_event *ev)
+{
+	(void)user;
+	(void)ev;
+}
+
+/* A listener claims its service among the devices on its address: a
+ * second one elsewhere is EADDRINUSE until the first goes, as Linux's
+ * one port space makes it. */
+START_TEST(test_listen_claimed)
+{
+	struct host *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	const uint64_t svc = 0x0106000000004e21ull;
+
+	host_must_up(a, 4, IBV_QPT_RC);
+	host_must_up(b, 4, IBV_QPT_RC);
+	struct rocemu_cm_id *la = rocemu_cm_id_new(a->dev, no_events, NULL);
+	struct rocemu_cm_id *lb = rocemu_cm_id_new(b->dev, no_events, NULL);
+	ck_assert_ptr_nonnull(la);
+	ck_assert_ptr_nonnull(lb);
+	ck_assert_int_eq(rocemu_cm_listen(la, svc, ~0ull), 0);
+	ck_assert_int_eq(rocemu_cm_listen(lb, svc, ~0ull), -EADDRINUSE);
+	ck_assert_int_eq(rocemu_cm_listen(lb, svc + 1, ~0ull), 0);
+	ck_assert_int_eq(rocemu_cm_id_free(la), 0);
+	struct rocemu_cm_id *lb2 = rocemu_cm_id_new(b->dev, no_events, NULL);
+	ck_assert_int_eq(rocemu_cm_listen(lb2, svc, ~0ull), 0);
+	ck_assert_int_eq(rocemu_cm_id_free(lb), 0);
+	ck_assert_int_eq(rocemu_cm_id_free(lb2), 0);
+	host_down(a);
+	host_down(b);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* A UDP payload: a BTH to qpn, a DETH, and mad (if any) after them. */
+static size_t route_payload(uint8_t *p, uint32_t qpn, const struct roce_cm_msg *m)
+{
+	memset(p, 0, ROCE_BTH_LEN + ROCE_DETH_LEN + ROCE_MAD_LEN + 4);
+	p[5] = (uint8_t)(qpn >> 16);
+	p[6] = (uint8_t)(qpn >> 8);
+	p[7] = (uint8_t)qpn;
+	if (!m)
+		return ROCE_BTH_LEN + 16;
+	ck_assert_int_eq(roce_cm_encode(m, p + ROCE_BTH_LEN + ROCE_DETH_LEN),
+			 ROCE_MAD_LEN);
+	return ROCE_BTH_LEN + ROCE_DETH_LEN + ROCE_MAD_LEN + 4;
+}
+
+/* Who owns what arrives at slot 2 (docs/sharing.md): QPNs by their top
+ * byte unless in the port's own range; on QP1 a REQ by its service (here
+ * if this process claims it), replies by the receiver's comm ID's top
+ * byte, comm ID 0 and short or unreadable payloads here. */
+START_TEST(test_share_routes)
+{
+	struct share s = { .inbox = -1, .slot = 2 };
+	struct share_claim mine = { .svc = 0x77 };
+	uint8_t p[ROCE_BTH_LEN + ROCE_DETH_LEN + ROCE_MAD_LEN + 4];
+	struct roce_cm_msg m = { .attr_id = ROCE_CM_ATTR_REQ };
+	struct share_route r;
+	size_t n;
+
+	n = route_payload(p, 0x050011, NULL);
+	r = share_route_of(&s, p, n, 0x20000, 0x2ffff);
+	ck_assert(!r.here && !r.to_svc && r.slot == 5);
+	r = share_route_of(&s, p, n, 0x11, 0xffffff); /* its own range */
+	ck_assert(r.here);
+	n = route_payload(p, 0x020011, NULL);
+	ck_assert(share_route_of(&s, p, n, 0x20000, 0x2ffff).here);
+	ck_assert(share_route_of(&s, p, 11, 0, 0).here); /* no whole BTH */
+
+	m.req.service_id = 0x66;
+	n = route_payload(p, 1, &m);
+	r = share_route_of(&s, p, n, 0x20000, 0x2ffff);
+	ck_assert(!r.here && r.to_svc && r.svc == 0x66);
+	s.claims = &mine;
+	m.req.service_id = 0x77;
+	n = route_payload(p, 1, &m);
+	ck_assert(share_route_of(&s, p, n, 0x20000, 0x2ffff).here);
+	s.claims = NULL;
+
+	m = (struct roce_cm_msg){ .attr_id = ROCE_CM_ATTR_REP };
+	m.rep.local_comm_id = 0x02000005; /* the sender's: not the route */
+	m.rep.remote_comm_id = 0x07000009;
+	n = route_payload(p, 1, &m);
+	r = share_route_of(&s, p, n, 0x20000, 0x2ffff);
+	ck_assert(!r.here && !r.to_svc && r.slot == 7);
+	m = (struct roce_cm_msg){ .attr_id = ROCE_CM_ATTR_SIDR_REP };
+	m.sidr_rep.request_id = 0x03000001;
+	n = route_payload(p, 1, &m);
+	r = share_route_of(&s, p, n, 0x20000, 0x2ffff);
+	ck_assert(!r.here && r.slot == 3);
+	m = (struct roce_cm_msg){ .attr_id = ROCE_CM_ATTR_DREQ };
+	n = route_payload(p, 1, &m); /* remote comm ID 0 */
+	ck_assert(share_route_of(&s, p, n, 0x20000, 0x2ffff).here);
+	p[ROCE_BTH_LEN + ROCE_DETH_LEN + 1] = 0x55; /* not a CM MAD */
+	ck_assert(share_route_of(&s, p, n, 0x20000, 0x2ffff).here);
 }
 END_TEST
 
@@ -702,7 +843,10 @@ Suite *udp_suite(void)
 	tcase_add_test(tc, test_busy_poll);
 	tcase_add_test(tc, test_wrong_keys_over_udp);
 	tcase_add_test(tc, test_random_icrc_writes_dropped);
+	tcase_add_test(tc, test_address_shared);
 	tcase_add_test(tc, test_address_taken);
+	tcase_add_test(tc, test_listen_claimed);
+	tcase_add_test(tc, test_share_routes);
 	suite_add_tcase(s, tc);
 	return s;
 }

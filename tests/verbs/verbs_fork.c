@@ -3,12 +3,11 @@
  * fork() on rocemu's libibverbs.so.1, as a pre-forking server does it: the
  * parent opens the device and moves traffic, then forks children while it
  * keeps going. Each child finds the context it inherited dead (EIO, at
- * once: alarm() turns a hang into a failure), cannot open a device of its
- * own on its parent's address (the port is its parent's), and with
- * ROCEMU_ADDR set to another address opens one and moves its own traffic.
- * usage: verbs_fork CHILDREN ADDR_PREFIX FIRST [PCAP_DIR]
- *   child i binds ADDR_PREFIX.(FIRST + i); with PCAP_DIR, child 0 records
- *   to PCAP_DIR/child0.pcap. VERBS_FORK_INHERITED_ONLY=1 in the
+ * once: alarm() turns a hang into a failure), and opens a device of its
+ * own on its parent's address (each process its own slot there,
+ * docs/sharing.md) and moves its own traffic.
+ * usage: verbs_fork CHILDREN [PCAP_DIR]
+ *   with PCAP_DIR, child 0 records to PCAP_DIR/child0.pcap. VERBS_FORK_INHERITED_ONLY=1 in the
  *   environment: the children check only what they inherited, and make no
  *   device (ThreadSanitizer cannot follow a thread started in the child of
  *   a multi-threaded process).
@@ -111,19 +110,12 @@ static void inherited_is_dead(struct pair *p)
 	EXPECT(ibv_close_device(p->ctx) == 0);
 }
 
-/* A device of its own: refused on the parent's address, with errno
- * EADDRINUSE; working on another (and recording to pcap, if set). */
+/* A device of its own on the parent's address, which processes share
+ * (recording to pcap, if set). */
 static void own_device(const char *addr, const char *pcap)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct pair c;
 
-	errno = 0;
-	EXPECT(list && list[0] && !ibv_open_device(list[0]) &&
-	       errno == EADDRINUSE);
-	if (list)
-		ibv_free_device_list(list);
-	setenv("ROCEMU_ADDR", addr, 1);
 	if (pcap)
 		setenv("ROCEMU_PCAP", pcap, 1);
 	if (pair_open(&c, MSG, 0) || pair_add_qps(&c, IBV_QPT_RC, NULL)) {
@@ -148,14 +140,14 @@ static void child(struct pair *p, const char *addr, const char *pcap)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 3 ? atoi(argv[1]) : 0;
+	int n = argc > 1 ? atoi(argv[1]) : 0;
 	pid_t pids[MAX_CHILDREN];
 	struct pair p;
 	unsigned seq = 0;
 
 	if (n < 1 || n > MAX_CHILDREN) {
-		fprintf(stderr, "usage: verbs_fork CHILDREN(1-%d) ADDR_PREFIX "
-				"FIRST [PCAP_DIR]\n", MAX_CHILDREN);
+		fprintf(stderr, "usage: verbs_fork CHILDREN(1-%d) [PCAP_DIR]\n",
+			MAX_CHILDREN);
 		return 2;
 	}
 	/* Fork protection is not needed (nothing is pinned; a child's memory
@@ -174,13 +166,14 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		char addr[64], pcap[4096];
 
-		snprintf(addr, sizeof(addr), "%s.%d", argv[2], atoi(argv[3]) + i);
+		snprintf(addr, sizeof(addr), "%s", getenv("ROCEMU_ADDR") ?
+			 getenv("ROCEMU_ADDR") : "127.0.0.1");
 		snprintf(pcap, sizeof(pcap), "%s/child0.pcap",
-			 argc > 4 ? argv[4] : ".");
+			 argc > 2 ? argv[2] : ".");
 		fflush(stdout); /* the child's copy of the buffer is empty */
 		pids[i] = fork();
 		if (pids[i] == 0)
-			child(&p, addr, i == 0 && argc > 4 ? pcap : NULL);
+			child(&p, addr, i == 0 && argc > 2 ? pcap : NULL);
 		CHECK(pids[i] > 0, "fork: %s", strerror(errno));
 		/* the parent keeps working while its children do */
 		CHECK(!round_trip(&p, seq++), "parent after fork %d", i);
