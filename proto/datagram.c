@@ -152,6 +152,7 @@ static void frame_of(const struct roce_datagram_addr *a, struct roce_frame *f)
 		memcpy(f->dst_gid, a->dst_gid, 16);
 	}
 	f->tos = a->tos;
+	f->flow_label = f->ip_ver == 6 ? a->flow_label & ROCE_FLOW_LABEL_MASK : 0;
 	f->ttl = TTL;
 	f->sport = a->sport;
 	f->dport = ROCE_UDP_PORT;

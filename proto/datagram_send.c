@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include "rocemu/datagram.h"
+#include "rocemu/grh.h"
 #include "rocemu/icrc.h"
 #include "byteorder.h"
 
@@ -86,7 +87,10 @@ int roce_frame_find_udp(const uint8_t *frame, size_t len,
 	    udp_len < ROCE_UDP_HLEN + ROCE_BTH_LEN + ROCE_ICRC_LEN)
 		return -EBADMSG;
 	v.sport = get_be16(frame + v.udp_off);
-	v.tos = v.ip_ver == 4 ? ip[1] : (uint8_t)(get_be32(ip) >> 20);
+	if (v.ip_ver == 4)
+		v.tos = ip[1];
+	else
+		roce_ipv6_vtcfl_split(get_be32(ip), &v.tos, &v.flow_label);
 	v.payload_len = udp_len - ROCE_UDP_HLEN;
 	*u = v;
 	return 0;

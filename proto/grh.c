@@ -5,7 +5,6 @@
 #include "rocemu/grh.h"
 
 enum {
-	FLOW_LABEL_MASK = 0xfffff,
 	ROCE_SPORT_BASE = 0xc000,	/* RoCEv2 source ports: 0xC000.. */
 	SPORT_MASK = 0x3fff,
 	GOLDEN_RATIO_32 = 0x61c88647,	/* Linux's hash_32 multiplier */
@@ -14,13 +13,13 @@ enum {
 uint32_t roce_ipv6_vtcfl(uint8_t tclass, uint32_t flow_label)
 {
 	return 6u << 28 | (uint32_t)tclass << 20 |
-	       (flow_label & FLOW_LABEL_MASK);
+	       (flow_label & ROCE_FLOW_LABEL_MASK);
 }
 
 void roce_ipv6_vtcfl_split(uint32_t w, uint8_t *tclass, uint32_t *flow_label)
 {
 	*tclass = (uint8_t)(w >> 20);
-	*flow_label = w & FLOW_LABEL_MASK;
+	*flow_label = w & ROCE_FLOW_LABEL_MASK;
 }
 
 uint32_t roce_flow_label_of_qpns(uint32_t lqpn, uint32_t rqpn)
@@ -29,7 +28,7 @@ uint32_t roce_flow_label_of_qpns(uint32_t lqpn, uint32_t rqpn)
 
 	v ^= v >> 20;
 	v ^= v >> 40;
-	return (uint32_t)v & FLOW_LABEL_MASK;
+	return (uint32_t)v & ROCE_FLOW_LABEL_MASK;
 }
 
 uint16_t roce_udp_sport_of_flow_label(uint32_t fl)

@@ -35,6 +35,7 @@ struct share_meta {
 	struct sockaddr_storage src;	/* its source address and port */
 	uint64_t when_ns;		/* when it arrived */
 	uint8_t tos;			/* its TOS or traffic class */
+	uint32_t flow_label;		/* its IPv6 flow label */
 };
 
 /* Where a datagram goes: here, or to a slot's or a service's inbox. */

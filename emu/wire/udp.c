@@ -5,6 +5,7 @@
 #include <linux/filter.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <linux/in6.h> /* after netinet/in.h: the flow label manager */
 #include <netinet/udp.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -26,10 +27,21 @@ enum { GSO_MAX_SEGS = 64, GSO_MAX_BYTES = 65000 };
  * keep the engines from sending (a retry among what they send). */
 enum { RX_PASS = 8 };
 
+/* A source socket: its port, and whether it is bound to the port's
+ * link-local address (GID 0) rather than its own. */
 struct tx_sock {
 	UT_hash_handle hh;
-	uint16_t port;
+	uint32_t key;		/* port | TX_KEY_LL */
 	int fd;
+};
+enum { TX_KEY_LL = 1u << 16 };
+
+/* An IPv6 flow label a socket may send with (the kernel's flow label
+ * manager lends it per socket), or was refused. */
+struct flow_grant {
+	UT_hash_handle hh;
+	uint64_t key;		/* fd << 32 | label */
+	bool ok;
 };
 
 /*
@@ -72,6 +84,8 @@ struct udp_port {
 	struct roce_ipid_table ids;
 	uint32_t drops;		/* the socket's drop count, as last told */
 	uint8_t rx_tos;		/* the TOS of the message being read */
+	uint32_t rx_flow;	/* and its IPv6 flow label */
+	struct flow_grant *grants;	/* flow labels asked of the kernel */
 	uint8_t *rx;		/* receive buffers */
 	struct tx_batch *tx;	/* datagrams to send */
 	struct tx_sock *socks;	/* one per source port */
@@ -310,7 +324,7 @@ static int bound_socket(const uint8_t gid[16], uint16_t port, bool share)
 	struct sockaddr_storage ss;
 	socklen_t sl = roce_gid_to_sockaddr(gid, port, &ss);
 	int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	int one = 1, pmtu = IP_PMTUDISC_DO;
+	int one = 1, zero = 0, pmtu = IP_PMTUDISC_DO;
 
 	if (fd < 0)
 		return -errno;
@@ -321,6 +335,11 @@ static int bound_socket(const uint8_t gid[16], uint16_t port, bool share)
 		 * a socket drops unless told to take it (RFC 6935, 6936: zero
 		 * checksums for tunnels); the ICRC still covers the packet. */
 		setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, &one, sizeof(one));
+		/* No flow label but the AH's (rxe sends 0): the kernel's
+		 * automatic one would differ from the frame as built and
+		 * captured. */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_AUTOFLOWLABEL, &zero,
+			   sizeof(zero));
 		/* Sends to link-local peers leave by the bound interface. */
 		if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr))
 			a->sin6_scope_id = scope_of(&a->sin6_addr);
@@ -401,10 +420,13 @@ static void recv_tos(int fd, const uint8_t gid[16])
 {
 	int one = 1;
 
-	if (roce_gid_is_ipv4(gid))
+	if (roce_gid_is_ipv4(gid)) {
 		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
-	else
+	} else {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		/* and the flow label, for the receiver's GRH */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO, &one, sizeof(one));
+	}
 }
 
 static int udp_attach(struct wire *w, const uint8_t gid[16],
@@ -477,11 +499,17 @@ static void udp_detach(struct wire *w, struct wire_port *p)
 		w->dropped += tx_used(u->tx);
 		tx_release(w, u->tx, tx_used(u->tx));
 	}
+	struct flow_grant *g, *gtmp;
+
 	HASH_ITER(hh, u->socks, t, tmp) {
 		HASH_DEL(u->socks, t);
-		if (t->fd != u->fd)
+		if (t->fd != u->fd && t->fd != u->ll_fd)
 			close(t->fd);
 		free(t);
+	}
+	HASH_ITER(hh, u->grants, g, gtmp) {
+		HASH_DEL(u->grants, g);
+		free(g);
 	}
 	wire_port_del(w, p);
 	close(u->fd);
@@ -494,33 +522,68 @@ static void udp_detach(struct wire *w, struct wire_port *p)
 }
 
 /* The socket that sends from src (GID 1 or the link-local GID 0) and
- * port; the address's own (4791) if that port cannot be had, in which
- * case *port changes to 4791. GID 0 sends from 4791 only. */
+ * port: each QP's port of its own on either GID, as rxe sends; the
+ * address's own socket (4791) if that port cannot be had, in which case
+ * *port changes to 4791. */
 static int tx_socket(struct udp_port *u, const uint8_t src[16], uint16_t *port)
 {
+	bool ll = u->ll_fd >= 0 && !memcmp(src, u->p.ll_gid, 16);
+	int own = ll ? u->ll_fd : u->fd;
+	uint32_t key = *port | (ll ? TX_KEY_LL : 0);
 	struct tx_sock *t;
 
-	if (u->ll_fd >= 0 && !memcmp(src, u->p.ll_gid, 16)) {
-		*port = ROCE_UDP_PORT;
-		return u->ll_fd;
-	}
 	if (*port == ROCE_UDP_PORT) /* another socket there would share
 				     * the arrivals */
-		return u->fd;
-	HASH_FIND(hh, u->socks, port, sizeof(*port), t);
+		return own;
+	HASH_FIND(hh, u->socks, &key, sizeof(key), t);
 	if (!t) {
 		t = calloc(1, sizeof(*t));
 		if (!t)
-			return u->fd;
-		t->port = *port;
-		t->fd = bound_socket(u->p.gid, *port, false);
+			return own;
+		t->key = key;
+		t->fd = bound_socket(ll ? u->p.ll_gid : u->p.gid, *port, false);
 		if (t->fd < 0)
-			t->fd = u->fd;
-		HASH_ADD(hh, u->socks, port, sizeof(t->port), t);
+			t->fd = own;
+		HASH_ADD(hh, u->socks, key, sizeof(t->key), t);
 	}
-	if (t->fd == u->fd)
+	if (t->fd == own)
 		*port = ROCE_UDP_PORT;
 	return t->fd;
+}
+
+/*
+ * True if socket fd may send with IPv6 flow label fl: the kernel sends
+ * only labels its flow label manager has lent the socket (any user may
+ * borrow one, shared with every socket). Asked once per socket and
+ * label; a refusal (another user holds fl exclusively) is remembered.
+ * The kernel wants a destination with the label (to show in
+ * /proc/net/ip6_flowlabel; it routes by the datagram's own): dst's.
+ */
+static bool flow_label_lent(struct udp_port *u, int fd, uint32_t fl,
+			    const uint8_t dst[16])
+{
+	uint64_t key = (uint64_t)(uint32_t)fd << 32 | fl;
+	struct flow_grant *g;
+
+	HASH_FIND(hh, u->grants, &key, sizeof(key), g);
+	if (g)
+		return g->ok;
+	struct in6_flowlabel_req r = { .flr_label = htonl(fl),
+				       .flr_action = IPV6_FL_A_GET,
+				       .flr_flags = IPV6_FL_F_CREATE,
+				       .flr_share = IPV6_FL_S_ANY };
+	int one = 1;
+
+	memcpy(&r.flr_dst, dst, 16);
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return false;
+	g->key = key;
+	g->ok = !setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO_SEND, &one,
+			    sizeof(one)) &&
+		!setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWLABEL_MGR, &r, sizeof(r));
+	HASH_ADD(hh, u->grants, key, sizeof(g->key), g);
+	return g->ok;
 }
 
 /* The socket address of gid, port 4791, into ss; its length. A link-local
@@ -577,6 +640,15 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 		.msg_name = &b->to[i],
 		.msg_namelen = to_sockaddr(u, f.dst_gid, &b->to[i]),
 		.msg_iov = &b->iov[i], .msg_iovlen = 1 };
+	/* The AH's flow label, where the kernel lends it; the frame (and a
+	 * capture of it) says what the wire then carries. */
+	if (f.flow_label && f.ip_ver == 6) {
+		if (flow_label_lent(u, fd, f.flow_label, f.dst_gid))
+			((struct sockaddr_in6 *)&b->to[i])->sin6_flowinfo =
+				htonl(f.flow_label);
+		else
+			w->flow_labels_refused++;
+	}
 	b->tail++;
 }
 
@@ -619,7 +691,8 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 			     const uint8_t *payload, size_t len,
 			     wire_deliver_fn fn, void *arg)
 {
-	struct roce_datagram_addr a = { .drops = u->drops, .tos = m->tos };
+	struct roce_datagram_addr a = { .drops = u->drops, .tos = m->tos,
+					.flow_label = m->flow_label };
 	uint8_t hdr[ROCE_DATAGRAM_HDR_MAX]; /* the GRH of a UD receive */
 	struct roce_frame f;
 	struct wire_rx rx = { .f = &f, .why = "", .bytes = payload, .len = len,
@@ -645,12 +718,13 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 /* The segment size of a GRO batch from its control message (0 if the
  * datagram is a single one); the socket's drop count (SO_RXQ_OVFL) into
  * u->drops where the message carries it, its TOS or traffic class into
- * u->rx_tos (0 without). */
+ * u->rx_tos (0 without), an IPv6 flow label into u->rx_flow (0 without). */
 static size_t read_cmsgs(struct udp_port *u, struct msghdr *m)
 {
 	size_t seg = 0;
 
 	u->rx_tos = 0;
+	u->rx_flow = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
 			int v;
@@ -667,6 +741,11 @@ static size_t read_cmsgs(struct udp_port *u, struct msghdr *m)
 			int v;
 			memcpy(&v, CMSG_DATA(c), sizeof(v));
 			u->rx_tos = (uint8_t)v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 &&
+			   c->cmsg_type == IPV6_FLOWINFO) {
+			uint32_t v;
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			u->rx_flow = ntohl(v) & ROCE_FLOW_LABEL_MASK;
 		}
 	}
 	return seg;
@@ -684,7 +763,7 @@ static void deliver_message(struct wire *w, struct udp_port *u,
 	size_t seg = read_cmsgs(u, m);
 	/* real time: set as each pass begins */
 	struct share_meta meta = { .src = *src, .when_ns = w->core->now,
-				   .tos = u->rx_tos };
+				   .tos = u->rx_tos, .flow_label = u->rx_flow };
 
 	memcpy(meta.dst_gid, dst_gid, 16);
 	if (!seg || seg >= len)
@@ -705,10 +784,10 @@ static unsigned port_receive(struct wire *w, struct udp_port *u, int fd,
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
 	struct sockaddr_storage from[RX_BATCH];
-	/* UDP_GRO's int, SO_RXQ_OVFL's count and the TOS (an int for
-	 * IPv6) */
+	/* UDP_GRO's int, SO_RXQ_OVFL's count, the TOS (an int for IPv6)
+	 * and IPv6's flow information */
 	char ctl[RX_BATCH][CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t)) +
-			   CMSG_SPACE(sizeof(int))];
+			   CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t))];
 	unsigned total = 0, pass = 0;
 	int n;
 
@@ -828,7 +907,7 @@ static void udp_forget(struct wire *w)
 		struct udp_port *u = udp_of(p);
 
 		HASH_ITER(hh, u->socks, t, ttmp)
-			if (t->fd != u->fd)
+			if (t->fd != u->fd && t->fd != u->ll_fd)
 				close(t->fd);
 		close(u->fd);
 		if (u->ll_fd >= 0)

@@ -126,6 +126,9 @@ struct wire {
 	 * process that owns them, taken from another process, and lost for
 	 * want of an owner */
 	uint64_t fwd_out, fwd_in, fwd_no_owner;
+	/* UDP: datagrams sent without their AH's IPv6 flow label, which the
+	 * kernel would not lend */
+	uint64_t flow_labels_refused;
 };
 
 /* The loopback wire on c's virtual clock, with the given faults. NULL if

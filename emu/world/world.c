@@ -65,7 +65,9 @@ void rocemu_world_wire_stats(struct rocemu_world *w,
 					 .gro_batches = w->base->gro_batches,
 					 .fwd_out = w->base->fwd_out,
 					 .fwd_in = w->base->fwd_in,
-					 .fwd_no_owner = w->base->fwd_no_owner };
+					 .fwd_no_owner = w->base->fwd_no_owner,
+					 .flow_labels_refused =
+						 w->base->flow_labels_refused };
 }
 
 void rocemu_world_print_wire_stats(struct rocemu_world *w, FILE *f,
@@ -84,6 +86,8 @@ void rocemu_world_print_wire_stats(struct rocemu_world *w, FILE *f,
 		prefix, (unsigned long long)s.fwd_out, prefix,
 		(unsigned long long)s.fwd_in, prefix,
 		(unsigned long long)s.fwd_no_owner);
+	fprintf(f, "%scounter wire_flow_labels_refused %llu\n", prefix,
+		(unsigned long long)s.flow_labels_refused);
 }
 
 void rocemu_world_free(struct rocemu_world *w)

@@ -26,6 +26,9 @@ struct roce_datagram_addr {
 	/* The IPv4 TOS or IPv6 traffic class the socket reported with it
 	 * (IP_RECVTOS, IPV6_RECVTCLASS; 0 where unknown) */
 	uint8_t tos;
+	/* The IPv6 flow label it reported (IPV6_FLOWINFO; 0 where unknown
+	 * and for IPv4) */
+	uint32_t flow_label;
 };
 
 enum {
@@ -86,6 +89,7 @@ struct roce_frame_udp {
 	uint8_t src_gid[16], dst_gid[16];
 	uint16_t sport;
 	uint8_t tos;			/* IPv4 TOS or IPv6 traffic class */
+	uint32_t flow_label;		/* IPv6 only (20 bits); 0 for IPv4 */
 	size_t ip_off;			/* offset of the IP header */
 	size_t udp_off;			/* offset of the UDP header */
 	size_t payload_len;		/* UDP payload: ICRC included */

@@ -72,6 +72,9 @@ struct rocemu_wire_stats {
 	 * handed to the process that owns them, taken from another, and
 	 * lost because their process is gone */
 	uint64_t fwd_out, fwd_in, fwd_no_owner;
+	/* IPv6 datagrams sent without their address handle's flow label,
+	 * which the kernel would not lend (docs/dropin.md) */
+	uint64_t flow_labels_refused;
 };
 
 /* Fills *s with the wire's counters; cannot fail. */

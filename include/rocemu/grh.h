@@ -7,6 +7,9 @@
 
 #include "rocemu/frame.h"
 
+/* The bits of an IPv6 flow label. */
+enum { ROCE_FLOW_LABEL_MASK = 0xfffff };
+
 /* The first 32 bits of an IPv6 header in host order: version 6, the
  * traffic class, and the low 20 bits of flow_label (the rest are
  * dropped). */

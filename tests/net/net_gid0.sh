@@ -89,6 +89,35 @@ pingpong rc1 ibv_rc_pingpong 18797 -g 1 -n 20 &&
 	grep -q "remote address: .*GID fd00:53::1" "$work/rc1.client"
 result rc1 $?
 
+# An AH's traffic class and flow label reach the peer's GRH over GID 0
+# (IPv6): the labels cross the wire in the IPv6 header, and the receiver
+# reads them from it. The server records a capture, in which the client's
+# datagrams come from a source port of their QP's own, not 4791.
+grh() {
+	ROCEMU_ADDR=fd00:53::1 ROCEMU_PCAP="$work/grh.pcap" timeout 60 \
+		ip netns exec "$a" "$work/ud_grh" server -g 0 -p 18798 \
+		-t 0xb8 -f 0x6789a >"$work/grh.server" 2>&1 &
+	local spid=$!
+	wait_listen 18798 "$a"
+	ROCEMU_ADDR=fd00:53::2 timeout 60 ip netns exec "$b" "$work/ud_grh" \
+		client -g 0 -p 18798 -t 0x68 -f 0x12345 10.53.0.1 \
+		>"$work/grh.client" 2>&1
+	local crc=$?
+	wait $spid && [ $crc = 0 ] &&
+		grep -q "^RECV wc=success grh=1 ip=6 tclass=0x68 flow=0x12345 .*sgid=$llb dgid=$lla" "$work/grh.server" &&
+		grep -q "^RECV wc=success grh=1 ip=6 tclass=0xb8 flow=0x6789a .*sgid=$lla dgid=$llb" "$work/grh.client" &&
+		"$build/bin/rocemu" dump "$work/grh.pcap" >"$work/grh.dump" 2>&1 &&
+		grep -q "\[$llb\]:[0-9]* > \[$lla\]:4791 UD_SEND_ONLY" "$work/grh.dump" &&
+		! grep -q "\[$llb\]:4791 > " "$work/grh.dump"
+}
+if cc -Wall -Wextra -Werror -o "$work/ud_grh" "$here/../rxe/ud_grh.c" \
+	-libverbs 2>"$work/grh.client"; then
+	grh
+	result grh $?
+else
+	result grh 1
+fi
+
 # A send that cannot leave (no route to fd00:99::1: the host refuses it
 # with ENETUNREACH) is lost as on a wire, and counted as rxe counts it
 # (send_err): on RC the requester retries and the WR completes with retry

@@ -53,8 +53,7 @@ RULES = {"DUP-REQ", "DUP-RESP", "FA-COMPARE", "ATOMIC-ORIG", "UC-ACKREQ",
 # The rules of the lab's part gid, which gid_check.py applies to the
 # IPv6 flow label on the wire and in a UD receiver's GRH, to the hop limit
 # and to the UDP source port of GID 0's packets.
-GID_RULES = {"FLOW-LABEL-RXE", "FLOW-LABEL-UDP", "GID0-SPORT",
-             "HOP-LIMIT-ROUTE"}
+GID_RULES = {"FLOW-LABEL-RXE", "HOP-LIMIT-ROUTE"}
 # Scenarios whose program sends a number of messages per QP that depends on
 # the order its completions come in (SRQ-ROUNDS).
 ROUNDS_VARY = {"srq"}

@@ -14,17 +14,14 @@ RUN.client), and checks:
     hop limit (IPv4 TTL) the AH's where the run gave one, or the route's
     64 as the listed difference HOP-LIMIT-ROUTE says;
   - each side (one QP) sends from one UDP source port, not 4791 (which
-    gives the network no entropy), or 4791 from rocemu on GID 0 as the
-    listed difference GID0-SPORT says;
+    gives the network no entropy);
   - every IPv6 packet's flow label is its sender's AH's, or differs as a
     listed difference (conformance/differences.md, `compare: yes`) says:
-    FLOW-LABEL-RXE (rxe's is 0) or FLOW-LABEL-UDP (rocemu's on the UDP
-    wire is the kernel's: one value per UDP flow);
+    FLOW-LABEL-RXE (rxe's is 0);
   - each ud_grh receive completed with IBV_WC_GRH and the peer's data,
     its GRH of the right IP version, with the sender's AH traffic class,
     the sender's GID as source and its own as destination, the hop limit
-    and the flow label the sender's packet carried on the wire (or, under
-    FLOW-LABEL-UDP, 0 at rocemu's receiver).
+    and the flow label the sender's packet carried on the wire.
 Prints one line per run, "  PASS|FAIL PROG SERVER->CLIENT: ...", saying
 on failure what it compared, then one line per listed difference seen.
 
@@ -212,12 +209,9 @@ def check_packets(r, gid, sides, pkts, rules):
             r.fail('%s (%s), one QP, sent from %d UDP source ports (%s)' %
                    (role, impl, len(ports), ' '.join(map(str, ports))))
         elif ports == {ROCE_PORT}:
-            if impl == 'rocemu' and gid == 0 and 'GID0-SPORT' in rules:
-                r.listed.append('GID0-SPORT')
-            else:
-                r.fail('%s (%s) sent from UDP source port %d (the RoCEv2 '
-                       'port), and no listed difference allows it' %
-                       (role, impl, ROCE_PORT))
+            r.fail('%s (%s) sent from UDP source port %d (the RoCEv2 '
+                   'port), and no listed difference allows it' %
+                   (role, impl, ROCE_PORT))
     for (role, src, dst, sport), ps in sorted(flows.items()):
         impl, _, _, want, hop = sides[role]
         got = sorted({p.flow for p in ps})
@@ -231,9 +225,6 @@ def check_packets(r, gid, sides, pkts, rules):
             continue
         if impl == 'rxe' and got == [0] and 'FLOW-LABEL-RXE' in rules:
             r.listed.append('FLOW-LABEL-RXE')
-        elif impl == 'rocemu' and len(got) == 1 and \
-                'FLOW-LABEL-UDP' in rules:
-            r.listed.append('FLOW-LABEL-UDP')
         else:
             r.fail('%s (%s) packets %s -> %s port %d: flow label %s, its '
                    'AH 0x%05x, and no listed difference allows it' %
@@ -275,12 +266,7 @@ def check_grh(r, d, run, gid, sides, first_send, rules):
                 r.fail('%s: no UD SEND from the %s in the capture' %
                        (who, peer))
             continue
-        if int(got.get('flow', '-1'), 0) == wire.flow:
-            continue
-        if impl == 'rocemu' and got.get('flow') == '0x00000' and \
-                'FLOW-LABEL-UDP' in rules:
-            r.listed.append('FLOW-LABEL-UDP')
-        else:
+        if int(got.get('flow', '-1'), 0) != wire.flow:
             r.fail('%s received GRH flow=%s, the packet (%d) carried '
                    '0x%05x' % (who, got.get('flow'), wire.no, wire.flow))
 

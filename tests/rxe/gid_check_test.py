@@ -41,20 +41,20 @@ def pcap(frames):
     return out
 
 
-# The run ud_grh rocemu->rxe as the lab saw it: rxe's packets flow label 0
-# (FLOW-LABEL-RXE), rocemu's the kernel's 0xd15cf from port 4791
-# (FLOW-LABEL-UDP, GID0-SPORT), every traffic class the AH's.
+# The run ud_grh rocemu->rxe as the lab sees it: rxe's packets flow label 0
+# (FLOW-LABEL-RXE), rocemu's its AH's 0x6789a from its QP's own port, every
+# traffic class the AH's.
 GOOD = {
     'meta': 'gid 0\nside server rocemu %s 0xb8 0x6789a 42\n'
             'side client rxe %s 0x68 0x12345 17\n' % (ROCEMU_MAC, RXE_MAC),
     'frames': [(RXE_MAC, RXE_LL, ROCEMU_LL, 0x68, 0, 49441),
-               (ROCEMU_MAC, ROCEMU_LL, RXE_LL, 0xb8, 0xd15cf, 4791)],
+               (ROCEMU_MAC, ROCEMU_LL, RXE_LL, 0xb8, 0x6789a, 57236)],
     'server': 'RECV wc=success grh=1 ip=6 tclass=0x68 flow=0x00000 hop=64 '
               'sgid=%s dgid=%s len=104 data=ok\n'
               'SENT gid=%s->%s tclass=0xb8 flow=0x6789a hop=64 wc=success\n'
               % (RXE_LL, ROCEMU_LL, ROCEMU_LL, RXE_LL),
     'client': 'SENT gid=%s->%s tclass=0x68 flow=0x12345 hop=64 wc=success\n'
-              'RECV wc=success grh=1 ip=6 tclass=0xb8 flow=0xd15cf hop=64 '
+              'RECV wc=success grh=1 ip=6 tclass=0xb8 flow=0x6789a hop=64 '
               'sgid=%s dgid=%s len=104 data=ok\n'
               % (RXE_LL, ROCEMU_LL, ROCEMU_LL, RXE_LL),
     'tsv': 'PASS\tud_grh\trocemu->rxe\t1.0\t\n',
@@ -106,18 +106,17 @@ def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
     # the differences list without one entry's compare: yes
-    unlisted = os.path.join(work, 'differences-no-udp.md')
+    unlisted = os.path.join(work, 'differences-no-rxe-flow.md')
     with open(DIFFS) as f:
         text = f.read()
-    text = re.sub(r'(## FLOW-LABEL-UDP:[^\n]*\n(?:- [a-z]+: [^\n]*\n|\n)*?)'
+    text = re.sub(r'(## FLOW-LABEL-RXE:[^\n]*\n(?:- [a-z]+: [^\n]*\n|\n)*?)'
                   r'- compare: yes\n', r'\1', text)
     with open(unlisted, 'w') as f:
         f.write(text)
     cases = [
         # name, edit, differences, want exit, a pattern the output must have
         ('good', lambda c: None, DIFFS, 0,
-         r'PASS ud_grh rocemu->rxe .*listed: FLOW-LABEL-RXE FLOW-LABEL-UDP '
-         r'GID0-SPORT HOP-LIMIT-ROUTE'),
+         r'PASS ud_grh rocemu->rxe .*listed: FLOW-LABEL-RXE HOP-LIMIT-ROUTE\)'),
         ('hop_ah', lambda c: (frames_edit(1, hop=42)(c),
                               sub('client', 'hop=64 sgid', 'hop=42 sgid')(c)),
          DIFFS, 0, r'PASS ud_grh'),
@@ -132,10 +131,15 @@ def main():
          r'client \(rxe\) packets .* flow label 0x11111, its AH 0x12345'),
         ('rocemu_flow_varies',
          lambda c: c['frames'].append((ROCEMU_MAC, ROCEMU_LL, RXE_LL, 0xb8,
-                                       0x00007, 4791)), DIFFS, 1,
-         r'flow label 0x00007, 0xd15cf, its AH 0x6789a'),
-        ('flow_udp_unlisted', lambda c: None, unlisted, 1,
+                                       0x00007, 57236)), DIFFS, 1,
+         r'flow label 0x00007, 0x6789a, its AH 0x6789a'),
+        ('rocemu_flow_kernel', frames_edit(1, flow=0xd15cf), DIFFS, 1,
          r'server \(rocemu\) packets .* flow label 0xd15cf, its AH 0x6789a, '
+         r'and no listed difference'),
+        ('rocemu_sport_4791', frames_edit(1, sport=4791), DIFFS, 1,
+         r'server \(rocemu\) sent from UDP source port 4791'),
+        ('flow_rxe_unlisted', lambda c: None, unlisted, 1,
+         r'client \(rxe\) packets .* flow label 0x00000, its AH 0x12345, '
          r'and no listed difference'),
         ('not_link_local', frames_edit(0, src='fd00:28::1'), DIFFS, 1,
          r'packet 1 from client \(rxe\): IPv6 fd00:28::1 -> .*want IPv6 '
@@ -146,9 +150,12 @@ def main():
          r'no packet from the client \(rxe'),
         ('grh_tclass', sub('server', 'tclass=0x68 flow', 'tclass=0x00 flow'),
          DIFFS, 1, r'server \(rocemu\) received GRH tclass=0x00, want 0x68'),
-        ('grh_flow_rxe', sub('client', 'flow=0xd15cf', 'flow=0x00000'),
+        ('grh_flow_rxe', sub('client', 'flow=0x6789a', 'flow=0x00000'),
          DIFFS, 1, r'client \(rxe\) received GRH flow=0x00000, the packet '
-         r'\(2\) carried 0xd15cf'),
+         r'\(2\) carried 0x6789a'),
+        ('grh_flow_rocemu', frames_edit(0, flow=0x12345), DIFFS, 1,
+         r'server \(rocemu\) received GRH flow=0x00000, the packet '
+         r'\(1\) carried 0x12345'),
         ('grh_sgid', sub('client', 'sgid=' + ROCEMU_LL, 'sgid=fe80::1'),
          DIFFS, 1, r'received GRH sgid=fe80::1, want ' + ROCEMU_LL),
         ('grh_no_grh_flag', sub('server', 'grh=1', 'grh=0'), DIFFS, 1,

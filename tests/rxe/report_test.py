@@ -42,8 +42,8 @@ GOOD = {
     'cm.rc': '0\n',
     'gid.txt': '  PASS rc_pingpong rxe->rxe: 16 packets, GID 0\n'
                '  PASS ud_grh rocemu->rxe: 2 packets, GID 0, listed: '
-               'FLOW-LABEL-RXE FLOW-LABEL-UDP\n'
-               '      server (rocemu) flow label 0x25d6c (AH 0x6789a)\n'
+               'FLOW-LABEL-RXE HOP-LIMIT-ROUTE\n'
+               '      server (rocemu) flow label 0x6789a (AH 0x6789a)\n'
                'rxe lab: gid 2 passed, 0 failed (60 s; logs in x)\n',
     'gid.rc': '0\n',
 }
