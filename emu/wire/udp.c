@@ -29,6 +29,10 @@ enum { RX_PASS = 8 };
 
 /* A source socket: its port, and whether it is bound to the port's
  * link-local address (GID 0) rather than its own. */
+/* Datagrams to its own address a process remembers it sent (a power of
+ * two): room for the ones in flight to itself. */
+enum { SELF_SENT = 4096 };
+
 struct tx_sock {
 	UT_hash_handle hh;
 	uint32_t key;		/* port | TX_KEY_LL */
@@ -90,6 +94,11 @@ struct udp_port {
 	struct tx_batch *tx;	/* datagrams to send */
 	struct tx_sock *socks;	/* one per source port */
 	struct share sh;	/* its slot, inbox and service claims */
+	/* The ICRCs of the datagrams this process sent to its own address,
+	 * by their low bits: what arrives from that address is another
+	 * process's (one sharing it) unless its ICRC is here, and the tap
+	 * records only those (it saw this process's own at send). */
+	uint32_t self_sent[SELF_SENT];
 };
 
 static struct udp_port *udp_of(const struct wire_port *p)
@@ -600,6 +609,36 @@ static socklen_t to_sockaddr(const struct udp_port *u, const uint8_t gid[16],
 	return len;
 }
 
+/* The ICRC of a UDP payload (its last four bytes, an opaque key here). */
+static uint32_t icrc_key(const uint8_t *payload, size_t len)
+{
+	uint32_t k = 0;
+
+	if (len >= sizeof(k))
+		memcpy(&k, payload + len - sizeof(k), sizeof(k));
+	return k;
+}
+
+static void remember_self_sent(struct udp_port *u, const uint8_t *payload,
+			       size_t len)
+{
+	uint32_t k = icrc_key(payload, len);
+
+	u->self_sent[k & (SELF_SENT - 1)] = k;
+}
+
+/* True if this process sent the datagram (to its own address): told once,
+ * as it arrives once. */
+static bool self_sent(struct udp_port *u, const uint8_t *payload, size_t len)
+{
+	uint32_t k = icrc_key(payload, len), *slot = &u->self_sent[k & (SELF_SENT - 1)];
+
+	if (*slot != k)
+		return false;
+	*slot = ~k; /* not k: taken */
+	return true;
+}
+
 /* Queues a built frame's UDP payload to go from its source port to its
  * destination's port 4791; the queue frees the frame once sent. */
 static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
@@ -640,6 +679,9 @@ static void udp_send(struct wire *w, struct wire_port *from, uint8_t *frame,
 		.msg_name = &b->to[i],
 		.msg_namelen = to_sockaddr(u, f.dst_gid, &b->to[i]),
 		.msg_iov = &b->iov[i], .msg_iovlen = 1 };
+	if (wire_port_find(w, f.dst_gid))
+		remember_self_sent(u, frame + roce_frame_udp_payload_off(&f),
+				   f.payload_len);
 	/* The AH's flow label, where the kernel lends it; the frame (and a
 	 * capture of it) says what the wire then carries. */
 	if (f.flow_label && f.ip_ver == 6) {
@@ -708,8 +750,10 @@ static void deliver_datagram(struct wire *w, struct udp_port *u,
 	memcpy(a.dst_gid, m->dst_gid, 16);
 	memcpy(a.dst_mac, u->p.mac, 6);
 	a.when_ns = m->when_ns;
-	/* What the world's own ports sent, the tap has seen at send. */
-	rx.from_outside = wire_port_find(w, a.src_gid) == NULL;
+	/* What this process's own ports sent, the tap has seen at send;
+	 * another process on the same address sends from it too. */
+	rx.from_outside = wire_port_find(w, a.src_gid) == NULL ||
+			  !self_sent(u, payload, len);
 	rx.rc = roce_datagram_parse(&a, &u->ids, payload, len, hdr, &f,
 				    &rx.why);
 	fn(arg, &u->p, &rx);
