@@ -155,8 +155,10 @@ static int make_objects(struct conn *c, const char *who)
 		fprintf(stderr, "%s: cannot bind %s UDP port 4791: %s (%s)\n",
 			who, c->o.addr, strerror(-rc),
 			rc == -EADDRINUSE
-			    ? "another rocemu or an rxe device binds it: "
-			      "stop it, or pick another address with --addr"
+			    ? "another user's rocemu, a program that binds "
+			      "it without SO_REUSEPORT or an rxe device "
+			      "binds it: stop it, or pick another address "
+			      "with --addr"
 			    : "use a local address, e.g. --addr 127.0.0.2");
 		return -1;
 	}

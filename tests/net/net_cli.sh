@@ -157,7 +157,7 @@ first=$!
 for i in $(seq 100); do grep -q bound "$work/holder2" && break; sleep 0.1; done
 "$rocemu" ping --addr 127.0.0.2 --port 18597 -n 1 >"$work/e3" 2>&1 && bad "address taken twice" || ok
 expect_in e3 "Address already in use"
-expect_in e3 "another rocemu or an rxe device binds it"
+expect_in e3 "a program that binds it without SO_REUSEPORT"
 kill $first 2>/dev/null
 wait $first 2>/dev/null
 # The check the tests make first: a port already taken is named, with the
