@@ -48,6 +48,10 @@ struct core {
 	bool threaded;
 	pthread_t thread;
 	int wake_fd;
+	/* Threads in poll() on the wire's fds (world_poll_setup counts one
+	 * in, the poller out once it returned): a socket closed meanwhile
+	 * lives on until they return. Under the lock. */
+	unsigned polls_under_way;
 };
 
 /* Sets up c with an empty scheduler and a recursive lock: 0, or -errno

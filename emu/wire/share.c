@@ -88,6 +88,7 @@ int share_open(struct share *s, const uint8_t gid[16])
 
 void share_close(struct share *s)
 {
+	share_reap(s);
 	while (s->claims) {
 		struct share_claim *c = s->claims;
 
@@ -112,6 +113,16 @@ int share_claim(struct share *s, uint64_t svc)
 	for (struct share_claim *c = s->claims; c; c = c->next)
 		if (c->svc == svc)
 			return 0;
+	for (struct share_claim **p = &s->retired; *p; p = &(*p)->next) {
+		struct share_claim *c = *p;
+
+		if (c->svc == svc) { /* its socket still holds the name */
+			*p = c->next;
+			c->next = s->claims;
+			s->claims = c;
+			return 0;
+		}
+	}
 	struct share_claim *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -135,10 +146,21 @@ void share_unclaim(struct share *s, uint64_t svc)
 
 		if (c->svc == svc) {
 			*p = c->next;
-			close(c->fd);
-			free(c);
+			c->next = s->retired;
+			s->retired = c;
 			return;
 		}
+	}
+}
+
+void share_reap(struct share *s)
+{
+	while (s->retired) {
+		struct share_claim *c = s->retired;
+
+		s->retired = c->next;
+		close(c->fd);
+		free(c);
 	}
 }
 

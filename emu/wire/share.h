@@ -26,6 +26,11 @@ struct share {
 	uint8_t slot;
 	char prefix[80];		/* "rocemu.<uid>.<address>" */
 	struct share_claim *claims;
+	/* Claims given back whose sockets are still open: a thread blocked
+	 * in poll() on a socket keeps it, and so its name, alive after
+	 * close(), until the poll returns. They are closed by share_reap
+	 * when no poll is under way, and taken back if claimed again. */
+	struct share_claim *retired;
 };
 
 /* What a forwarded datagram carries besides its bytes: what the process
@@ -62,8 +67,13 @@ void share_close(struct share *s);
  */
 int share_claim(struct share *s, uint64_t svc);
 
-/* Gives back s's claim of svc; one not held is fine. */
+/* Gives back s's claim of svc (its name is freed at the next share_reap;
+ * a claim of svc before that takes it back); one not held is fine. */
 void share_unclaim(struct share *s, uint64_t svc);
+
+/* Closes the sockets of the claims given back, freeing their names. Call
+ * only where no thread polls s's sockets (before a poll is set up). */
+void share_reap(struct share *s);
 
 /*
  * Which process owns a RoCEv2 UDP payload that arrived at s's port:

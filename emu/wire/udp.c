@@ -917,6 +917,10 @@ static unsigned udp_pollfds(const struct wire *w, struct pollfd *pfd,
 
 	HASH_ITER(hh, w->ports, p, tmp) {
 		struct udp_port *u = udp_of(p);
+		/* No poll holds them now (the caller is the one poller, about
+		 * to poll again): the claims given back go, and their names. */
+		if (!w->core->polls_under_way)
+			share_reap(&u->sh);
 		if (n == max)
 			break;
 		pfd[n++] = (struct pollfd){ u->fd, POLLIN, 0 };
@@ -959,6 +963,8 @@ static void udp_forget(struct wire *w)
 		/* the names stay the parent's while it lives */
 		for (struct share_claim *c = u->sh.claims; c; c = c->next)
 			close(c->fd);
+		for (struct share_claim *c = u->sh.retired; c; c = c->next)
+			close(c->fd);
 		close(u->sh.inbox);
 	}
 }
@@ -971,8 +977,14 @@ static int udp_claim(struct wire *w, struct wire_port *p, uint64_t svc)
 
 static void udp_unclaim(struct wire *w, struct wire_port *p, uint64_t svc)
 {
-	(void)w;
 	share_unclaim(&udp_of(p)->sh, svc);
+	/* Its name goes with its socket now if no thread polls it, else once
+	 * the poller returns: woken now, so that another process may claim
+	 * the service as soon as possible. */
+	if (!w->core->polls_under_way)
+		share_reap(&udp_of(p)->sh);
+	else
+		w->core->sched.kick = true;
 }
 
 static const struct wire_ops udp_ops = {

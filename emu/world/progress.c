@@ -96,15 +96,22 @@ static void *progress(void *arg)
 {
 	struct rocemu_world *w = arg;
 	struct pollfd pfd[65];
+	bool polled = false; /* the wire's fds, in the last ppoll */
 
 	while (!atomic_load(&w->stop)) {
 		nfds_t n = 0;
 		struct timespec ts = { 0, 1000000 }; /* a spinner's check */
 
-		if (!spinner_active(w)) {
+		if (!spinner_active(w) || polled) {
 			pthread_mutex_lock(&w->core.lock);
-			rocemu_world_run(w);
-			ts = world_poll_setup(w, pfd + 1, 64, &n, 100000000);
+			if (polled)
+				w->core.polls_under_way--;
+			polled = !spinner_active(w);
+			if (polled) {
+				rocemu_world_run(w);
+				ts = world_poll_setup(w, pfd + 1, 64, &n,
+						      100000000);
+			}
 			pthread_mutex_unlock(&w->core.lock);
 		}
 		pfd[0] = (struct pollfd){ w->wake[0], POLLIN, 0 };
@@ -114,6 +121,8 @@ static void *progress(void *arg)
 	}
 	/* A last pass, so nothing that arrived is left unprocessed. */
 	pthread_mutex_lock(&w->core.lock);
+	if (polled)
+		w->core.polls_under_way--;
 	rocemu_world_run(w);
 	pthread_mutex_unlock(&w->core.lock);
 	return NULL;

@@ -211,6 +211,7 @@ struct timespec world_poll_setup(struct rocemu_world *w, struct pollfd *pfd,
 	engines_due(w, &due);
 	wait = due <= now ? 0 : due - now;
 	*n = w->wire->ops->pollfds(w->wire, pfd, max);
+	w->core.polls_under_way++;
 	return (struct timespec){ (time_t)(wait / 1000000000u),
 				  (long)(wait % 1000000000u) };
 }
@@ -241,5 +242,9 @@ void rocemu_world_wait(struct rocemu_world *w, uint64_t max_ns)
 	}
 	if (real_time)
 		ppoll(pfd, n, &ts, NULL);
+	{
+		WORLD_GUARD(w);
+		w->core.polls_under_way--;
+	}
 	rocemu_world_run(w);
 }

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -763,6 +764,34 @@ START_TEST(test_listen_claimed)
 }
 END_TEST
 
+/* With the progress thread polling the claim's socket, a listener freed
+ * and made again at once on the service gets it (a socket being polled
+ * outlives its close(), and its name with it: the second listen was
+ * EADDRINUSE while the thread slept in poll). */
+START_TEST(test_listen_again_polled)
+{
+	struct host *a = calloc(1, sizeof(*a));
+	const uint64_t svc = 0x0106000000004e22ull;
+
+	host_must_up(a, 4, IBV_QPT_RC);
+	ck_assert_int_eq(rocemu_world_start(a->w), 0);
+	for (int i = 0; i < 5; i++) {
+		struct rocemu_cm_id *l = rocemu_cm_id_new(a->dev, no_events, NULL);
+		/* longer than the thread's poll period: it polls the claim */
+		struct timespec nap = { 0, 150000000 };
+
+		ck_assert_ptr_nonnull(l);
+		ck_assert_msg(rocemu_cm_listen(l, svc, ~0ull) == 0,
+			      "listen %d on the service after a free", i);
+		nanosleep(&nap, NULL);
+		ck_assert_int_eq(rocemu_cm_id_free(l), 0);
+	}
+	rocemu_world_stop(a->w);
+	host_down(a);
+	free(a);
+}
+END_TEST
+
 /* A UDP payload: a BTH to qpn, a DETH, and mad (if any) after them. */
 static size_t route_payload(uint8_t *p, uint32_t qpn, const struct roce_cm_msg *m)
 {
@@ -846,6 +875,7 @@ Suite *udp_suite(void)
 	tcase_add_test(tc, test_address_shared);
 	tcase_add_test(tc, test_address_taken);
 	tcase_add_test(tc, test_listen_claimed);
+	tcase_add_test(tc, test_listen_again_polled);
 	tcase_add_test(tc, test_share_routes);
 	suite_add_tcase(s, tc);
 	return s;
