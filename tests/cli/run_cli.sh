@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# rocemu run as a user meets it: its usage errors; bwrap missing or a
+# namespace refused gives the fixing command and exit status 2, the
+# program not started; the program's exit status (and 128+signal) is
+# rocemu run's; signals sent to rocemu run reach the program; the
+# program's environment (the drop-ins first, ROCEMU_ADDR, UCX's UD filter
+# off unless the user chose).
+# usage: tests/cli/run_cli.sh BUILD_DIR
+set -u
+build=$(cd "${1:?usage: run_cli.sh BUILD_DIR}" && pwd)
+work=$build/run_cli
+rm -rf "$work" && mkdir -p "$work/tmp" "$work/nobin" "$work/fakebin"
+. "$(dirname "$0")/../lib/cli_lib.sh"
+rocemu=$build/bin/rocemu
+export TMPDIR=$work/tmp
+addr=127.0.0.133
+
+# Usage errors.
+expect_exit 2 "no program" -- "$rocemu" run --addr $addr
+expect_grep "$work/err" "no program given" "no program: the reason"
+expect_exit 2 "a bad address" -- "$rocemu" run --addr 127.0.0.300 -- true
+expect_grep "$work/err" "no IPv4 or IPv6 address" "a bad address: the reason"
+expect_exit 2 "an unknown option" -- "$rocemu" run --bogus -- true
+expect_exit 0 "--help" -- "$rocemu" run --help
+expect_grep "$work/out" "usage: rocemu run" "--help: the usage"
+
+# No bwrap on PATH: the package to install, status 2, nothing run.
+PATH=$work/nobin expect_exit 2 "no bwrap" -- "$rocemu" run --addr $addr -- \
+	/bin/sh -c "echo ran >$work/ran_nobwrap"
+expect_grep "$work/err" "apt-get install bubblewrap" "no bwrap: the fix"
+[ ! -e "$work/ran_nobwrap" ] && ok || bad "no bwrap: the program ran anyway"
+
+# A bwrap that cannot make the namespace (as where unprivileged user
+# namespaces are off): the sysctl that fixes it, status 2, nothing run.
+cat >"$work/fakebin/bwrap" <<'FAKE'
+#!/bin/sh
+echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2
+exit 1
+FAKE
+chmod +x "$work/fakebin/bwrap"
+PATH=$work/fakebin:/usr/bin:/bin expect_exit 2 "namespace refused" -- \
+	"$rocemu" run --addr $addr -- /bin/sh -c "echo ran >$work/ran_refused"
+expect_grep "$work/err" "sysctl -w" "namespace refused: the sysctl that fixes it"
+expect_grep "$work/err" "could not make the user and mount namespace" "namespace refused: which"
+[ ! -e "$work/ran_refused" ] && ok || bad "namespace refused: the program ran anyway"
+[ -z "$(ls -A "$work/tmp")" ] && ok || bad "namespace refused: the tree was left in TMPDIR"
+
+# The program's status is rocemu run's.
+expect_exit 0 "true" -- "$rocemu" run --addr $addr -- true
+expect_exit 7 "exit 7" -- "$rocemu" run --addr $addr -- sh -c 'exit 7'
+expect_exit 137 "killed by SIGKILL" -- "$rocemu" run --addr $addr -- sh -c 'kill -KILL $$'
+
+# The program's environment.
+"$rocemu" run --addr $addr -- sh -c 'echo "$ROCEMU_ADDR|${LD_LIBRARY_PATH%%:*}|$UCX_UD_VERBS_ETH_DGID_CHECK"' \
+	>"$work/env" 2>&1 && ok || bad "rocemu run -- sh -c echo"
+expect_grep "$work/env" "$addr|$build/lib|n" "the program's ROCEMU_ADDR, drop-ins and UCX setting"
+UCX_UD_VERBS_ETH_DGID_CHECK=y "$rocemu" run --addr $addr -- sh -c 'echo "ucx=$UCX_UD_VERBS_ETH_DGID_CHECK"' \
+	>"$work/env2" 2>&1
+expect_grep "$work/env2" "ucx=y" "the user's own UCX_UD_VERBS_ETH_DGID_CHECK is kept"
+
+# A signal sent to rocemu run reaches the program, whose handler's exit
+# status comes back. No timing: the test waits for the program to say it
+# is ready (up to 60 s), then for it to end.
+for sig in TERM INT HUP; do
+	rm -f "$work/ready" "$work/got"
+	"$rocemu" run --addr $addr -- sh -c "trap 'echo $sig >$work/got; exit 5' $sig; echo >$work/ready; while :; do sleep 0.1; done" &
+	pid=$!
+	for _ in $(seq 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
+	[ -e "$work/ready" ] || bad "SIG$sig: the program never started"
+	kill -$sig $pid
+	wait $pid
+	st=$?
+	[ "$st" = 5 ] && ok || bad "SIG$sig: rocemu run exited $st, wanted the program's 5"
+	expect_grep "$work/got" "$sig" "SIG$sig: the program's handler ran"
+done
+[ -z "$(ls -A "$work/tmp")" ] && ok || bad "rocemu run left $(ls "$work/tmp") in TMPDIR"
+
+echo "run_cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]
