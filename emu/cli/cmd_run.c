@@ -202,29 +202,54 @@ static int write_port(const char *devdir, const struct rocemu_dev *d,
 }
 
 /*
+ * A device at gid to read the attributes from, and its world. On an IPv6
+ * address the device is made on the real network for a moment, as the
+ * program's will be: GID 0 is then the interface's link-local address,
+ * which only that world knows. Elsewhere, or when the address is taken or
+ * not the host's, a world of its own with no socket (GID 0 made from the
+ * MAC, as the program's device makes it on IPv4). NULL when neither can
+ * be made.
+ */
+static struct rocemu_dev *probe_dev(const uint8_t gid[16],
+				    struct rocemu_world **wp)
+{
+	static const uint8_t v4pre[12] = { [10] = 0xff, [11] = 0xff };
+	struct rocemu_dev_cfg cfg = { .name = "rocemu0", .mtu = IBV_MTU_1024 };
+	struct rocemu_world *w = NULL;
+	struct rocemu_dev *d = NULL;
+
+	memcpy(cfg.gid, gid, 16);
+	if (memcmp(gid, v4pre, 12) && (w = rocemu_world_new_udp())) {
+		rocemu_world_set_offload(w, false);
+		d = rocemu_dev_new(w, &cfg);
+		if (!d)
+			rocemu_world_free(w);
+	}
+	if (!d && (w = rocemu_world_new(1))) {
+		d = rocemu_dev_new(w, &cfg);
+		if (!d)
+			rocemu_world_free(w);
+	}
+	*wp = d ? w : NULL;
+	return d;
+}
+
+/*
  * The tree under root: class/infiniband/rocemu0 and
  * class/infiniband_verbs/{abi_version,uverbs0}, from a device made at gid
- * on a world of its own (no socket: the program's device binds the
- * address). Returns 0 or a negative errno.
+ * (probe_dev). Returns 0 or a negative errno.
  */
 static int write_tree(const char *root, const uint8_t gid[16])
 {
-	struct rocemu_dev_cfg cfg = { .name = "rocemu0", .mtu = IBV_MTU_1024 };
 	char cls[PATH_MAX], ib[PATH_MAX], dev[PATH_MAX], uv[PATH_MAX],
 		u0[PATH_MAX], guid[20], ndev[IF_NAMESIZE];
 	struct ibv_device_attr a;
-	struct rocemu_world *w = rocemu_world_new(1);
-	struct rocemu_dev *d;
+	struct rocemu_world *w;
+	struct rocemu_dev *d = probe_dev(gid, &w);
 	int rc;
 
-	if (!w)
+	if (!d)
 		return -ENOMEM;
-	memcpy(cfg.gid, gid, 16);
-	d = rocemu_dev_new(w, &cfg);
-	if (!d) {
-		rocemu_world_free(w);
-		return -ENOMEM;
-	}
 	rocemu_dev_attr(d, &a);
 	netdev_of(gid, ndev);
 	if ((rc = mkdir_in(cls, sizeof(cls), root, "class")) ||

@@ -106,6 +106,38 @@ cc -O1 -Wall -Werror -o "$work/run_sysfs" "$(dirname "$0")/run_sysfs.c" -libverb
 SYSFS_PATH=$work/alt// ROCEMU_ADDR=$addr "$work/run_sysfs" "$work/alt" >"$work/sysfs_out" 2>&1 && ok ||
 	{ bad "run_sysfs with SYSFS_PATH=$work/alt//"; cat "$work/sysfs_out"; }
 
+# On an IPv6 address of an interface, GID 0 is the interface's link-local
+# address and the netdev is that interface, as the verbs say. Only in a
+# network namespace of the test's own (root: {isolated}), where a veth pair
+# can be made without touching the host's interfaces.
+if [ "$(id -u)" = 0 ] && [ "$(ip -o link show | wc -l)" = 1 ] &&
+   ip link add rt_v0 type veth peer name rt_v1 2>/dev/null; then
+	# No duplicate address detection: the link-local address is usable
+	# (not tentative) as soon as it is there.
+	sysctl -qw net.ipv6.conf.rt_v0.accept_dad=0
+	ip link set rt_v0 up && ip link set rt_v1 up &&
+		ip -6 addr add fd00:72::5/64 dev rt_v0 nodad
+	for _ in $(seq 100); do
+		ip -6 addr show dev rt_v0 scope link | grep 'inet6 fe80' | grep -qv tentative && break
+		sleep 0.1
+	done
+	ll=$(ip -6 addr show dev rt_v0 scope link | awk '/inet6 fe80/ { sub("/.*", "", $2); print $2; exit }')
+	ROCEMU_ADDR=fd00:72::5 ibv_devinfo -v >"$work/devinfo6" 2>&1 && ok || bad "ibv_devinfo -v on fd00:72::5"
+	v6_gid0=$(grep -o 'GID\[  0\]:[[:space:]]*[^,]*' "$work/devinfo6" | awk '{print $NF}')
+	[ -n "$ll" ] && [ "$v6_gid0" = "$ll" ] && ok ||
+		bad "the verbs' GID 0 $v6_gid0 is not rt_v0's link-local address $ll"
+	"$rocemu" run --addr fd00:72::5 -- sh -c 'd=/sys/class/infiniband/rocemu0/ports/1
+		echo "gids/0=$(cat $d/gids/0)"; echo "gids/1=$(cat $d/gids/1)"
+		echo "ndevs/0=$(cat $d/gid_attrs/ndevs/0)"' >"$work/tree" 2>&1 ||
+		bad "rocemu run on fd00:72::5"
+	want "gids/0=$(exploded "$ll")"
+	want "gids/1=$(exploded fd00:72::5)"
+	want "ndevs/0=rt_v0"
+	ip link del rt_v0
+else
+	echo "run_tree: no network namespace of its own: the IPv6 part left out"
+fi
+
 [ -z "$(ls -A "$work/tmp")" ] && ok || bad "rocemu run left $(ls "$work/tmp") in TMPDIR"
 
 echo "run_tree: $pass passed, $fail failed"
