@@ -59,6 +59,19 @@ UCX_UD_VERBS_ETH_DGID_CHECK=y "$rocemu" run --addr $addr -- sh -c 'echo "ucx=$UC
 	>"$work/env2" 2>&1
 expect_grep "$work/env2" "ucx=y" "the user's own UCX_UD_VERBS_ETH_DGID_CHECK is kept"
 
+# Installed (<prefix>/bin/rocemu beside <prefix>/lib/rocemu, the layout of
+# make install, docs/install-layout.md), the drop-ins come from there; with
+# none beside it, status 2 and where it looked.
+inst=$work/prefix
+mkdir -p "$inst/bin" "$inst/lib/rocemu" "$work/bare/bin"
+cp "$rocemu" "$inst/bin/" && cp "$build/lib/libibverbs.so.1" "$build/lib/librdmacm.so.1" "$inst/lib/rocemu/"
+"$inst/bin/rocemu" run --addr $addr -- sh -c 'echo "lib=${LD_LIBRARY_PATH%%:*}"' >"$work/env3" 2>&1 && ok ||
+	bad "the installed rocemu run failed: $(cat "$work/env3")"
+expect_grep "$work/env3" "lib=$inst/lib/rocemu" "installed: the drop-ins of <prefix>/lib/rocemu"
+cp "$rocemu" "$work/bare/bin/"
+expect_exit 2 "no drop-ins beside rocemu" -- "$work/bare/bin/rocemu" run --addr $addr -- true
+expect_grep "$work/err" "no libibverbs.so.1 drop-in" "no drop-ins: the reason"
+
 # A signal sent to rocemu run reaches the program, whose handler's exit
 # status comes back. No timing: the test waits for the program to say it
 # is ready (up to 60 s), then for it to end.
