@@ -3,9 +3,9 @@
 # rocemu run as a user meets it: its usage errors; bwrap missing or a
 # namespace refused gives the fixing command and exit status 2, the
 # program not started; the program's exit status (and 128+signal) is
-# rocemu run's; signals sent to rocemu run reach the program; the
-# program's environment (the drop-ins first, ROCEMU_ADDR, UCX's UD filter
-# off unless the user chose).
+# rocemu run's; signals sent to rocemu run, and Ctrl-C at a terminal, reach
+# the program; the program's environment (the drop-ins first, ROCEMU_ADDR,
+# UCX's UD filter off unless the user chose); the installed layout.
 # usage: tests/cli/run_cli.sh BUILD_DIR
 set -u
 build=$(cd "${1:?usage: run_cli.sh BUILD_DIR}" && pwd)
@@ -87,6 +87,36 @@ for sig in TERM INT HUP; do
 	[ "$st" = 5 ] && ok || bad "SIG$sig: rocemu run exited $st, wanted the program's 5"
 	expect_grep "$work/got" "$sig" "SIG$sig: the program's handler ran"
 done
+
+# Ctrl-C at a terminal: the terminal signals its whole foreground process
+# group (rocemu run, bwrap, the program); bwrap's own process dies of it,
+# and rocemu run still waits for the program and returns its status (the
+# handler takes a moment, so the program outlives bwrap).
+cat >"$work/ctrlc.py" <<'PY'
+import os, pty, sys, time
+rocemu, addr, work = sys.argv[1:4]
+prog = ("trap 'echo INT >%s/got_tty; sleep 1; exit 5' INT; echo >%s/ready_tty; "
+        "while :; do sleep 0.1; done") % (work, work)
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(rocemu, [rocemu, "run", "--addr", addr, "--", "sh", "-c", prog])
+for _ in range(600):
+    if os.path.exists(work + "/ready_tty"):
+        break
+    time.sleep(0.1)
+os.write(fd, b"\x03")
+while True:
+    try:
+        if not os.read(fd, 1024):
+            break
+    except OSError:
+        break
+print("status", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+PY
+python3 "$work/ctrlc.py" "$rocemu" $addr "$work" >"$work/ctrlc" 2>&1
+expect_grep "$work/ctrlc" "status 5" "Ctrl-C at a terminal: rocemu run's status is the program's 5"
+expect_grep "$work/got_tty" "INT" "Ctrl-C at a terminal: the program's handler ran"
+
 [ -z "$(ls -A "$work/tmp")" ] && ok || bad "rocemu run left $(ls "$work/tmp") in TMPDIR"
 
 echo "run_cli: $pass passed, $fail failed"
