@@ -52,6 +52,7 @@ static const char usage_text[] =
 	"\n"
 	"Exit status:\n"
 	"  N  PROGRAM's exit status; 128+S when a signal S ended it\n"
+	"  127  PROGRAM not found\n"
 	"  2  a usage error, bwrap missing, or a namespace the system refuses\n"
 	"     (the message names the fix)\n"
 	"\n"
@@ -62,6 +63,9 @@ static const char usage_text[] =
 	"Examples:\n"
 	"  rocemu run -- ibv_devinfo -v\n"
 	"  rocemu run --addr 127.0.0.2 -- ucx_info -d\n";
+
+/* A program that is not there, as a shell reports it. */
+enum { CLI_NOT_FOUND = 127 };
 
 /* The port's answers, as the drop-in's ibv_query_port gives them: the
  * tree and the verbs must agree (tests/cli/run_tree.sh compares). */
@@ -416,15 +420,21 @@ static void build_args(struct args *a, const char *bwrap, const char *tree,
 		add(a, *prog);
 }
 
-/* bwrap's path from PATH, into out; false when there is none. */
-static bool find_bwrap(char *out, size_t cap)
+/* name's path from PATH (name itself when it has a slash), into out;
+ * false when there is no executable file of that name. */
+static bool find_in_path(const char *name, char *out, size_t cap)
 {
 	const char *p = getenv("PATH");
 
+	if (strchr(name, '/')) {
+		int w = snprintf(out, cap, "%s", name);
+
+		return w > 0 && (size_t)w < cap && !access(out, X_OK);
+	}
 	while (p && *p) {
 		const char *end = strchr(p, ':');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
-		int w = snprintf(out, cap, "%.*s/bwrap", (int)len, p);
+		int w = snprintf(out, cap, "%.*s/%s", (int)len, p, name);
 
 		if (len && w > 0 && (size_t)w < cap && !access(out, X_OK))
 			return true;
@@ -707,7 +717,7 @@ int cmd_run(int argc, char **argv)
 {
 	const char *addr = getenv("ROCEMU_ADDR");
 	const char *tmp = getenv("TMPDIR");
-	char bwrap[PATH_MAX], libdir[PATH_MAX], tree[PATH_MAX];
+	char bwrap[PATH_MAX], libdir[PATH_MAX], tree[PATH_MAX], prog[PATH_MAX];
 	uint8_t gid[16];
 	int i, rc;
 
@@ -715,7 +725,12 @@ int cmd_run(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage_text, stdout);
 			return CLI_OK;
-		} else if (!strcmp(argv[i], "--addr") && i + 1 < argc) {
+		} else if (!strcmp(argv[i], "--addr")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "rocemu run: --addr needs an "
+						"address\n%s", usage_text);
+				return CLI_USAGE;
+			}
 			addr = argv[++i];
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
@@ -739,7 +754,13 @@ int cmd_run(int argc, char **argv)
 			addr);
 		return CLI_USAGE;
 	}
-	if (!find_bwrap(bwrap, sizeof(bwrap))) {
+	/* The namespace sees the host's file system and PATH: a program not
+	 * found here is not found there either (127, as a shell says). */
+	if (!find_in_path(argv[i], prog, sizeof(prog))) {
+		fprintf(stderr, "rocemu run: %s: no such program\n", argv[i]);
+		return CLI_NOT_FOUND;
+	}
+	if (!find_in_path("bwrap", bwrap, sizeof(bwrap))) {
 		fprintf(stderr, "rocemu run: bwrap (bubblewrap) is not on PATH: "
 				"it makes the namespace the device is shown "
 				"in; install it: apt-get install bubblewrap\n");

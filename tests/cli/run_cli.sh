@@ -22,6 +22,12 @@ expect_grep "$work/err" "no program given" "no program: the reason"
 expect_exit 2 "a bad address" -- "$rocemu" run --addr 127.0.0.300 -- true
 expect_grep "$work/err" "no IPv4 or IPv6 address" "a bad address: the reason"
 expect_exit 2 "an unknown option" -- "$rocemu" run --bogus -- true
+expect_exit 2 "--addr without an address" -- "$rocemu" run --addr
+expect_grep "$work/err" "--addr needs an address" "--addr without an address: the reason"
+# A program that is not there: 127 and its name, as a shell says, before
+# any namespace is made.
+expect_exit 127 "no such program" -- "$rocemu" run --addr $addr -- rocemu-no-such-program
+expect_grep "$work/err" "rocemu-no-such-program: no such program" "no such program: its name"
 expect_exit 0 "--help" -- "$rocemu" run --help
 expect_grep "$work/out" "usage: rocemu run" "--help: the usage"
 
