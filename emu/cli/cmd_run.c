@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -510,58 +512,64 @@ static void explain_refusal(void)
 				"10000; run as root otherwise\n");
 }
 
-/* Who the forwarded signals go to: bwrap until it names the program's
- * process, then the program. */
-static volatile pid_t fwd_pid;
-
-/* A signal some process sent (kill, sigqueue) goes on to the program. One
- * the kernel made (Ctrl-C at a terminal: SI_KERNEL) reached the program's
- * process group, the program included, already. */
-static void forward(int sig, siginfo_t *si, void *ctx)
-{
-	(void)ctx;
-	if (si->si_code != SI_KERNEL && fwd_pid > 0)
-		kill(fwd_pid, sig);
-}
-
 static const int fwd_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
 				SIGUSR2 };
 
-static void set_forwarding(void)
+/*
+ * The signals this process takes through a signalfd rather than handlers
+ * (they are blocked: none interrupts anything, and none is lost while the
+ * program's pid is not known yet): those it passes on, and SIGCHLD. The
+ * old mask goes to *old, for the children to have again.
+ */
+static int signals_to_fd(sigset_t *old)
 {
-	struct sigaction sa = { .sa_sigaction = forward,
-				.sa_flags = SA_SIGINFO | SA_RESTART };
+	sigset_t set;
 
-	sigemptyset(&sa.sa_mask);
+	sigemptyset(&set);
 	for (size_t i = 0; i < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); i++)
-		sigaction(fwd_sigs[i], &sa, NULL);
+		sigaddset(&set, fwd_sigs[i]);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, old))
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
-/* The program's pid from bwrap's --info-fd JSON ("child-pid": N); 0 when
- * bwrap ended before it made the program's process. */
-static pid_t read_child_pid(int fd)
+/* What the wait for the program knows. */
+struct waiter {
+	pid_t bwrap, prog;	/* prog: 0 until bwrap's --info-fd names it */
+	int info_fd;		/* -1 once read whole */
+	char info[512];
+	size_t info_len;
+	uint64_t pending;	/* signals sent before prog was known */
+	bool done;
+	int code;
+};
+
+/* More of bwrap's --info-fd JSON; at its end (or bwrap's), the program's
+ * pid from "child-pid": N, and the signals held for it passed on. */
+static void take_info(struct waiter *w)
 {
-	char buf[512];
-	size_t n = 0;
-	ssize_t r;
+	ssize_t r = read(w->info_fd, w->info + w->info_len,
+			 sizeof(w->info) - 1 - w->info_len);
 	const char *k;
 
-	while (n < sizeof(buf) - 1) {
-		r = read(fd, buf + n, sizeof(buf) - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-		buf[n] = 0;
-		if (strchr(buf, '}'))
-			break;
+	if (r < 0 && errno == EINTR)
+		return;
+	if (r > 0) {
+		w->info_len += (size_t)r;
+		w->info[w->info_len] = 0;
+		if (!strchr(w->info, '}') && w->info_len < sizeof(w->info) - 1)
+			return;
 	}
-	buf[n] = 0;
-	k = strstr(buf, "\"child-pid\"");
-	if (!k || !(k = strchr(k, ':')))
-		return 0;
-	return (pid_t)strtol(k + 1, NULL, 10);
+	close(w->info_fd);
+	w->info_fd = -1;
+	k = strstr(w->info, "\"child-pid\"");
+	if (k && (k = strchr(k, ':')))
+		w->prog = (pid_t)strtol(k + 1, NULL, 10);
+	for (int sig = 1; sig < 64 && w->prog > 0; sig++)
+		if (w->pending & (1ull << sig))
+			kill(w->prog, sig);
+	w->pending = 0;
 }
 
 /* A wait status as a shell reports it: the code, or 128 + the signal. */
@@ -571,40 +579,86 @@ static int status_code(int st)
 }
 
 /*
- * Waits for the program. bwrap's monitor waits for it and exits with its
- * code; when the monitor dies first (a terminal's Ctrl-C reaches it too)
- * the program, orphaned, comes to this process (a subreaper), which then
- * waits for it itself.
+ * Reaps what has ended. bwrap's monitor waits for the program and exits
+ * with its code; when the monitor dies first (a terminal's Ctrl-C reaches
+ * it too) the program, orphaned, comes to this process (a subreaper),
+ * which then has its status itself. Other orphans are reaped and ignored.
  */
-static int wait_program(pid_t bwrap, pid_t prog)
+static void reap(struct waiter *w)
 {
+	pid_t p;
 	int st;
 
-	for (;;) {
-		pid_t p = waitpid(-1, &st, 0);
-
-		if (p < 0 && errno == EINTR)
-			continue;
-		if (p < 0)
-			return CLI_USAGE;
-		if (p == bwrap && (WIFEXITED(st) || prog <= 0))
-			return status_code(st);
-		if (p == prog)
-			return status_code(st);
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		if ((p == w->bwrap && (WIFEXITED(st) || w->prog <= 0)) ||
+		    (p == w->prog && w->prog > 0)) {
+			w->done = true;
+			w->code = status_code(st);
+		}
+	}
+	if (p < 0 && errno == ECHILD && !w->done) {
+		w->done = true;
+		w->code = CLI_USAGE;
 	}
 }
 
-/* Runs bwrap with a, the program given the environment already set.
- * probe: the run that only tests the namespace (its output hidden).
- * Returns the program's code; -1 when bwrap could not be started. */
-static int run_bwrap(char **argv, int info_fd[2], bool probe)
+/* One signal from the signalfd: SIGCHLD reaps; a signal some process sent
+ * (kill, sigqueue) goes on to the program, held until its pid is known. One
+ * the kernel made (Ctrl-C at a terminal: SI_KERNEL) reached the program's
+ * process group, the program included, already. */
+static void take_signal(struct waiter *w, int sfd)
 {
-	pid_t pid, prog;
+	struct signalfd_siginfo si;
 
-	pid = fork();
-	if (pid < 0)
+	if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	if (si.ssi_signo == SIGCHLD)
+		reap(w);
+	else if (si.ssi_code == SI_KERNEL || si.ssi_signo >= 64)
+		;
+	else if (w->prog > 0)
+		kill(w->prog, (int)si.ssi_signo);
+	else
+		w->pending |= 1ull << si.ssi_signo;
+}
+
+/* Waits for bwrap's program (signals and info through poll, never a
+ * handler): its status as a shell reports it. */
+static int wait_program(struct waiter *w, int sfd)
+{
+	reap(w);	/* a SIGCHLD before the loop is in the fd too */
+	while (!w->done) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = w->info_fd, .events = POLLIN } };
+
+		if (poll(p, w->info_fd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return CLI_USAGE;
+		}
+		if (w->info_fd >= 0 && p[1].revents)
+			take_info(w);
+		if (p[0].revents)
+			take_signal(w, sfd);
+	}
+	if (w->info_fd >= 0)
+		close(w->info_fd);
+	return w->code;
+}
+
+/* Runs bwrap with argv, the program given the environment already set and
+ * old, the signal mask before signals_to_fd. probe: the run that only tests
+ * the namespace (its output hidden). Returns the program's code; -1 when
+ * bwrap could not be started. */
+static int run_bwrap(char **argv, int info_fd[2], bool probe, int sfd,
+		     const sigset_t *old)
+{
+	struct waiter w = { .info_fd = info_fd[0] };
+
+	w.bwrap = fork();
+	if (w.bwrap < 0)
 		return -1;
-	if (!pid) {
+	if (!w.bwrap) {
 		close(info_fd[0]);
 		if (probe) {
 			int null = open("/dev/null", O_WRONLY);
@@ -612,17 +666,12 @@ static int run_bwrap(char **argv, int info_fd[2], bool probe)
 			if (null >= 0)
 				dup2(null, STDOUT_FILENO);
 		}
+		sigprocmask(SIG_SETMASK, old, NULL);
 		execv(argv[0], argv);
 		_exit(127);
 	}
 	close(info_fd[1]);
-	if (!probe)
-		fwd_pid = pid;
-	prog = read_child_pid(info_fd[0]);
-	close(info_fd[0]);
-	if (!probe && prog > 0)
-		fwd_pid = prog;
-	return wait_program(pid, prog);
+	return wait_program(&w, sfd);
 }
 
 /* The device's address (--addr, else ROCEMU_ADDR, else the drop-in's
@@ -662,7 +711,7 @@ static int set_env(const char *libdir, const char *addr)
 /* One bwrap run over the tree: the probe (our own --version in the
  * namespace) or the program. */
 static int one_run(const char *bwrap, const char *tree, char **prog,
-		   bool probe)
+		   bool probe, int sfd, const sigset_t *old)
 {
 	struct args a = { 0 };
 	int fds[2], rc;
@@ -676,12 +725,13 @@ static int one_run(const char *bwrap, const char *tree, char **prog,
 		free_args(&a);
 		return -1;
 	}
-	rc = run_bwrap(a.v, fds, probe);
+	rc = run_bwrap(a.v, fds, probe, sfd, old);
 	free_args(&a);
 	return rc;
 }
 
-static int run_in_tree(const char *bwrap, const char *tree, char **prog)
+static int run_in_tree(const char *bwrap, const char *tree, char **prog,
+		       int sfd, const sigset_t *old)
 {
 	char exe[PATH_MAX], ver[] = "--version";
 	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -695,7 +745,7 @@ static int run_in_tree(const char *bwrap, const char *tree, char **prog)
 	exe[l] = 0;
 	/* A namespace bwrap cannot make fails here, before the program
 	 * starts: never a program run half set up. */
-	rc = one_run(bwrap, tree, probe, true);
+	rc = one_run(bwrap, tree, probe, true, sfd, old);
 	if (rc) {
 		if (rc < 0)
 			fprintf(stderr, "rocemu run: cannot start %s: %s\n",
@@ -704,7 +754,7 @@ static int run_in_tree(const char *bwrap, const char *tree, char **prog)
 			explain_refusal();
 		return CLI_USAGE;
 	}
-	rc = one_run(bwrap, tree, prog, false);
+	rc = one_run(bwrap, tree, prog, false, sfd, old);
 	if (rc < 0) {
 		fprintf(stderr, "rocemu run: cannot start %s: %s\n", bwrap,
 			strerror(errno));
@@ -719,7 +769,8 @@ int cmd_run(int argc, char **argv)
 	const char *tmp = getenv("TMPDIR");
 	char bwrap[PATH_MAX], libdir[PATH_MAX], tree[PATH_MAX], prog[PATH_MAX];
 	uint8_t gid[16];
-	int i, rc;
+	sigset_t old;
+	int i, rc, sfd;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -790,8 +841,15 @@ int cmd_run(int argc, char **argv)
 	/* Orphans of the program come here, so the program is waited for
 	 * even when bwrap's monitor is gone. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	set_forwarding();
-	rc = run_in_tree(bwrap, tree, argv + i);
+	sfd = signals_to_fd(&old);
+	if (sfd < 0) {
+		fprintf(stderr, "rocemu run: signalfd: %s\n", strerror(errno));
+		remove_tree(tree);
+		return CLI_USAGE;
+	}
+	rc = run_in_tree(bwrap, tree, argv + i, sfd, &old);
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	remove_tree(tree);
 	return rc;
 }
