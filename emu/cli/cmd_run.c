@@ -612,11 +612,13 @@ static void take_signal(struct waiter *w, int sfd)
 
 	if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return;
-	if (si.ssi_signo == SIGCHLD)
+	if (si.ssi_signo == SIGCHLD) {
 		reap(w);
-	else if (si.ssi_code == SI_KERNEL || si.ssi_signo >= 64)
-		;
-	else if (w->prog > 0)
+		return;
+	}
+	if (si.ssi_code == SI_KERNEL || si.ssi_signo >= 64)
+		return;
+	if (w->prog > 0)
 		kill(w->prog, (int)si.ssi_signo);
 	else
 		w->pending |= 1ull << si.ssi_signo;
@@ -763,66 +765,77 @@ static int run_in_tree(const char *bwrap, const char *tree, char **prog,
 	return rc;
 }
 
-int cmd_run(int argc, char **argv)
+/* The options: *addr set by --addr; returns the index of PROGRAM, or
+ * -CLI_USAGE (the reason on stderr) or -1 for --help (printed). */
+static int parse_args(int argc, char **argv, const char **addr)
 {
-	const char *addr = getenv("ROCEMU_ADDR");
-	const char *tmp = getenv("TMPDIR");
-	char bwrap[PATH_MAX], libdir[PATH_MAX], tree[PATH_MAX], prog[PATH_MAX];
-	uint8_t gid[16];
-	sigset_t old;
-	int i, rc, sfd;
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage_text, stdout);
-			return CLI_OK;
+			return -1;
 		} else if (!strcmp(argv[i], "--addr")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "rocemu run: --addr needs an "
 						"address\n%s", usage_text);
-				return CLI_USAGE;
+				return -CLI_USAGE;
 			}
-			addr = argv[++i];
+			*addr = argv[++i];
 		} else if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "rocemu run: unknown option '%s'\n%s",
 				argv[i], usage_text);
-			return CLI_USAGE;
+			return -CLI_USAGE;
 		} else {
 			break;
 		}
 	}
 	if (i >= argc) {
 		fprintf(stderr, "rocemu run: no program given\n%s", usage_text);
-		return CLI_USAGE;
+		return -CLI_USAGE;
 	}
-	if (!addr || !*addr)
-		addr = "127.0.0.1";
-	if (!parse_addr(addr, gid)) {
-		fprintf(stderr, "rocemu run: '%s' is no IPv4 or IPv6 address\n",
-			addr);
-		return CLI_USAGE;
-	}
-	/* The namespace sees the host's file system and PATH: a program not
-	 * found here is not found there either (127, as a shell says). */
-	if (!find_in_path(argv[i], prog, sizeof(prog))) {
-		fprintf(stderr, "rocemu run: %s: no such program\n", argv[i]);
+	return i;
+}
+
+/* What the run needs from the host: the program (the namespace sees the
+ * host's file system and PATH: one not found here is not found there
+ * either, 127 as a shell says), bwrap and the drop-ins. Returns 0 or the
+ * status to exit with, the reason on stderr. */
+static int find_tools(const char *name, char *bwrap, char *libdir)
+{
+	char prog[PATH_MAX];
+
+	if (!find_in_path(name, prog, sizeof(prog))) {
+		fprintf(stderr, "rocemu run: %s: no such program\n", name);
 		return CLI_NOT_FOUND;
 	}
-	if (!find_in_path("bwrap", bwrap, sizeof(bwrap))) {
+	if (!find_in_path("bwrap", bwrap, PATH_MAX)) {
 		fprintf(stderr, "rocemu run: bwrap (bubblewrap) is not on PATH: "
 				"it makes the namespace the device is shown "
 				"in; install it: apt-get install bubblewrap\n");
 		return CLI_USAGE;
 	}
-	if (!find_libdir(libdir, sizeof(libdir))) {
+	if (!find_libdir(libdir, PATH_MAX)) {
 		fprintf(stderr, "rocemu run: no libibverbs.so.1 drop-in beside "
 				"this rocemu (../lib or ../lib/rocemu)\n");
 		return CLI_USAGE;
 	}
-	snprintf(tree, sizeof(tree), "%s/rocemu-run.XXXXXX",
+	return 0;
+}
+
+/* The tree in a new folder of $TMPDIR (into tree) and the program's
+ * environment. Returns 0 or CLI_USAGE, the reason on stderr, nothing
+ * left behind. */
+static int make_tree(char *tree, const uint8_t gid[16], const char *libdir,
+		     const char *addr)
+{
+	const char *tmp = getenv("TMPDIR");
+	int rc;
+
+	snprintf(tree, PATH_MAX, "%s/rocemu-run.XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(tree)) {
 		fprintf(stderr, "rocemu run: cannot make %s: %s\n", tree,
@@ -838,6 +851,30 @@ int cmd_run(int argc, char **argv)
 		remove_tree(tree);
 		return CLI_USAGE;
 	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *addr = getenv("ROCEMU_ADDR");
+	char bwrap[PATH_MAX], libdir[PATH_MAX], tree[PATH_MAX];
+	uint8_t gid[16];
+	sigset_t old;
+	int i, rc, sfd;
+
+	i = parse_args(argc, argv, &addr);
+	if (i < 0)
+		return i == -1 ? CLI_OK : -i;
+	if (!addr || !*addr)
+		addr = "127.0.0.1";
+	if (!parse_addr(addr, gid)) {
+		fprintf(stderr, "rocemu run: '%s' is no IPv4 or IPv6 address\n",
+			addr);
+		return CLI_USAGE;
+	}
+	if ((rc = find_tools(argv[i], bwrap, libdir)) ||
+	    (rc = make_tree(tree, gid, libdir, addr)))
+		return rc;
 	/* Orphans of the program come here, so the program is waited for
 	 * even when bwrap's monitor is gone. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
