@@ -33,6 +33,10 @@ int cmd_perf(int argc, char **argv);
 int cmd_conform(int argc, char **argv);
 /* rocemu ladder CAPTURE: a message sequence chart per flow, text and SVG. */
 int cmd_ladder(int argc, char **argv);
+/* rocemu run PROGRAM: PROGRAM on the drop-ins, with /dev/infiniband and
+ * /sys/class/infiniband of rocemu's device, in a bubblewrap namespace;
+ * returns the program's status, CLI_USAGE when it cannot set that up. */
+int cmd_run(int argc, char **argv);
 
 /*
  * The conformance home (its scenarios/ and differences.md): a source

@@ -18,6 +18,7 @@ static const struct {
 	{ "replay", cmd_replay, "feed a capture's requests to rocemu, compare its answers" },
 	{ "ping", cmd_ping, "round trips between two rocemu devices (RC/UC/UD)" },
 	{ "perf", cmd_perf, "bandwidth and latency: write, read, send, atomic" },
+	{ "run", cmd_run, "a program on rocemu's device, found where programs look" },
 };
 
 #ifndef ROCEMU_VERSION
@@ -53,6 +54,8 @@ static int usage(FILE *out, int rc)
 	      "Environment:\n"
 	      "  ROCEMU_AGENT_TOKEN  the token rocemu conform sends to the agent\n"
 	      "                      when --agent-token-file is not given\n"
+	      "  ROCEMU_ADDR         rocemu run: the device's address when\n"
+	      "                      --addr is not given\n"
 	      "\n"
 	      "Exit status:\n"
 	      "  0  success: the command ran and found no problem\n"

@@ -408,10 +408,37 @@ __attribute__((destructor)) static void rv_fini(void)
 	print_counters();
 }
 
+const char *ibv_get_sysfs_path(void); /* verbs_provider_abi.c */
+
+/*
+ * The device's sysfs paths under the sysfs root in effect, as rdma-core
+ * builds them (<root>/class/infiniband/<name>, <root>/class/
+ * infiniband_verbs/<dev_name>): `rocemu run` makes that tree, and a
+ * program given SYSFS_PATH looks there. A root too long for the fields
+ * keeps the default /sys ones.
+ */
+static void sysfs_paths(void)
+{
+	const char *root = ibv_get_sysfs_path();
+	char ib[sizeof(the_device.ibdev_path)], uv[sizeof(the_device.dev_path)];
+	int a = snprintf(ib, sizeof(ib), "%s/class/infiniband/%s", root,
+			 the_device.name);
+	int b = snprintf(uv, sizeof(uv), "%s/class/infiniband_verbs/%s", root,
+			 the_device.dev_name);
+
+	if (a < 0 || (size_t)a >= sizeof(ib) || b < 0 ||
+	    (size_t)b >= sizeof(uv))
+		return;
+	memcpy(the_device.ibdev_path, ib, sizeof(ib));
+	memcpy(the_device.dev_path, uv, sizeof(uv));
+}
+
 struct ibv_device **ibv_get_device_list(int *num)
 {
+	static pthread_once_t paths_once = PTHREAD_ONCE_INIT;
 	struct ibv_device **list = calloc(2, sizeof(*list));
 
+	pthread_once(&paths_once, sysfs_paths);
 	if (!list) {
 		errno = ENOMEM;
 		return NULL;

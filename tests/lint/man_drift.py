@@ -38,6 +38,7 @@ SOURCES = {
     'ping': ['emu/cli/cmd_ping.c', 'emu/cli/cli_conn.c'],
     'perf': ['emu/cli/cmd_perf.c', 'emu/cli/cli_conn.c'],
     'demo': ['emu/cli/cmd_demo.c'],
+    'run': ['emu/cli/cmd_run.c'],
     'agent': ['conformance/agent/main.c'],
     '': ['emu/cli/rocemu.c'],
 }
