@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * MPI ping-pong with checked data: rank 0 and rank 1 (or rank 0 with
- * itself when it runs alone) exchange messages of 1 byte to 64 KiB, each
- * filled with a pattern of its round, size and sender that the receiver
- * checks byte by byte, and the echo checked again. Prints one summary
- * line on rank 0 and exits 0 when every byte matched; otherwise names the
- * first wrong byte and exits 1 (MPI_Abort).
+ * MPI exchanges with checked data between every pair of ranks (rank 0
+ * with itself when it runs alone): in each round, for each size from 1
+ * byte to 64 KiB, every rank sends every other rank a message filled with
+ * a pattern of its round, size and sender, and checks byte by byte what
+ * each of the others sent it. Prints one summary line on rank 0 and exits
+ * 0 when every byte matched; otherwise names the first wrong byte and
+ * exits 1 (MPI_Abort).
  * usage: mpirun ... ucx_mpi_pingpong [ROUNDS]
  */
 #include <mpi.h>
@@ -43,38 +44,42 @@ static void check(const unsigned char *b, int round, int size, int from,
 int main(int argc, char **argv)
 {
 	int rank, nranks, rounds = argc > 1 ? atoi(argv[1]) : 20, n = 0;
-	unsigned char *out = malloc(MAX), *in = malloc(MAX);
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	if (!out || !in || rounds < 1)
+	unsigned char *out = malloc(MAX), *in = malloc((size_t)MAX * nranks);
+	MPI_Request *req = malloc(sizeof(*req) * 2 * (size_t)nranks);
+	if (!out || !in || !req || rounds < 1)
 		MPI_Abort(MPI_COMM_WORLD, 2);
-	int peer = nranks > 1 ? 1 - rank : 0;
-	for (int r = 0; r < rounds && rank < 2; r++) {
+	for (int r = 0; r < rounds; r++) {
 		for (int size = 1; size <= MAX; size *= 4) {
-			MPI_Request req;
+			int k = 0;
 
-			if (rank == 0) {
-				fill(out, r, size, 0);
-				MPI_Irecv(in, size, MPI_BYTE, peer, r, MPI_COMM_WORLD, &req);
-				MPI_Send(out, size, MPI_BYTE, peer, r, MPI_COMM_WORLD);
-				MPI_Wait(&req, MPI_STATUS_IGNORE);
-				/* The echo is the peer's own pattern (itself alone). */
-				check(in, r, size, peer, rank);
-			} else {
-				MPI_Recv(in, size, MPI_BYTE, 0, r, MPI_COMM_WORLD,
-					 MPI_STATUS_IGNORE);
-				check(in, r, size, 0, rank);
-				fill(out, r, size, 1);
-				MPI_Send(out, size, MPI_BYTE, 0, r, MPI_COMM_WORLD);
-			}
+			fill(out, r, size, rank);
+			/* alone, a rank sends to itself; else to every other */
+			for (int p = 0; p < nranks; p++)
+				if (p != rank || nranks == 1)
+					MPI_Irecv(in + (size_t)p * MAX, size,
+						  MPI_BYTE, p, r, MPI_COMM_WORLD,
+						  &req[k++]);
+			for (int p = 0; p < nranks; p++)
+				if (p != rank || nranks == 1)
+					MPI_Isend(out, size, MPI_BYTE, p, r,
+						  MPI_COMM_WORLD, &req[k++]);
+			MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+			for (int p = 0; p < nranks; p++)
+				if (p != rank || nranks == 1)
+					check(in + (size_t)p * MAX, r, size, p,
+					      rank);
 			n++;
 		}
 	}
+	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0)
-		printf("ucx_mpi_pingpong: %d ranks, %d round trips of 1 B to 64 KiB, every byte checked\n",
-		       nranks, n);
+		printf("ucx_mpi_pingpong: %d ranks, %d exchanges of 1 B to 64 KiB "
+		       "between every pair, every byte checked\n", nranks, n);
+	free(req);
 	free(out);
 	free(in);
 	MPI_Finalize();
