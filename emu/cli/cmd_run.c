@@ -248,7 +248,8 @@ static struct rocemu_dev *probe_dev(const uint8_t gid[16],
 static int write_tree(const char *root, const uint8_t gid[16])
 {
 	char cls[PATH_MAX], ib[PATH_MAX], dev[PATH_MAX], uv[PATH_MAX],
-		u0[PATH_MAX], guid[20], ndev[IF_NAMESIZE];
+		u0[PATH_MAX], guid[20], ndev[IF_NAMESIZE], pci[PATH_MAX],
+		net[PATH_MAX], nd[PATH_MAX];
 	struct ibv_device_attr a;
 	struct rocemu_world *w;
 	struct rocemu_dev *d = probe_dev(gid, &w);
@@ -276,6 +277,14 @@ static int write_tree(const char *root, const uint8_t gid[16])
 	    (rc = put(dev, "board_id", "rocemu\n")) ||
 	    (rc = put(dev, "parent", "%s\n", ndev)) ||
 	    (rc = write_port(dev, d, ndev)))
+		goto out;
+	/* The netdev as a NIC's driver shows it (device/net/<netdev>, port
+	 * 1 its dev_port 0): rdma-core's rdma_cm tests find the device's IP
+	 * there, and skip without it (as on rxe, which has no device). */
+	if ((rc = mkdir_in(pci, sizeof(pci), dev, "device")) ||
+	    (rc = mkdir_in(net, sizeof(net), pci, "net")) ||
+	    (rc = mkdir_in(nd, sizeof(nd), net, ndev)) ||
+	    (rc = put(nd, "dev_port", "0\n")))
 		goto out;
 	/* uverbs ABI 6 (the kernel's class file), the device's own 1. */
 	if ((rc = mkdir_in(uv, sizeof(uv), cls, "infiniband_verbs")) ||

@@ -364,6 +364,16 @@ static int route_source(const struct sockaddr *dst, struct sockaddr_storage *src
 
 /* The source of a resolve with no source named: the device's address,
  * or (no device yet, ROCEMU_ADDR unset) the route's. */
+/* 127.0.0.1 or ::1, the loopback address proper. */
+static bool is_loopback_host(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)(const void *)a)->sin_addr.s_addr ==
+		       htonl(INADDR_LOOPBACK);
+	return a->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr);
+}
+
 static int choose_source(const struct sockaddr *dst, struct sockaddr_storage *src)
 {
 	struct sockaddr_storage rs = { 0 };
@@ -423,6 +433,12 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 	       sizeof(r->id.route.addr.dst_storage));
 	memcpy(&r->id.route.addr.dst_addr, dst_addr, sa_len(dst_addr));
 	gid_of(dst_addr, r->peer_gid);
+	/* The loopback address itself is this host's own device, whatever
+	 * its address (Linux's cma_resolve_loopback): a 127.0.0.1 listener
+	 * is one bound on the device (bind_checked). Other 127/8 addresses
+	 * stay devices of their own. */
+	if (is_loopback_host(dst_addr) && rc_dev_gid(NULL, r->peer_gid))
+		gid_of(dst_addr, r->peer_gid);
 	rc_drop_event(r);
 	struct rc_event *e = rc_event_new(r, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	if (!e)
@@ -468,7 +484,7 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 		return rc_err(-ENOMEM);
 	memset(p, 0, sizeof(*p));
 	gid_of(&r->id.route.addr.src_addr, p->sgid.raw);
-	gid_of(&r->id.route.addr.dst_addr, p->dgid.raw);
+	memcpy(p->dgid.raw, r->peer_gid, 16); /* as rdma_resolve_addr found */
 	p->pkey = htons(0xffff);
 	p->hop_limit = 64;
 	p->traffic_class = r->tos;

@@ -3,9 +3,11 @@
 # Debian's rdma_cm programs, unmodified, with server and client on ONE
 # device address (docs/sharing.md): rping (RC, ten checked pings), ucmatose
 # (RC, two connections) and udaddy (UD through SIDR), each a server and a
-# client process on the drop-ins. Then a second rping server on the
-# listening one's port in another process is refused (EADDRINUSE, as
-# Linux's one port space refuses it) and the first still serves.
+# client process on the drop-ins, and rping through 127.0.0.1 (the host's
+# own device, as Linux resolves a loopback destination). Then a second
+# rping server on the listening one's port in another process is refused
+# (EADDRINUSE, as Linux's one port space refuses it) and the first still
+# serves.
 # usage: tests/verbs/rdmacm_share.sh BUILD_DIR ADDR
 set -u
 build=$(cd "${1:?usage: rdmacm_share.sh BUILD_DIR ADDR}" && pwd)
@@ -24,6 +26,11 @@ rdmacm_run ucmatose "ucmatose -b $server -c 2 -C 10 -S 1000" \
 	"ucmatose -s $server -b $client -c 2 -C 10 -S 1000" "return status [1-9]"
 rdmacm_run udaddy "udaddy -b $server -c 2 -C 10 -S 500" \
 	"udaddy -s $server -b $client -c 2 -C 10 -S 500" "return status [1-9]"
+# 127.0.0.1 is the host's own device, whatever its address (as Linux
+# resolves a loopback destination): a server bound there and a client
+# sent there meet on the device (rdma-core's rdma_cm tests do this).
+rdmacm_run rping_lo "rping -s -a 127.0.0.1 -p 18713 -C 5 -V" \
+	"rping -c -a 127.0.0.1 -p 18713 -C 5 -V" "error\|fail"
 
 # A second listener on the port, in another process: refused.
 ROCEMU_ADDR=$server timeout 60 rping -s -a "$server" -p 18712 -C 3 -V \
