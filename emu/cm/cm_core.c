@@ -144,6 +144,11 @@ int cm_send(struct rocemu_cm_id *id, struct roce_cm_msg *m, bool keep)
 	int rc = gsi_send(cm->d, id->peer_gid, id->tclass, mad);
 	if (rc)
 		return rc;
+	/* On the wire before the call returns, as a kernel's CM sends it: a
+	 * program may leave by _exit() right after rdma_disconnect (Python's
+	 * forked processes do), and the DREQ must not die with it. */
+	if (cm->d->port)
+		wire_port_flush(cm->d->port);
 	dev_count(cm->d, ROCEMU_CNT_CM_TX_MSGS);
 	core_trace(cm->d->core, "%s cm > %s", cm->d->name,
 		   roce_cm_attr_name(m->attr_id));

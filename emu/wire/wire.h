@@ -194,6 +194,13 @@ static inline int wire_claim(struct wire_port *p, uint64_t svc)
 	return p->home->ops->claim ? p->home->ops->claim(p->home, p, svc) : 0;
 }
 
+/* Sends now what p's wire has queued (a frame otherwise waits for the
+ * end of the world's pass). */
+static inline void wire_port_flush(struct wire_port *p)
+{
+	p->top->ops->flush(p->top);
+}
+
 /* Gives back a claim of svc on p; one not held is fine. */
 static inline void wire_unclaim(struct wire_port *p, uint64_t svc)
 {

@@ -32,7 +32,7 @@ esac
 (cd "$work" && timeout 600 "$build/bin/rocemu" run --addr "$addr" -- \
 	$py tests/run_tests.py --dev rocemu0 -v tests.test_rdmacm) >"$work/out" 2>&1
 for t in sync_traffic async_traffic async_reject_traffic async_udp_traffic \
-	async_read async_write; do
+	async_read async_write async_traffic_external_qp; do
 	grep -q "^test_rdmacm_$t .*\.\.\. ok$" "$work/out" && ok ||
 		bad "test_rdmacm_$t did not pass"
 done

@@ -149,8 +149,10 @@ static void channel_and_resolve(void)
 	EXPECT(id->route.num_paths == 1 && pr != NULL);
 	if (pr) {
 		static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+		/* 127.0.0.1 is the host's own device: its GID, as Linux's
+		 * cma_resolve_loopback gives a loopback destination */
 		EXPECT(!memcmp(pr->dgid.raw, mapped, 12) &&
-		       !memcmp(&pr->dgid.raw[12], &dst.sin_addr, 4));
+		       !memcmp(&pr->dgid.raw[12], &src->sin_addr, 4));
 		EXPECT(!memcmp(&pr->sgid.raw[12], &src->sin_addr, 4));
 		EXPECT(pr->hop_limit == 64 && pr->pkey == htons(0xffff));
 		/* the port's MTU (ROCEMU_MTU, 1024 by default) caps lo's */
