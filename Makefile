@@ -67,7 +67,7 @@ DEB_PKGS := gcc make libc6-dev pkg-config libpcap-dev check uthash-dev \
 	zlib1g-dev libisal-dev libibverbs-dev tshark python3 clang libclang-rt-14-dev \
 	iproute2 ibverbs-utils perftest python3-pyverbs librsvg2-bin \
 	librdmacm1 librdmacm-dev rdmacm-utils libfabric-bin bubblewrap ucx-utils \
-	libucx-dev openmpi-bin libopenmpi-dev
+	libucx-dev openmpi-bin libopenmpi-dev golang-go
 # ... and those the rxe lab needs besides (tests/rxe/): without them
 # make check skips the lab and says why.
 RXE_LAB_PKGS := qemu-system-x86 busybox-static cpio kmod tcpdump iproute2 \
