@@ -1,0 +1,3 @@
+module rocemu.test/gocgo
+
+go 1.19
