@@ -347,9 +347,11 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 		/* Inline data is copied now: the buffer may be reused. */
 		uint32_t off = 0;
 		for (int i = 0; i < wr->num_sge; i++) {
-			memcpy(wqe->inline_data + off,
-			       (void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
+			/* an empty SGE may have no address (UCX posts them) */
+			if (wr->sg_list[i].length)
+				memcpy(wqe->inline_data + off,
+				       (void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
 			off += wr->sg_list[i].length;
 		}
 	} else {
