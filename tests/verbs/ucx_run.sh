@@ -20,14 +20,7 @@ work=$build/ucx_run_$mode${1:+_$1}
 rm -rf "$work" && mkdir -p "$work/tmp"
 . "$(dirname "$0")/../lib/cli_lib.sh"
 . "$(dirname "$0")/../lib/verbs_env.sh"
-# UCX 1.13 does not start with ThreadSanitizer's runtime preloaded (Debian's
-# ucx_info -d dies of SIGSEGV so, rocemu or not): under TSAN=1 nothing here
-# can run; the SAN=1 and plain builds run it.
-case ${LD_PRELOAD:-} in
-*libtsan*)
-	echo "$(basename "$0"): left out under ThreadSanitizer: UCX does not start with its runtime"
-	exit 0 ;;
-esac
+. "$(dirname "$0")/../lib/ucx_tsan.sh"
 . "$(dirname "$0")/../lib/wait_listen.sh"
 rocemu=$build/bin/rocemu
 export TMPDIR=$work/tmp
