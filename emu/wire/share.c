@@ -106,13 +106,20 @@ static void svc_name(char *what, size_t size, uint64_t svc)
 	snprintf(what, size, "svc.%016llx", (unsigned long long)svc);
 }
 
+static bool claims(const struct share *s, uint64_t svc)
+{
+	for (const struct share_claim *c = s->claims; c; c = c->next)
+		if (c->svc == svc)
+			return true;
+	return false;
+}
+
 int share_claim(struct share *s, uint64_t svc)
 {
 	char what[32];
 
-	for (struct share_claim *c = s->claims; c; c = c->next)
-		if (c->svc == svc)
-			return 0;
+	if (claims(s, svc))
+		return 0;
 	for (struct share_claim **p = &s->retired; *p; p = &(*p)->next) {
 		struct share_claim *c = *p;
 
@@ -162,14 +169,6 @@ void share_reap(struct share *s)
 		close(c->fd);
 		free(c);
 	}
-}
-
-static bool claims(const struct share *s, uint64_t svc)
-{
-	for (const struct share_claim *c = s->claims; c; c = c->next)
-		if (c->svc == svc)
-			return true;
-	return false;
 }
 
 /* To the process whose comm ID (or SIDR request ID) id is: its top byte. */
