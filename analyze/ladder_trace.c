@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Trace events as text lines: written by a running device, read back by rocemu ladder. */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,34 +10,62 @@
 #include "rocemu/frame.h"
 #include "rocemu/trace.h"
 
-static const char *const kind_names[] = {
-    [ROCEMU_EV_WQE] = "wqe",
-    [ROCEMU_EV_CQE] = "cqe",
-    [ROCEMU_EV_RECV_WQE] = "rwqe",
+static const char *const kind_names[ROCEMU_EV_KINDS] = {
+    [ROCEMU_EV_WQE] = "wqe",	   [ROCEMU_EV_CQE] = "cqe",
+    [ROCEMU_EV_RECV_WQE] = "rwqe", [ROCEMU_EV_WHY] = "why",
+    [ROCEMU_EV_STATE] = "state",
 };
 
 static const char *kind_name(enum rocemu_event_kind k)
 {
-	return (unsigned)k < 3 ? kind_names[k] : "?";
+	return (unsigned)k < ROCEMU_EV_KINDS ? kind_names[k] : "?";
+}
+
+static bool has_text(enum rocemu_event_kind k)
+{
+	return k == ROCEMU_EV_WHY || k == ROCEMU_EV_STATE;
+}
+
+/* s (at most max bytes, NUL or not) with each control character turned
+ * into a space, and with spaces too when one_word: a field of a line
+ * whose fields are split at white space. */
+static void clean(char *dst, const char *s, size_t max, bool one_word)
+{
+	size_t i, n = strnlen(s, max);
+
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		dst[i] = (ch < 0x20 || ch == 0x7f || (one_word && ch == ' '))
+			     ? (one_word ? '_' : ' ')
+			     : (char)ch;
+	}
+	dst[n] = '\0';
 }
 
 int rocemu_event_format(char *buf, size_t len, const struct rocemu_event *ev)
 {
-	char gid[64];
+	char gid[64], rule[ROCEMU_EV_NAME + 1], text[ROCEMU_EV_TEXT + 1];
 	struct roce_sb sb;
+	bool why = ev->kind == ROCEMU_EV_WHY;
 
 	roce_sb_init(&sb, gid, sizeof(gid));
 	roce_fmt_gid(&sb, ev->gid);
 	gid[sb.len < sizeof(gid) ? sb.len : sizeof(gid) - 1] = '\0';
+	clean(rule, ev->rule, ROCEMU_EV_NAME, true);
+	clean(text, ev->text, ROCEMU_EV_TEXT, false);
 	return snprintf(
 	    buf, len,
 	    "%s frames=%" PRIu64 " t=%" PRIu64 " dev=%s gid=%s "
-	    "qp=0x%06x slot=%u op=%s%s%s wr_id=%" PRIu64 " len=%u\n",
+	    "qp=0x%06x slot=%u op=%s%s%s wr_id=%" PRIu64 " len=%u"
+	    " seen=%" PRIu64 " last=0x%08x%s%s%s%s\n",
 	    kind_name(ev->kind), ev->frames, ev->time_ns,
 	    ev->dev[0] ? ev->dev : "-", gid, ev->qpn, ev->slot,
 	    ev->op[0] ? ev->op : "-",
 	    ev->kind == ROCEMU_EV_CQE ? " status=" : "",
-	    ev->kind == ROCEMU_EV_CQE ? ev->status : "", ev->wr_id, ev->len);
+	    ev->kind == ROCEMU_EV_CQE ? ev->status : "", ev->wr_id, ev->len,
+	    ev->seen, ev->last_icrc, why ? " rule=" : "",
+	    why ? (rule[0] ? rule : "-") : "", has_text(ev->kind) ? " text=" : "",
+	    has_text(ev->kind) ? text : "");
 }
 
 int rocemu_trace_begin(FILE *f)
@@ -46,7 +75,7 @@ int rocemu_trace_begin(FILE *f)
 
 void rocemu_trace_to_file(void *arg, const struct rocemu_event *ev)
 {
-	char line[512];
+	char line[ROCEMU_EV_LINE];
 	int n = rocemu_event_format(line, sizeof(line), ev);
 
 	if (n > 0 && (size_t)n < sizeof(line))
@@ -74,9 +103,9 @@ static int parse_u64(const char *v, int base, uint64_t *out)
 static int parse_field(struct rocemu_event *ev, const char *key, const char *v,
 		       unsigned *mask)
 {
-	static const char *const keys[] = {"frames", "t",    "dev", "gid",
-					   "qp",     "slot", "op",  "status",
-					   "wr_id",  "len"};
+	static const char *const keys[] = {
+	    "frames", "t",     "dev", "gid",  "qp",   "slot", "op",
+	    "status", "wr_id", "len", "seen", "last", "rule"};
 	uint64_t n = 0;
 	unsigned i;
 
@@ -91,8 +120,9 @@ static int parse_field(struct rocemu_event *ev, const char *key, const char *v,
 	case 3: return roce_gid_parse(v, ev->gid);
 	case 6: return copy_name(ev->op, v);
 	case 7: return copy_name(ev->status, v);
+	case 12: return strcmp(v, "-") ? copy_name(ev->rule, v) : 0;
 	}
-	if (parse_u64(v, i == 4 ? 16 : 10, &n))
+	if (parse_u64(v, i == 4 || i == 11 ? 16 : 10, &n))
 		return -EINVAL;
 	switch (i) {
 	case 0: ev->frames = n; break;
@@ -100,14 +130,37 @@ static int parse_field(struct rocemu_event *ev, const char *key, const char *v,
 	case 4: ev->qpn = (uint32_t)n; return n > 0xffffff ? -EINVAL : 0;
 	case 5: ev->slot = (uint32_t)n; return n > UINT32_MAX ? -EINVAL : 0;
 	case 8: ev->wr_id = n; break;
+	case 10: ev->seen = n; break;
+	case 11:
+		ev->last_icrc = (uint32_t)n;
+		return n > UINT32_MAX ? -EINVAL : 0;
 	default: ev->len = (uint32_t)n; return n > UINT32_MAX ? -EINVAL : 0;
 	}
 	return 0;
 }
 
+/* The text of a why or state line: what follows " text=" to the line's
+ * end, its newline dropped, into ev->text; the line is cut before it.
+ * -EINVAL when there is none or it is too long. */
+static int take_text(char *line, struct rocemu_event *ev)
+{
+	char *t = strstr(line, " text=");
+
+	if (!t)
+		return -EINVAL;
+	*t = '\0';
+	t += strlen(" text=");
+	size_t n = strcspn(t, "\r\n");
+	if (n >= ROCEMU_EV_TEXT)
+		return -EINVAL;
+	memcpy(ev->text, t, n);
+	ev->text[n] = '\0';
+	return 0;
+}
+
 int rocemu_event_parse(const char *line, struct rocemu_event *ev)
 {
-	char copy[512], *save = NULL, *tok;
+	char copy[ROCEMU_EV_LINE], *save = NULL, *tok;
 	unsigned mask = 0;
 	size_t l = strlen(line);
 
@@ -119,11 +172,13 @@ int rocemu_event_parse(const char *line, struct rocemu_event *ev)
 	if (!tok)
 		return -EINVAL;
 	unsigned k = 0;
-	while (k < 3 && strcmp(tok, kind_names[k]))
+	while (k < ROCEMU_EV_KINDS && strcmp(tok, kind_names[k]))
 		k++;
-	if (k == 3)
+	if (k == ROCEMU_EV_KINDS)
 		return -EINVAL;
 	ev->kind = (enum rocemu_event_kind)k;
+	if (has_text(ev->kind) && take_text(save, ev))
+		return -EINVAL;
 	while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
 		char *eq = strchr(tok, '=');
 		if (!eq)
@@ -132,9 +187,15 @@ int rocemu_event_parse(const char *line, struct rocemu_event *ev)
 		if (parse_field(ev, tok, eq + 1, &mask))
 			return -EINVAL;
 	}
-	/* every key but status, and status exactly for a CQE */
-	unsigned want = 0x37f | (ev->kind == ROCEMU_EV_CQE ? 0x80 : 0);
-	return mask == want ? 0 : -EINVAL;
+	/* Every key but status, seen, last and rule; status exactly for a
+	 * CQE, rule exactly for a why; seen and last together or neither
+	 * (traces written before they were kept have none). */
+	unsigned want = 0x37f | (ev->kind == ROCEMU_EV_CQE ? 0x80 : 0) |
+			(ev->kind == ROCEMU_EV_WHY ? 0x1000 : 0);
+	unsigned pair = mask & 0xc00;
+	return (mask & ~0xc00u) == want && (pair == 0 || pair == 0xc00)
+		   ? 0
+		   : -EINVAL;
 }
 
 /* Appends ev to the growing array; -ENOMEM. */

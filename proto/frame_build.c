@@ -118,3 +118,8 @@ int roce_frame_build(const struct roce_frame *f, uint8_t *buf, size_t cap)
 		put_be16(udp + 6, roce_udp_csum(ip, udp, udplen));
 	return (int)(hl + (size_t)tl);
 }
+
+uint32_t roce_frame_built_icrc(const uint8_t *frame, size_t len)
+{
+	return len < ROCE_ICRC_LEN ? 0 : get_be32(frame + len - ROCE_ICRC_LEN);
+}

@@ -56,6 +56,7 @@ void engine_receive(struct rocemu_dev *d, const struct wire_rx *rx)
 		core_trace(d->core, "%s drop malformed: %s", d->name, why);
 		return;
 	}
+	dev_saw_frame(d, f->ib.icrc);
 	if (!roce_frame_icrc_ok(f)) {
 		dev_count(d, ROCEMU_CNT_RX_DROP_ICRC);
 		core_trace(d->core, "%s drop: bad ICRC", d->name);

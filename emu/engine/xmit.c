@@ -56,6 +56,7 @@ void qp_send_packet(struct rocemu_qp *qp, struct roce_ib *ib)
 		return;
 	}
 	dev_count(d, ROCEMU_CNT_TX_PACKETS);
+	dev_saw_frame(d, roce_frame_built_icrc(buf, (size_t)n));
 	if (core_tracing(d->core))
 		trace_packet(d, buf, (size_t)n);
 	wire_send(d->port, buf, (size_t)n);

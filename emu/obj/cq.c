@@ -172,12 +172,10 @@ static void trace_cqe(struct rocemu_cq *cq, const struct ibv_wc *wc)
 	struct rocemu_event ev = { .kind = ROCEMU_EV_CQE, .qpn = wc->qp_num,
 				   .slot = slot, .wr_id = wc->wr_id,
 				   .len = wc->byte_len };
-	snprintf(ev.dev, sizeof(ev.dev), "%s", cq->dev->name);
-	memcpy(ev.gid, cq->dev->gid, 16);
 	snprintf(ev.op, sizeof(ev.op), "%s", wc_opcode_name(wc->opcode));
 	snprintf(ev.status, sizeof(ev.status), "%s",
 		 wc_status_name(wc->status));
-	core_event(c, &ev);
+	dev_event(cq->dev, &ev);
 }
 
 void cq_push(struct rocemu_cq *cq, const struct ibv_wc *wc, bool solicited)

@@ -240,6 +240,15 @@ void rocemu_dev_attr_ex(const struct rocemu_dev *d,
 	a->hca_core_clock = 1000000;
 }
 
+void dev_event(struct rocemu_dev *d, struct rocemu_event *ev)
+{
+	snprintf(ev->dev, sizeof(ev->dev), "%s", d->name);
+	memcpy(ev->gid, d->gid, 16);
+	ev->seen = d->frames_seen;
+	ev->last_icrc = d->last_icrc;
+	core_event(d->core, ev);
+}
+
 void dev_async_event(struct rocemu_dev *d, enum ibv_event_type type,
 		     void *element)
 {

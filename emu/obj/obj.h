@@ -104,6 +104,10 @@ struct rocemu_dev {
 	const struct gsi_ops *gsi_ops;
 	void *gsi_user;
 	struct rocemu_qp *gsi;
+	/* Frames it sent or took in, and the ICRC of the last: its trace
+	 * events carry them, to be placed in a capture it did not write. */
+	uint64_t frames_seen;
+	uint32_t last_icrc;
 };
 
 /* Whether the device was told to break rule m (test-only). */
@@ -117,6 +121,20 @@ static inline void dev_count(struct rocemu_dev *d, enum rocemu_counter c)
 {
 	d->cnt[c]++;
 }
+
+/* A frame with ICRC icrc went out of d or came into it (see frames_seen). */
+static inline void dev_saw_frame(struct rocemu_dev *d, uint32_t icrc)
+{
+	d->frames_seen++;
+	d->last_icrc = icrc;
+}
+
+/*
+ * Fills in ev's device (name, GID) and where it stands among the frames d
+ * saw, and hands it to the world's event sink (core_event), if any. The
+ * caller fills the rest; ev's other fields are unchanged.
+ */
+void dev_event(struct rocemu_dev *d, struct rocemu_event *ev);
 
 /*
  * Sets up a device from cfg (name, GID, MTU, first QPN) with its async

@@ -379,10 +379,8 @@ static void trace_wqe(struct rocemu_qp *qp, const struct swqe *wqe)
 	struct rocemu_event ev = { .kind = ROCEMU_EV_WQE, .qpn = qp->qpn,
 				   .slot = slot, .wr_id = wqe->wr_id,
 				   .len = wqe->length };
-	snprintf(ev.dev, sizeof(ev.dev), "%s", qp->dev->name);
-	memcpy(ev.gid, qp->dev->gid, 16);
 	snprintf(ev.op, sizeof(ev.op), "%s", wr_opcode_name(wqe->opcode));
-	core_event(c, &ev);
+	dev_event(qp->dev, &ev);
 }
 
 int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
@@ -480,10 +478,8 @@ static void trace_recv_wqe(struct rocemu_qp *qp, uint32_t slot)
 	struct rocemu_event ev = { .kind = ROCEMU_EV_RECV_WQE, .qpn = qp->qpn,
 				   .slot = slot, .wr_id = wqe->wr_id,
 				   .len = wqe->length };
-	snprintf(ev.dev, sizeof(ev.dev), "%s", qp->dev->name);
-	memcpy(ev.gid, qp->dev->gid, 16);
 	snprintf(ev.op, sizeof(ev.op), "RECV");
-	core_event(c, &ev);
+	dev_event(qp->dev, &ev);
 }
 
 int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,

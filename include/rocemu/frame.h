@@ -98,6 +98,12 @@ void roce_frame_init(struct roce_frame *f, unsigned ip_ver);
  */
 int roce_frame_build(const struct roce_frame *f, uint8_t *buf, size_t cap);
 
+/*
+ * The ICRC of a frame roce_frame_build wrote (len bytes, which end in
+ * it); 0 when len is shorter than an ICRC. frame is unchanged.
+ */
+uint32_t roce_frame_built_icrc(const uint8_t *frame, size_t len);
+
 /* Fills a GID from an IPv4 address in network byte order (4 bytes). */
 void roce_gid_from_ipv4(uint8_t gid[16], const uint8_t ip4[4]);
 

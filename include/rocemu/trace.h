@@ -20,9 +20,13 @@ enum rocemu_event_kind {
 	ROCEMU_EV_WQE,	    /* a send WQE in slot of the QP's SQ */
 	ROCEMU_EV_CQE,	    /* a CQE in slot of a CQ, for the QP qpn */
 	ROCEMU_EV_RECV_WQE, /* a receive WQE in slot of the QP's RQ */
+	ROCEMU_EV_WHY,	    /* why a NAK, error CQE, drop or failed verb
+			     * happened (explain mode): rule and text */
+	ROCEMU_EV_STATE,    /* one line of a queue-state dump: text */
+	ROCEMU_EV_KINDS
 };
 
-enum { ROCEMU_EV_NAME = 32 };
+enum { ROCEMU_EV_NAME = 32, ROCEMU_EV_TEXT = 256 };
 
 struct rocemu_event {
 	enum rocemu_event_kind kind;
@@ -36,7 +40,18 @@ struct rocemu_event {
 	char status[ROCEMU_EV_NAME]; /* CQE: WC status ("SUCCESS"); WQE: "" */
 	uint64_t wr_id;
 	uint32_t len; /* WQE: bytes to send; CQE: byte_len */
+	/* Frames this device sent or received before the event, captured
+	 * or not, and the ICRC of the last of them (0 and 0: none, or a
+	 * trace written before these were kept). A reader places the event
+	 * after that frame in any capture that holds it, the peer's too. */
+	uint64_t seen;
+	uint32_t last_icrc;
+	char rule[ROCEMU_EV_NAME];  /* why: the rule, e.g. "IBTA 9.7.5.1.5" */
+	char text[ROCEMU_EV_TEXT];  /* why, state: words, no newline */
 };
+
+/* The longest line rocemu_event_format writes, newline and NUL included. */
+#define ROCEMU_EV_LINE 1024
 
 /* The first line of a trace file; a reader refuses a file without it. */
 #define ROCEMU_TRACE_MAGIC "# rocemu trace 1"
@@ -44,9 +59,11 @@ struct rocemu_event {
 /*
  * One event as one line of text, newline included, e.g.
  * "wqe frames=0 t=0 dev=devA gid=10.0.0.1 qp=0x000011 slot=0 op=SEND
- * wr_id=0 len=28". Writes at most len bytes, NUL included; returns the
- * length of the whole line (as snprintf: len or more means it was cut).
- * ev is unchanged.
+ * wr_id=0 len=28 seen=0 last=0x00000000". A why event adds "rule=R" and
+ * a why or state event ends in "text=" and its text, which runs to the
+ * end of the line (a newline in it is written as a space). Writes at
+ * most len bytes, NUL included; returns the length of the whole line (as
+ * snprintf: len or more means it was cut). ev is unchanged.
  */
 int rocemu_event_format(char *buf, size_t len, const struct rocemu_event *ev);
 

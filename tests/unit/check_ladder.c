@@ -45,6 +45,10 @@ static void assert_events_eq(const struct rocemu_event *a,
 	ck_assert_str_eq(a->status, b->status);
 	ck_assert_uint_eq(a->wr_id, b->wr_id);
 	ck_assert_uint_eq(a->len, b->len);
+	ck_assert_uint_eq(a->seen, b->seen);
+	ck_assert_uint_eq(a->last_icrc, b->last_icrc);
+	ck_assert_str_eq(a->rule, b->rule);
+	ck_assert_str_eq(a->text, b->text);
 }
 
 /* Every kind, IPv4-mapped and IPv6 addresses, the largest values. */
@@ -54,15 +58,25 @@ START_TEST(test_event_round_trips)
 	    [10] = 0xff, [11] = 0xff, [12] = 10, [15] = 9};
 	static const uint8_t v6[16] = {0xfd, [15] = 2};
 	static const enum rocemu_event_kind kinds[] = {
-	    ROCEMU_EV_WQE, ROCEMU_EV_CQE, ROCEMU_EV_RECV_WQE};
-	struct rocemu_event ev = event(kinds[_i % 3], _i / 3 ? v6 : v4,
+	    ROCEMU_EV_WQE, ROCEMU_EV_CQE, ROCEMU_EV_RECV_WQE, ROCEMU_EV_WHY,
+	    ROCEMU_EV_STATE};
+	struct rocemu_event ev = event(kinds[_i % 5], _i / 5 ? v6 : v4,
 				       0xffffff, UINT64_MAX, "REM_ACCESS_ERR"),
 			    back;
-	char line[512];
+	char line[ROCEMU_EV_LINE];
 
 	ev.wr_id = UINT64_MAX;
 	ev.len = UINT32_MAX;
 	ev.slot = UINT32_MAX;
+	ev.seen = UINT64_MAX;
+	ev.last_icrc = UINT32_MAX;
+	if (ev.kind == ROCEMU_EV_WHY)
+		memset(ev.rule, 'r', ROCEMU_EV_NAME - 1);
+	if (ev.kind == ROCEMU_EV_WHY || ev.kind == ROCEMU_EV_STATE) {
+		/* the longest text, with the other keys' shapes in it */
+		memset(ev.text, 'x', ROCEMU_EV_TEXT - 1);
+		memcpy(ev.text, "rkey 0x1de len=4 text= ok", 25);
+	}
 	int n = rocemu_event_format(line, sizeof(line), &ev);
 	ck_assert_int_gt(n, 0);
 	ck_assert_int_lt(n, (int)sizeof(line));
@@ -95,6 +109,19 @@ static const char *const bad_lines[] = {
     "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len 1",
     "rwqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=RECV "
     "status=SUCCESS wr_id=0 len=1",
+    /* seen without last */
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1 "
+    "seen=3",
+    /* a why without its rule, a why or state without text, text on a wqe */
+    "why frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=- wr_id=0 len=0 "
+    "text=no rule",
+    "why frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=- wr_id=0 len=0 "
+    "rule=x",
+    "state frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=- wr_id=0 len=0",
+    "wqe frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=SEND wr_id=0 len=1 "
+    "text=x",
+    "state frames=0 t=0 dev=a gid=10.0.0.1 qp=0x11 slot=0 op=- wr_id=0 len=0 "
+    "rule=x text=a state has no rule",
 };
 
 START_TEST(test_event_parse_rejects)
@@ -424,7 +451,7 @@ Suite *ladder_suite(void)
 	Suite *s = suite_create("ladder");
 	TCase *tc = tcase_create("ladder");
 
-	tcase_add_loop_test(tc, test_event_round_trips, 0, 6);
+	tcase_add_loop_test(tc, test_event_round_trips, 0, 10);
 	tcase_add_loop_test(tc, test_event_parse_rejects, 0,
 			    sizeof(bad_lines) / sizeof(bad_lines[0]));
 	tcase_add_test(tc, test_layout_places_events);
