@@ -151,10 +151,13 @@ void chk_aeth(struct roce_check *c, const struct chk_pkt *p)
 				   "9.7.5.2", "%s carries a NAK syndrome 0x%02x: "
 				   "a NAK travels in an ACKNOWLEDGE packet "
 				   "(9.7.5.2)", p->ib->op->name, syn);
-		else
+		else {
 			nak_fits(c, p, type, val);
+			chk_why_nak(c, p, type, val);
+		}
 		return;
 	}
+	chk_why_answer(c, p);
 	msn_fits(c, p, covered);
 }
 

@@ -38,6 +38,12 @@ static void report(struct roce_check *c, struct roce_violation *v,
 {
 	vsnprintf(v->text, sizeof(v->text), fmt, ap);
 	bool loss = v->cls == ROCE_CHECK_LOSS;
+	if (v->cls == ROCE_CHECK_REASON) {
+		c->reasons++;	/* no rule broken: not an error */
+		if (c->cb)
+			c->cb(v, c->arg);
+		return;
+	}
 	if (loss)
 		c->losses += v->packets;
 	else
@@ -116,6 +122,7 @@ static void judge_request(struct roce_check *c, const struct chk_pkt *p)
 	bool fresh = chk_req_psn(c, p);
 	if (!fresh)
 		p->fl->retransmitted++;
+	chk_why_req(p);
 	if (!fresh && chk_kind_of(p->flags) == CHK_READ)
 		chk_read_again(p);
 	chk_opseq(c, p, fresh);
@@ -199,10 +206,14 @@ void roce_check_finish(struct roce_check *c)
 {
 	if (c->finished)
 		return;
-	for (unsigned i = 0; i < c->nflows; i++)
-		if (c->flows[i].used && c->flows[i].kind == ROCE_FLOW_RC)
-			for (unsigned d = 0; d < 2; d++)
-				chk_psn_finish(c, i, d);
+	for (unsigned i = 0; i < c->nflows; i++) {
+		if (!c->flows[i].used || c->flows[i].kind != ROCE_FLOW_RC)
+			continue;
+		for (unsigned d = 0; d < 2; d++) {
+			chk_psn_finish(c, i, d);
+			chk_why_finish(c, i, d);
+		}
+	}
 	c->finished = true;
 }
 
@@ -228,4 +239,9 @@ uint64_t roce_check_errors(const struct roce_check *c)
 uint64_t roce_check_losses(const struct roce_check *c)
 {
 	return c->losses;
+}
+
+uint64_t roce_check_reasons(const struct roce_check *c)
+{
+	return c->reasons;
 }

@@ -28,7 +28,22 @@ struct chk_msg {
 	uint8_t kind;		/* enum chk_kind */
 	bool needs_recv;	/* SEND or WRITE with immediate */
 	bool inval;		/* SEND with Invalidate (IETH) */
+	bool reth;		/* va, rkey, dma_len hold its RETH/AtomicETH */
+	uint32_t rkey;
+	uint32_t dma_len;
+	uint64_t va;
 };
+
+/* A remote access the responder granted (answered without a NAK): the
+ * key and right were good for that range then (check_why.c). */
+struct chk_grant {
+	uint64_t no;		/* frame of the request */
+	uint64_t va;
+	uint32_t rkey, len;
+	uint8_t kind;		/* enum chk_kind */
+};
+
+enum { CHK_GRANTS = 8 };
 
 /* The ring of a direction's newest messages starts small and doubles
  * while its oldest message is still unanswered, up to CHK_RING_MAX: a
@@ -67,6 +82,8 @@ struct chk_dir {
 	uint64_t msg_bytes;
 	bool msg_has_reth;
 	uint32_t msg_reth_len;
+	uint64_t msg_va;	/* its RETH or AtomicETH */
+	uint32_t msg_rkey;
 	uint64_t noack_no;	/* latest message end without AckReq, 0 */
 	uint32_t noack_psn;
 	uint64_t msgs_done;	/* messages whose end was seen, new ones */
@@ -96,6 +113,19 @@ struct chk_dir {
 	uint64_t read_seq;	/* the READ's message number */
 	uint32_t read_next_psn;
 	uint64_t read_bytes;
+	/* what the errors the capture shows mean (check_why.c) */
+	uint32_t dqpn;		/* the responder's QP, from the requests */
+	uint32_t last_req_psn;	/* the newest request packet seen */
+	uint64_t last_req_no;
+	bool rnr_on;		/* RNR NAKs for rnr_psn not yet settled */
+	uint32_t rnr_psn, rnr_count;
+	uint64_t rnr_no;
+	uint8_t rnr_kind;
+	bool wait_set;		/* wait_psn: the oldest request unanswered */
+	uint32_t wait_psn, wait_sent;
+	uint64_t wait_no;
+	struct chk_grant grants[CHK_GRANTS];
+	unsigned ngrants;
 	/* figures */
 	uint64_t packets;
 };
@@ -114,7 +144,7 @@ struct roce_check {
 	void *arg;
 	struct chk_flow *flows;		/* by flow id */
 	unsigned nflows;
-	uint64_t errors, losses;
+	uint64_t errors, losses, reasons;
 	bool finished;
 	struct chk_cm *cm;		/* CM connections seen, or NULL */
 };
@@ -233,6 +263,18 @@ void chk_cm_data(struct roce_check *c, const struct chk_pkt *p);
 
 /* Frees the CM connections (check_cm.c). */
 void chk_cm_free(struct roce_check *c);
+
+/* What the errors a capture shows mean, said as ROCE_CHECK_REASON
+ * findings (check_why.c): a request seen (after the other rules), a
+ * positive answer, a NAK of type/code, and the end of the capture. */
+void chk_why_req(const struct chk_pkt *p);
+void chk_why_answer(struct roce_check *c, const struct chk_pkt *p);
+void chk_why_nak(struct roce_check *c, const struct chk_pkt *p,
+		 unsigned type, unsigned code);
+void chk_why_finish(struct roce_check *c, unsigned flow, unsigned dir);
+
+/* The name of a message kind ("SEND", "RDMA WRITE", ...). */
+const char *chk_kind_name(unsigned kind);
 
 /* ICRC and the codec's own rules (check_engine.c is the caller). */
 void chk_frame(struct roce_check *c, uint64_t no, const struct roce_frame *f,

@@ -2,7 +2,7 @@
 /* Opcode sequence of a requester's messages: FIRST, MIDDLE..., LAST or ONLY, one message at a time. */
 #include "check_local.h"
 
-static const char *kind_name(unsigned k)
+const char *chk_kind_name(unsigned k)
 {
 	static const char *const names[] = { "SEND", "RDMA WRITE", "RDMA READ",
 					     "atomic", "FLUSH/ATOMIC WRITE" };
@@ -18,6 +18,14 @@ static void start(struct chk_dir *d, const struct chk_pkt *p, unsigned kind)
 	d->msg_bytes = 0;
 	d->msg_has_reth = p->ib->exts & ROCE_EXT_RETH;
 	d->msg_reth_len = p->ib->reth.len;
+	d->msg_va = p->ib->reth.va;
+	d->msg_rkey = p->ib->reth.rkey;
+	if (p->ib->exts & ROCE_EXT_ATMETH) {
+		d->msg_has_reth = true;
+		d->msg_va = p->ib->atmeth.va;
+		d->msg_rkey = p->ib->atmeth.rkey;
+		d->msg_reth_len = 8;
+	}
 }
 
 /* A message ended: remember it for the answers, when it is new. */
@@ -35,6 +43,10 @@ static void end(struct chk_dir *d, const struct chk_pkt *p, bool fresh)
 			(d->msg_kind == CHK_WRITE &&
 			 (p->ib->exts & ROCE_EXT_IMMDT));
 	m->inval = p->ib->exts & ROCE_EXT_IETH;
+	m->reth = d->msg_has_reth;
+	m->va = d->msg_va;
+	m->rkey = d->msg_rkey;
+	m->dma_len = d->msg_reth_len;
 	if (d->msg_kind == CHK_READ) {
 		/* the MTU seen, else the one READ spans showed, else 4096 */
 		uint32_t mtu = p->fl->mtu ? p->fl->mtu : d->mtu_guess;
@@ -57,7 +69,7 @@ void chk_opseq(struct roce_check *c, const struct chk_pkt *p, bool fresh)
 				   "inside the %s message begun at frame %llu: "
 				   "a message ends with a LAST before the next "
 				   "one begins (9.4)", name, p->psn,
-				   kind_name(d->msg_kind),
+				   chk_kind_name(d->msg_kind),
 				   (unsigned long long)d->msg_no);
 		start(d, p, kind);
 	} else if (d->pos == POS_OUT) {
@@ -72,7 +84,7 @@ void chk_opseq(struct roce_check *c, const struct chk_pkt *p, bool fresh)
 			   "%s (PSN 0x%06x) continues the %s message begun at "
 			   "frame %llu: MIDDLE and LAST carry the operation of "
 			   "their FIRST (9.4)", name, p->psn,
-			   kind_name(d->msg_kind),
+			   chk_kind_name(d->msg_kind),
 			   (unsigned long long)d->msg_no);
 		d->msg_kind = (uint8_t)kind;
 		d->msg_counted = false;

@@ -19,6 +19,7 @@ struct check_opts {
 	uint32_t mtu;
 	bool json;
 	bool quiet;
+	bool no_explain;	/* leave out the reasons */
 };
 
 /* Findings kept to print in frame order once every flow's ends are
@@ -36,8 +37,8 @@ struct check_run {
 };
 
 static const char usage_text[] =
-	"usage: rocemu check CAPTURE [--mtu N] [--json] [-q]\n"
-	"       rocemu check -i IFACE [--mtu N] [--json] [-q]\n"
+	"usage: rocemu check CAPTURE [--mtu N] [--json] [-q] [--no-explain]\n"
+	"       rocemu check -i IFACE [--mtu N] [--json] [-q] [--no-explain]\n"
 	"\n"
 	"Judge each RoCEv2 packet of a pcap or pcapng file, or of a live\n"
 	"interface until Ctrl-C, against the IBTA transport rules (PSNs,\n"
@@ -47,12 +48,20 @@ static const char usage_text[] =
 	"Packets the capture missed (the other side shows they were sent) are\n"
 	"reported as capture loss, not as errors.\n"
 	"\n"
+	"Errors the capture shows without breaking a rule (a NAK, an RNR\n"
+	"NAK run, a request sent again and again and never answered) are\n"
+	"explained: a \"reason\" line names the request they answer and what\n"
+	"they mean, with the IBTA section. Reasons leave the exit status alone.\n"
+	"\n"
 	"Options:\n"
 	"  -i IFACE    capture live on IFACE (needs CAP_NET_RAW), UDP 4791 only;\n"
 	"              findings are printed as they are settled\n"
 	"  --mtu N     the path MTU (256..4096); default: inferred per flow\n"
 	"  --json      one JSON object per finding, then a summary object\n"
 	"  -q          only the summary\n"
+	"  --explain   give the reasons (the default)\n"
+	"  --no-explain\n"
+	"              leave the reasons out: rule findings only\n"
 	"  -h, --help  print this text and exit\n"
 	"\n"
 	"Exit status:\n"
@@ -80,6 +89,8 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "mtu", required_argument, NULL, 'm' },
+		{ "explain", no_argument, NULL, 'e' },
+		{ "no-explain", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -90,6 +101,8 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 		case 'i': o->iface = optarg; break;
 		case 'j': o->json = true; break;
 		case 'q': o->quiet = true; break;
+		case 'e': o->no_explain = false; break;
+		case 'E': o->no_explain = true; break;
 		case 'm':
 			if (parse_mtu(optarg, &o->mtu))
 				return -EINVAL;
@@ -111,6 +124,8 @@ static void keep(const struct roce_violation *v, void *arg)
 {
 	struct check_run *run = arg;
 
+	if (v->cls == ROCE_CHECK_REASON && run->o->no_explain)
+		return;
 	if (run->o->iface) {
 		if (!run->o->quiet) {
 			print_finding(run, v, run->o->json);
@@ -233,16 +248,17 @@ static void print_finding(const struct check_run *run,
 			  const struct roce_violation *v, bool json)
 {
 	char ft[200];
-	const char *cls = v->cls == ROCE_CHECK_LOSS ? "loss" : "error";
+	const char *cls = v->cls == ROCE_CHECK_LOSS ? "loss" :
+			  v->cls == ROCE_CHECK_REASON ? "reason" : "error";
+	const char *head = v->cls == ROCE_CHECK_LOSS ? "capture loss," :
+			   v->cls == ROCE_CHECK_REASON ? "reason" : "rule";
 
 	flow_text(run, v->flow, v->dir, ">", ft, sizeof(ft));
 	if (!json) {
 		printf("frame %llu", (unsigned long long)v->no);
 		if (v->flow != ROCE_CHECK_NO_FLOW)
 			printf(" flow %u %s", v->flow, ft);
-		printf(": %s %s: %s\n",
-		       v->cls == ROCE_CHECK_LOSS ? "capture loss," : "rule",
-		       v->rule, v->text);
+		printf(": %s %s: %s\n", head, v->rule, v->text);
 		return;
 	}
 	printf("{\"frame\":%llu,\"class\":\"%s\",\"packets\":%u,",
@@ -291,6 +307,7 @@ static void print_report(struct check_run *run, const struct check_opts *o)
 {
 	uint64_t errs = roce_check_errors(run->chk);
 	uint64_t lost = roce_check_losses(run->chk);
+	uint64_t why = o->no_explain ? 0 : roce_check_reasons(run->chk);
 	unsigned nflows = roce_flows_count(run->flows);
 
 	if (run->nfound)
@@ -304,16 +321,21 @@ static void print_report(struct check_run *run, const struct check_opts *o)
 		print_flow(run, i, o->json);
 	if (o->json) {
 		printf("{\"summary\":{\"frames\":%llu,\"roce\":%llu,"
-		       "\"flows\":%u,\"errors\":%llu,\"lost\":%llu}}\n",
+		       "\"flows\":%u,\"errors\":%llu,\"lost\":%llu,"
+		       "\"reasons\":%llu}}\n",
 		       (unsigned long long)run->frames,
 		       (unsigned long long)run->roce, nflows,
-		       (unsigned long long)errs, (unsigned long long)lost);
+		       (unsigned long long)errs, (unsigned long long)lost,
+		       (unsigned long long)why);
 		return;
 	}
 	printf("%llu frames, %llu RoCEv2 packets in %u flows: %llu rule "
-	       "violations, %llu packets lost by the capture\n",
+	       "violations, %llu packets lost by the capture",
 	       (unsigned long long)run->frames, (unsigned long long)run->roce,
 	       nflows, (unsigned long long)errs, (unsigned long long)lost);
+	if (why)
+		printf(", %llu errors explained", (unsigned long long)why);
+	putchar('\n');
 }
 
 int cmd_check(int argc, char **argv)

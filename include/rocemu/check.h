@@ -13,14 +13,18 @@
  * What a finding is. An error is a packet that breaks a rule; a loss is a
  * packet the capture does not hold although the other direction shows it
  * was sent (an ACK covering its PSN, a retransmission filling the gap),
- * or a UC gap, which no answer can explain either way.
+ * or a UC gap, which no answer can explain either way. A reason breaks
+ * no rule: it says what an error the capture shows (a NAK, requests
+ * never answered) means, from what the capture holds; it counts neither
+ * as an error nor as a loss.
  */
 enum roce_check_class {
 	ROCE_CHECK_ERROR,
 	ROCE_CHECK_LOSS,
+	ROCE_CHECK_REASON,
 };
 
-enum { ROCE_CHECK_TEXT = 200, ROCE_CHECK_NO_FLOW = ~0u };
+enum { ROCE_CHECK_TEXT = 400, ROCE_CHECK_NO_FLOW = ~0u };
 
 struct roce_violation {
 	uint64_t no;		/* frame number, from 1 */
@@ -82,5 +86,8 @@ bool roce_check_flow_stats(const struct roce_check *c, unsigned flow,
 /* Findings so far: errors, and packets lost, over every flow. */
 uint64_t roce_check_errors(const struct roce_check *c);
 uint64_t roce_check_losses(const struct roce_check *c);
+
+/* Reasons given so far (ROCE_CHECK_REASON findings). */
+uint64_t roce_check_reasons(const struct roce_check *c);
 
 #endif

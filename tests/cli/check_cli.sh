@@ -155,6 +155,68 @@ for rule in CM-TID CM-COMM-ID CM-ORDER CM-QPN CM-PSN; do
 	expect_grep "$work/out" ": rule $rule: " "CM bad: $rule"
 done
 
+# Reasons: what the errors a capture shows mean, though no rule is
+# broken (exit 0). The values are read from the capture's own requests.
+# dump_field CAP FRAME FIELD: the word after FIELD in frame FRAME's dump
+dump_field() {
+	"$rocemu" dump "$1" | awk -v n="$2" -v f="$3" \
+		'$1 == n { for (i = 1; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'
+}
+hexn() { printf '0x%x' "$(($1))"; }
+hex6() { printf '0x%06x' "$(($1))"; }
+for op in write read; do
+	cap=pcaps/rocemu/err_${op}_bad_rkey.pcap
+	rkey=$(hexn "$(dump_field "$cap" 1 rkey)") va=$(hexn "$(dump_field "$cap" 1 va)")
+	len=$(dump_field "$cap" 1 len) psn=$(hex6 "$(dump_field "$cap" 1 psn)")
+	name=$([ $op = write ] && echo "RDMA WRITE" || echo "RDMA READ")
+	expect_exit 0 "bad rkey $op: a NAK breaks no rule" -- "$rocemu" check "$cap"
+	expect_grep "$work/out" "frame 2 flow 0 RC 127.0.0.70 qp 0x11 > 127.0.0.71 qp 0x11: reason 9.7.5.2.4: NAK remote access error answers $name psn $psn (frame 1; rkey $rkey, va $va, len $len)" "bad rkey $op: the request the NAK answers"
+	expect_grep "$work/out" "no MR or memory window for that rkey in its QP's PD" "bad rkey $op: what it means"
+	expect_grep "$work/out" "lacks the remote $op right" "bad rkey $op: the right named"
+	expect_grep "$work/out" ": 0 rule violations, 0 packets lost by the capture, 1 errors explained" "bad rkey $op total"
+done
+# the same R_Key accepted for 32 bytes at 0x1000, then refused for 64:
+# the capture proves the range is what is wrong (mkcap --why range)
+"$build/tests/mkcap" --why "$work/range.pcap" range || bad "mkcap --why range"
+expect_exit 0 "range NAK" -- "$rocemu" check "$work/range.pcap"
+expect_grep "$work/out" "frame 4 flow 0 RC 10.0.0.2 qp 0x200 > 10.0.0.1 qp 0x100: reason 9.7.5.2.4: NAK remote access error answers RDMA WRITE psn 0x000002 (frame 3; rkey 0x77, va 0x1000, len 64) sent from qp 0x100: the same rkey 0x77 was accepted at frame 1 for va 0x1000, len 32" "range NAK: the earlier grant"
+expect_grep "$work/out" "this range reaches outside the region the key names" "range NAK: range named"
+"$build/tests/mkcap" --why "$work/invreq.pcap" invreq || bad "mkcap --why invreq"
+expect_exit 0 "invalid request NAK" -- "$rocemu" check "$work/invreq.pcap"
+expect_grep "$work/out" "frame 2 flow 0 RC 10.0.0.2 qp 0x200 > 10.0.0.1 qp 0x100: reason 9.7.5.2.3: NAK invalid request answers RDMA READ psn 0x000001 (frame 1; rkey 0x77, va 0x2000, len 16)" "invalid request NAK"
+# PSN 5 sent three times, never answered (mkcap --why silent)
+"$build/tests/mkcap" --why "$work/silent.pcap" silent || bad "mkcap --why silent"
+expect_exit 0 "never answered" -- "$rocemu" check "$work/silent.pcap"
+expect_grep "$work/out" "frame 1 flow 0 RC 10.0.0.1 qp ? > 10.0.0.2 qp 0x200: reason 9.7.6: SEND psn 0x000005 (frame 1) sent 3 times and never answered" "never answered: psn and count"
+expect_grep "$work/out" "qp 0x200 not in RTR or RTS" "never answered: the likely drop"
+# RNR: frames 2 and 4 refuse the SEND of frame 1 (rnr_exhausted) and
+# nothing accepts it; rnr_retry: frame 2 refuses, frame 4 ACKs
+cap=pcaps/rocemu/rnr_exhausted.pcap
+psn=$(hex6 "$(dump_field "$cap" 1 psn)") qp=$(hexn "$(dump_field "$cap" 1 dqpn)")
+expect_exit 0 "RNR exhausted" -- "$rocemu" check "$cap"
+expect_grep "$work/out" "frame 2 flow 0 RC 127.0.0.70 qp 0x11 > 127.0.0.71 qp 0x11: reason 9.7.5.2.8: RNR NAK: no receive WQE was posted at qp $qp (or its SRQ) when SEND psn $psn (frame 1) arrived; refused 2 time(s) and never accepted" "RNR exhausted line"
+if [ "$(grep -c ': reason ' "$work/out")" = 1 ]; then ok; else bad "RNR exhausted: one reason for the run"; fi
+expect_exit 0 "RNR retry" -- "$rocemu" check pcaps/rocemu/rnr_retry.pcap
+expect_grep "$work/out" "when SEND psn $psn (frame 1) arrived; refused 1 time(s), then answered at frame 4" "RNR then accepted"
+# a PSN sequence error NAK (rocemu's loss capture: frame 2 skips the
+# MIDDLE at frame 1's PSN + 1, frame 3 NAKs)
+cap=pcaps/rocemu/loss.pcap
+p1=$(dump_field "$cap" 1 psn) p2=$(dump_field "$cap" 2 psn)
+expect_exit 0 "PSN sequence NAK" -- "$rocemu" check "$cap"
+expect_grep "$work/out" "frame 3 flow 0 RC 127.0.0.70 qp 0x11 > 127.0.0.71 qp 0x11: reason 9.7.5.2.1: NAK PSN sequence error: the responder expected psn $(hex6 $((p1 + 1))) (the request after psn $(hex6 "$p1")) and got psn $(hex6 "$p2") (frame 2)" "PSN sequence NAK line"
+# --json carries them as class "reason"; --no-explain leaves them out
+expect_exit 0 "--json reasons" -- "$rocemu" check --json "$work/range.pcap"
+if python3 -c '
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+r = [o for o in objs if o.get("class") == "reason"]
+assert len(r) == 1 and r[0]["frame"] == 4 and r[0]["rule"] == "9.7.5.2.4"
+assert "rkey 0x77" in r[0]["text"]
+assert objs[-1]["summary"]["reasons"] == 1 and objs[-1]["summary"]["errors"] == 0
+' "$work/out"; then ok; else bad "--json reason objects"; fi
+expect_exit 0 "--no-explain" -- "$rocemu" check --no-explain "$work/range.pcap"
+if grep -q ': reason ' "$work/out"; then bad "--no-explain still gives reasons"; else ok; fi
+
 # -q: the total alone
 expect_exit 1 "-q" -- "$rocemu" check -q "$work/icrc.pcap"
 if [ "$(wc -l <"$work/out")" = 1 ]; then ok; else bad "-q prints more than the total"; fi

@@ -381,6 +381,44 @@ static int gen_replay(const char *name)
 	return 0;
 }
 
+/*
+ * Captures of errors rocemu check explains (a "reason"), by name; the
+ * requester is 10.0.0.1 QP 0x100, the responder 10.0.0.2 QP 0x200, every
+ * RETH names R_Key 0x77:
+ *   range    a WRITE of 32 bytes at 0x1000, ACKed; then one of 64 bytes
+ *            at 0x1000 refused with a remote access NAK
+ *   silent   a SEND at PSN 5 sent three times and never answered
+ *   invreq   a READ of 16 bytes at 0x2000 refused with an invalid
+ *            request NAK
+ */
+static int gen_why(const char *name)
+{
+	const uint32_t A = 0x100, B = 0x200;
+
+	if (!strcmp(name, "range")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0,
+					0x1000, 32, 32 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_WRITE_ONLY, 2, 0,
+					0x1000, 64, 64 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 2, 1,
+					.syn = ROCE_AETH_NAK_REM_ACCESS });
+	} else if (!strcmp(name, "silent")) {
+		for (int i = 0; i < 3; i++)
+			crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 5,
+						.plen = 16 });
+	} else if (!strcmp(name, "invreq")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_READ_REQUEST, 1,
+					0, 0x2000, 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 0,
+					.syn = ROCE_AETH_NAK_INV_REQ });
+	} else {
+		fprintf(stderr, "mkcap: no why capture '%s'\n", name);
+		return 2;
+	}
+	return 0;
+}
+
 /* count RC flows of one 64-byte SEND and its ACK each, one after
  * another: requester 10.0.0.1 QP 0x800000 + i, responder 10.0.0.2 QP
  * 0x11 + i (count up to 0x7fffee). */
@@ -819,6 +857,7 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "--bench") &&
 			 strcmp(argv[1], "--rc-bench") &&
 			 strcmp(argv[1], "--replay") &&
+			 strcmp(argv[1], "--why") &&
 			 strcmp(argv[1], "--cm") &&
 			 strcmp(argv[1], "--flows") &&
 			 strcmp(argv[1], "--oneflow"))) {
@@ -827,6 +866,7 @@ int main(int argc, char **argv)
 				"       mkcap --rc-bench OUT.pcap COUNT\n"
 				"       mkcap --replay OUT.pcap "
 				"wrap|bigread|lowqpn|badpad|backnak|sendinv\n"
+				"       mkcap --why OUT.pcap range|silent|invreq\n"
 				"       mkcap --cm OUT.pcap connect|reject|sidr|"
 				"bad|bad-tid|bad-comm|\n"
 				"             bad-order|bad-drep|bad-qpn|bad-psn|bad-drep-tid\n"
@@ -842,9 +882,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mkcap: %s\n", err);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--replay") || !strcmp(argv[1], "--cm")) {
+	if (!strcmp(argv[1], "--replay") || !strcmp(argv[1], "--cm") ||
+	    !strcmp(argv[1], "--why")) {
 		const char *name = argc > 3 ? argv[3] : "";
-		int rc = argv[1][2] == 'r' ? gen_replay(name) : gen_cm(name);
+		int rc = argv[1][2] == 'r' ? gen_replay(name)
+			 : argv[1][2] == 'w' ? gen_why(name) : gen_cm(name);
 		if (rc) {
 			roce_pcap_finish(out);
 			return rc;

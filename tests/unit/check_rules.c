@@ -15,7 +15,7 @@ enum { MAX_FRAMES = 64, MAX_FOUND = 64 };
 
 /* What a run found. */
 struct found {
-	unsigned n, errors, losses;
+	unsigned n, errors, losses, reasons;
 	struct roce_violation v[MAX_FOUND];
 };
 
@@ -24,6 +24,10 @@ static void collect(const struct roce_violation *v, void *arg)
 	struct found *r = arg;
 
 	ck_assert_uint_ge(v->packets, 1);
+	if (v->cls == ROCE_CHECK_REASON) {
+		r->reasons++;	/* no finding: what a NAK means */
+		return;
+	}
 	if (v->cls == ROCE_CHECK_LOSS)
 		r->losses += v->packets;
 	else
@@ -67,6 +71,7 @@ static void judge(const struct cap *cap, uint32_t mtu, struct found *r)
 	roce_check_finish(c);
 	ck_assert_uint_eq(roce_check_errors(c), r->errors);
 	ck_assert_uint_eq(roce_check_losses(c), r->losses);
+	ck_assert_uint_eq(roce_check_reasons(c), r->reasons);
 	roce_check_free(c);
 	roce_flows_free(t);
 }
