@@ -143,7 +143,7 @@ static int run(struct rocemu_world *w, struct node *a, struct node *b)
 }
 
 static const char usage_text[] =
-	"usage: rocemu demo [CAPTURE] [--trace FILE]\n"
+	"usage: rocemu demo [CAPTURE] [--trace FILE] [--state]\n"
 	"\n"
 	"Two emulated RoCEv2 devices on a deterministic wire run SEND, RDMA\n"
 	"WRITE with immediate, RDMA READ and atomics over RC; each WQE, the\n"
@@ -153,6 +153,9 @@ static const char usage_text[] =
 	"Options:\n"
 	"  --trace FILE  write the WQE and CQE events to FILE too, for\n"
 	"                rocemu ladder --trace\n"
+	"  --state       at the end, print the queue state of both devices\n"
+	"                (QPs, PSNs, WQEs outstanding, CQ fill; docs/state.md),\n"
+	"                and put it in the --trace FILE as state events\n"
 	"  -h, --help    print this text and exit\n"
 	"\n"
 	"Exit status:\n"
@@ -160,10 +163,10 @@ static const char usage_text[] =
 	"  1  an operation failed\n"
 	"  2  a usage error, or a file that cannot be written\n";
 
-/* [CAPTURE] [--trace FILE]; 0 to run, 1 after --help, or -EINVAL after
- * printing the usage. */
+/* [CAPTURE] [--trace FILE] [--state]; 0 to run, 1 after --help, or
+ * -EINVAL after printing the usage. */
 static int parse_args(int argc, char **argv, const char **pcap,
-		      const char **trace)
+		      const char **trace, bool *state)
 {
 	bool have_pcap = false;
 
@@ -174,6 +177,8 @@ static int parse_args(int argc, char **argv, const char **pcap,
 		} else if (!strcmp(argv[i], "--trace") && i + 1 < argc &&
 			   !*trace) {
 			*trace = argv[++i];
+		} else if (!strcmp(argv[i], "--state")) {
+			*state = true;
 		} else if (argv[i][0] != '-' && !have_pcap) {
 			*pcap = argv[i];
 			have_pcap = true;
@@ -184,6 +189,20 @@ static int parse_args(int argc, char **argv, const char **pcap,
 		}
 	}
 	return 0;
+}
+
+static void state_line(void *arg, const char *line)
+{
+	(void)arg;
+	printf("state: %s\n", line);
+}
+
+/* --state: the queues as the run left them, printed and traced. */
+static void print_state(struct rocemu_world *w)
+{
+	printf("\nQueue state at the end (docs/state.md):\n");
+	rocemu_world_dump_state(w, state_line, NULL);
+	rocemu_world_trace_state(w);
 }
 
 /* Opens the trace file and has the world write its events there. */
@@ -206,7 +225,8 @@ int cmd_demo(int argc, char **argv)
 	const char *pcap = "demo.pcap", *trace = NULL;
 	FILE *events = NULL;
 
-	int parsed = parse_args(argc, argv, &pcap, &trace);
+	bool state = false;
+	int parsed = parse_args(argc, argv, &pcap, &trace, &state);
 
 	if (parsed)
 		return parsed > 0 ? CLI_OK : CLI_USAGE;
@@ -234,6 +254,8 @@ int cmd_demo(int argc, char **argv)
 	}
 	rocemu_world_trace(w, print_line, NULL);
 	int bad = run(w, &a, &b);
+	if (state)
+		print_state(w);
 	rocemu_world_record(w, NULL);
 	rocemu_world_events(w, NULL, NULL);
 	if (events && fclose(events)) {

@@ -136,6 +136,10 @@ static inline void dev_saw_frame(struct rocemu_dev *d, uint32_t icrc)
  */
 void dev_event(struct rocemu_dev *d, struct rocemu_event *ev);
 
+/* rocemu_dev_dump_state without taking the lock: the caller holds it
+ * (qp_dump.c). */
+void dev_dump_state(struct rocemu_dev *d, rocemu_state_fn fn, void *arg);
+
 /*
  * Sets up a device from cfg (name, GID, MTU, first QPN) with its async
  * event socket pair: 0, -EINVAL for a bad MTU, -errno. The world attaches

@@ -294,8 +294,14 @@ static void stats_from_env(void)
 	cur_stats = strdup(v);
 	free(stats_last);
 	stats_last = NULL;
+}
+
+/* The progress thread's tick: the counters file, a state dump asked for. */
+static void tick(void *arg)
+{
 	if (cur_stats)
-		rocemu_world_tick(world, write_stats, NULL, STATS_PERIOD_NS);
+		write_stats(arg);
+	rv_state_tick();
 }
 
 /* The device, bound to ROCEMU_ADDR, else to hint (the address the
@@ -349,6 +355,8 @@ static int make_device(const char *hint)
 	}
 	trace_from_env();
 	stats_from_env();
+	if (rv_state_from_env() || cur_stats)
+		rocemu_world_tick(world, tick, NULL, STATS_PERIOD_NS);
 	if (!atfork_set) /* a forked child has its parent's handlers */
 		atfork_set = !pthread_atfork(fork_prepare, fork_parent,
 					     fork_child);
@@ -399,6 +407,7 @@ __attribute__((destructor)) static void rv_fini(void)
 	if (!world || owner != getpid())
 		return;
 	rocemu_world_stop(world);
+	rv_state_at_exit();
 	rocemu_world_record(world, NULL);
 	if (events) {
 		rocemu_world_events(world, NULL, NULL);

@@ -115,6 +115,17 @@ struct rocemu_dev *rv_dev(void);
 /* The world rv_dev made; NULL before it made one. */
 struct rocemu_world *rv_world(void);
 
+/* ROCEMU_STATE (verbs_state.c, docs/state.md): reads it and installs the
+ * signal handler once; true when it is on (the progress thread's tick
+ * must then call rv_state_tick); a bad value is said and ignored. */
+bool rv_state_from_env(void);
+/* From the progress thread's tick: dumps the queue state on stderr and
+ * into the trace if the signal came since; nothing otherwise. */
+void rv_state_tick(void);
+/* At exit, after the progress thread stopped: the last dump, when
+ * ROCEMU_STATE is on; nothing otherwise. */
+void rv_state_at_exit(void);
+
 /*
  * True, with errno set to EIO, when context was opened before this
  * process was forked from the one that opened it: the device behind it

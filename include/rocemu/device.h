@@ -301,6 +301,35 @@ const char *rocemu_counter_name(enum rocemu_counter c);
 void rocemu_dev_print_counters(const struct rocemu_dev *d, FILE *f,
 			       const char *prefix);
 
+/* ---- queue state on demand (docs/state.md) ------------------------ */
+
+/* Called with each line of a state dump: no newline, valid during the
+ * call only. It runs under the world's lock: it must not call rocemu. */
+typedef void (*rocemu_state_fn)(void *arg, const char *line);
+
+/*
+ * Describes the queues of d, a line at a time, to fn: a line for the
+ * device, then per QP (by QPN) its type, state, PSNs (next to send,
+ * oldest unacknowledged, next expected), retries left, destination QP,
+ * its send WQEs not yet retired (opcode, wr_id, length, progress) and
+ * its posted receives; then each CQ and SRQ those QPs use (completions
+ * waiting or receives posted, their slots; an SRQ's limit). Holds the
+ * world's lock while it runs; changes nothing; cannot fail.
+ */
+void rocemu_dev_dump_state(struct rocemu_dev *d, rocemu_state_fn fn,
+			   void *arg);
+
+/* rocemu_dev_dump_state for every device of w, in the world's order. */
+void rocemu_world_dump_state(struct rocemu_world *w, rocemu_state_fn fn,
+			     void *arg);
+
+/*
+ * Hands the same lines to w's event sink (rocemu_world_events) as
+ * ROCEMU_EV_STATE events, one per line, each with its device's place
+ * among the frames it saw; nothing when no sink is set. Cannot fail.
+ */
+void rocemu_world_trace_state(struct rocemu_world *w);
+
 /* The device's GID: its IP address (IPv4-mapped for IPv4). */
 const uint8_t *rocemu_dev_gid(const struct rocemu_dev *d);
 
