@@ -44,6 +44,7 @@ int main(void)
 	srunner_add_suite(sr, ibcm_suite());
 	srunner_add_suite(sr, stamp_suite());
 	srunner_add_suite(sr, soak_suite());
+	srunner_add_suite(sr, state_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

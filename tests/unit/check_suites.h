@@ -25,6 +25,7 @@ Suite *rc_errors_suite(void);
 Suite *mw_suite(void);
 Suite *qp_suite(void);
 Suite *soak_suite(void);
+Suite *state_suite(void);
 Suite *conformance_suite(void);
 Suite *uc_ud_suite(void);
 Suite *srq_suite(void);
