@@ -31,6 +31,16 @@ static void req_text(struct chk_dir *d, uint32_t psn, char *buf, size_t len)
 		snprintf(buf + n, len - (size_t)n, ")");
 }
 
+/* "qp 0x12", the responder's QP the requests name; the capture may hold
+ * none of them. */
+static const char *peer_qp(const struct chk_dir *d, char *buf, size_t len)
+{
+	if (!d->started)
+		return "the responder's QP";
+	snprintf(buf, len, "qp 0x%x", d->dqpn);
+	return buf;
+}
+
 /* Remembers that the responder carried out the remote access of m. */
 static void grant(struct chk_dir *d, const struct chk_msg *m)
 {
@@ -78,7 +88,7 @@ static void answered(struct chk_dir *d, uint32_t next)
 static void rnr_settle(struct roce_check *c, unsigned flow, unsigned rdir,
 		       struct chk_dir *d, uint64_t then_no)
 {
-	char req[160], end[200];
+	char req[160], end[200], qp[24];
 
 	if (!d->rnr_on)
 		return;
@@ -94,8 +104,9 @@ static void rnr_settle(struct roce_check *c, unsigned flow, unsigned rdir,
 			 "for ever) the requester completes the WR with an RNR "
 			 "retry error", d->rnr_count);
 	chk_report(c, d->rnr_no, flow, rdir, ROCE_CHECK_REASON, "9.7.5.2.8",
-		   "RNR NAK: no receive WQE was posted at qp 0x%x (or its "
-		   "SRQ) when %s arrived; %s (9.7.5.2.8)", d->dqpn, req, end);
+		   "RNR NAK: no receive WQE was posted at %s (or its SRQ) "
+		   "when %s arrived; %s (9.7.5.2.8)",
+		   peer_qp(d, qp, sizeof(qp)), req, end);
 }
 
 void chk_why_answer(struct roce_check *c, const struct chk_pkt *p)
@@ -179,7 +190,7 @@ void chk_why_nak(struct roce_check *c, const struct chk_pkt *p,
 		 unsigned type, unsigned code)
 {
 	struct chk_dir *d = p->req;
-	char req[160], why[300];
+	char req[160], why[300], qp[24];
 
 	answered(d, p->psn);
 	if (type == ROCE_AETH_RNR_NAK) {
@@ -214,18 +225,20 @@ void chk_why_nak(struct roce_check *c, const struct chk_pkt *p,
 	case ROCE_NAK_INV_REQ:
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_REASON,
 			   "9.7.5.2.3", "NAK invalid request answers %s sent "
-			   "from qp 0x%x: qp 0x%x does not take that operation "
+			   "from qp 0x%x: %s does not take that operation "
 			   "(its access flags lack the remote right, or its "
 			   "type has no such opcode), or the message is longer "
 			   "than it accepts, e.g. a SEND longer than the receive "
-			   "buffer (9.7.5.2.3)", req, p->ib->bth.dqpn, d->dqpn);
+			   "buffer (9.7.5.2.3)", req, p->ib->bth.dqpn,
+			   peer_qp(d, qp, sizeof(qp)));
 		return;
 	case ROCE_NAK_REM_OP:
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_REASON,
 			   "9.7.5.2", "NAK remote operational error answers %s "
 			   "sent from qp 0x%x: the responder failed carrying it "
-			   "out (a local error at qp 0x%x, e.g. writing into its "
-			   "memory) (9.7.5.2)", req, p->ib->bth.dqpn, d->dqpn);
+			   "out (a local error at %s, e.g. writing into its "
+			   "memory) (9.7.5.2)", req, p->ib->bth.dqpn,
+			   peer_qp(d, qp, sizeof(qp)));
 		return;
 	default:
 		return;	/* reserved codes: a rule finding says it */
