@@ -84,13 +84,18 @@ static void *wait_thread(void *arg)
 
 /* Sends sig to t and waits until its handler has run; 0, or -1 when the
  * signal could not be sent. */
-static int signal_and_wait(pthread_t t, int sig)
+/*
+ * Sends sig to t and waits until a handler ran, or until t's call is
+ * done: a thread that ends its call (after the previous signal) can exit
+ * before this signal is delivered, and then no handler ever runs for it.
+ */
+static int signal_and_wait(pthread_t t, int sig, atomic_int *done)
 {
 	int before = atomic_load(&handled);
 
 	if (pthread_kill(t, sig))
 		return -1;
-	while (atomic_load(&handled) == before)
+	while (atomic_load(&handled) == before && !atomic_load(done))
 		sched_yield();
 	return 0;
 }
@@ -121,7 +126,7 @@ static void check_restarted(struct waiter *w, void (*trigger)(struct waiter *))
 
 	start(w, &t);
 	while (!no_signals && sent < RESTARTED && !atomic_load(&w->done) &&
-	       signal_and_wait(t, SIGUSR1) == 0)
+	       signal_and_wait(t, SIGUSR1, &w->done) == 0)
 		sent++;
 	CHECK((no_signals || sent == RESTARTED) && !atomic_load(&w->done),
 	      "%s returned %d (errno %s) after %d SA_RESTART signals, with no event",
@@ -147,7 +152,7 @@ static void check_interrupted(struct waiter *w)
 		return;
 	start(w, &t);
 	while (sent < INTR_MAX && !atomic_load(&w->done) &&
-	       signal_and_wait(t, SIGUSR2) == 0)
+	       signal_and_wait(t, SIGUSR2, &w->done) == 0)
 		sent++;
 	if (!atomic_load(&w->done)) {
 		CHECK(0, "%s still blocked after %d signals without SA_RESTART",
