@@ -54,7 +54,10 @@ void dev_why(struct rocemu_dev *d, enum rocemu_why k, uint32_t qpn,
 	snprintf(ev.op, sizeof(ev.op), "%s", op ? op : "");
 	memcpy(d->why_last[k], ev.text, sizeof(ev.text));
 	memcpy(d->why_rule[k], ev.rule, sizeof(ev.rule));
-	core_trace(d->core, "%s why: %s [%s]", d->name, ev.text, ev.rule);
+	/* once on stderr: not as a trace line too when explain prints it */
+	if (!d->core->explain)
+		core_trace(d->core, "%s why: %s [%s]", d->name, ev.text,
+			   ev.rule);
 	dev_event(d, &ev);
 }
 
