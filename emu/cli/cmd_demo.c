@@ -143,7 +143,7 @@ static int run(struct rocemu_world *w, struct node *a, struct node *b)
 }
 
 static const char usage_text[] =
-	"usage: rocemu demo [CAPTURE] [--trace FILE]\n"
+	"usage: rocemu demo [CAPTURE] [--trace FILE] [--explain]\n"
 	"\n"
 	"Two emulated RoCEv2 devices on a deterministic wire run SEND, RDMA\n"
 	"WRITE with immediate, RDMA READ and atomics over RC; each WQE, the\n"
@@ -153,6 +153,9 @@ static const char usage_text[] =
 	"Options:\n"
 	"  --trace FILE  write the WQE and CQE events to FILE too, for\n"
 	"                rocemu ladder --trace\n"
+	"  --explain     say why next to each NAK, error completion, dropped\n"
+	"                packet and refused verb, among the trace lines:\n"
+	"                'rocemu: why: TEXT [RULE]' (docs/explain.md)\n"
 	"  -h, --help    print this text and exit\n"
 	"\n"
 	"Exit status:\n"
@@ -160,10 +163,10 @@ static const char usage_text[] =
 	"  1  an operation failed\n"
 	"  2  a usage error, or a file that cannot be written\n";
 
-/* [CAPTURE] [--trace FILE]; 0 to run, 1 after --help, or -EINVAL after
- * printing the usage. */
+/* [CAPTURE] [--trace FILE] [--explain]; 0 to run, 1 after --help, or
+ * -EINVAL after printing the usage. */
 static int parse_args(int argc, char **argv, const char **pcap,
-		      const char **trace)
+		      const char **trace, bool *explain)
 {
 	bool have_pcap = false;
 
@@ -174,6 +177,8 @@ static int parse_args(int argc, char **argv, const char **pcap,
 		} else if (!strcmp(argv[i], "--trace") && i + 1 < argc &&
 			   !*trace) {
 			*trace = argv[++i];
+		} else if (!strcmp(argv[i], "--explain")) {
+			*explain = true;
 		} else if (argv[i][0] != '-' && !have_pcap) {
 			*pcap = argv[i];
 			have_pcap = true;
@@ -205,14 +210,18 @@ int cmd_demo(int argc, char **argv)
 {
 	const char *pcap = "demo.pcap", *trace = NULL;
 	FILE *events = NULL;
+	bool explain = false;
+	struct rocemu_why_printer why = { .f = stdout };
 
-	int parsed = parse_args(argc, argv, &pcap, &trace);
+	int parsed = parse_args(argc, argv, &pcap, &trace, &explain);
 
 	if (parsed)
 		return parsed > 0 ? CLI_OK : CLI_USAGE;
 	struct rocemu_world *w = rocemu_world_new(1);
 	struct node a = { 0 }, b = { 0 };
 	int rc = CLI_FAIL;
+	if (w && explain) /* on stdout, among the trace lines */
+		rocemu_world_explain(w, rocemu_why_print, &why);
 	if (!w || make_node(w, &a, "devA", 1) || make_node(w, &b, "devB", 2) ||
 	    connect_to(&a, &b, 0x100, 0x200) || connect_to(&b, &a, 0x200, 0x100)) {
 		fprintf(stderr, "rocemu demo: could not set up the devices\n");
@@ -236,6 +245,8 @@ int cmd_demo(int argc, char **argv)
 	int bad = run(w, &a, &b);
 	rocemu_world_record(w, NULL);
 	rocemu_world_events(w, NULL, NULL);
+	rocemu_world_explain(w, NULL, NULL);
+	rocemu_why_printer_end(&why);
 	if (events && fclose(events)) {
 		fprintf(stderr, "rocemu demo: writing %s failed\n", trace);
 		bad++;
