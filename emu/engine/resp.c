@@ -65,6 +65,10 @@ static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
 {
 	if (qp_is(qp, IBV_QPT_UC)) { /* no RNR on UC: the message is lost */
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_NO_RECV);
+		dev_why(qp->dev, ROCEMU_WHY_DROP, qp->qpn, NULL, 0, "IBTA 9.8.3",
+			"drop: UC qp 0x%x has no receive WQE posted (%s empty): "
+			"the message at psn 0x%x is lost (UC has no RNR NAK)",
+			qp->qpn, qp->srq ? "its SRQ" : "RQ", psn);
 		uc_drop_message(qp);
 		return;
 	}

@@ -330,6 +330,71 @@ START_TEST(test_retry_exceeded)
 }
 END_TEST
 
+/* A side's RC QP replaced by a UD one in RTS with Q_Key qkey. */
+static void ud_up(struct side *s, uint32_t qkey)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = (void *)s->cq, .recv_cq = (void *)s->cq,
+		.qp_type = IBV_QPT_UD, .cap = { 8, 8, 1, 1, 0 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = qkey };
+
+	ck_assert_int_eq(rocemu_qp_free(s->qp), 0);
+	ck_assert_ptr_nonnull(s->qp = rocemu_qp_new(s->pd, &init));
+	ck_assert_int_eq(rocemu_qp_modify(s->qp, &a, IBV_QP_STATE |
+					  IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_QKEY), 0);
+	a.qp_state = IBV_QPS_RTR;
+	ck_assert_int_eq(rocemu_qp_modify(s->qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	ck_assert_int_eq(rocemu_qp_modify(s->qp, &a, IBV_QP_STATE |
+					  IBV_QP_SQ_PSN), 0);
+}
+
+/* UD: a datagram with another Q_Key, and one with no receive posted. */
+START_TEST(test_ud_drops)
+{
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct heard h;
+	char want[512];
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh.dgid.raw = { [10] = 0xff, [11] = 0xff,
+						    10, 0, 0, 2 } };
+
+	pair_up(&p, &o);
+	ud_up(&p.a, 0x1111);
+	ud_up(&p.b, 0x2222);
+	struct rocemu_ah *ah = rocemu_ah_new(p.a.pd, &aa);
+	ck_assert_ptr_nonnull(ah);
+	listen_whys(&p, &h);
+	struct ibv_sge sge = { addr_of(&p.a, 0), 8, rocemu_mr_lkey(p.a.mr) };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	wr.wr.ud.ah = (void *)ah;
+	wr.wr.ud.remote_qpn = qpn(&p.b);
+	wr.wr.ud.remote_qkey = 0x3333;
+	ck_assert_int_eq(rocemu_post_send(p.a.qp, &wr, &bad), 0);
+	rocemu_world_advance(p.w, 100000);
+	snprintf(want, sizeof(want),
+		 "drop: UD qp 0x%x has Q_Key 0x2222; the datagram from qp 0x%x "
+		 "carries 0x3333 [IBTA C9-40]", qpn(&p.b), qpn(&p.a));
+	assert_heard(&h, want);
+	wr.wr.ud.remote_qkey = 0x2222;
+	ck_assert_int_eq(rocemu_post_send(p.a.qp, &wr, &bad), 0);
+	rocemu_world_advance(p.w, 100000);
+	snprintf(want, sizeof(want),
+		 "drop: UD qp 0x%x has no receive WQE posted (RQ empty): the "
+		 "datagram from qp 0x%x is lost [IBTA 10.2.4, 9.8]", qpn(&p.b),
+		 qpn(&p.a));
+	assert_heard(&h, want);
+	heard_end(&p, &h);
+	rocemu_ah_free(ah);
+	pair_down(&p);
+}
+END_TEST
+
 /* A fresh QP of b's PD in INIT, towards a. */
 static struct rocemu_qp *qp_in_init(struct pair *p)
 {
@@ -500,6 +565,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_packet_to_qp_in_init);
 	tcase_add_test(tc, test_unknown_qp);
 	tcase_add_test(tc, test_retry_exceeded);
+	tcase_add_test(tc, test_ud_drops);
 	tcase_add_test(tc, test_refused_verbs);
 	tcase_add_test(tc, test_off_still_traces);
 	tcase_add_test(tc, test_keep_for_stats);
