@@ -275,15 +275,18 @@ void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
 
 /* ---- posting ---------------------------------------------------- */
 
-/* Explain mode: why a post on qp refuses wr (wr_id, opcode op); returns
- * rc, the caller's error. */
-static int post_refused(struct rocemu_qp *qp, int rc, const char *op,
-			uint64_t wr_id, const char *rule, const char *why)
+/* Explain mode: why a post on qp refuses a send WR (wr; NULL for a
+ * receive of wr_id); returns rc, the caller's error. */
+static int post_refused(struct rocemu_qp *qp, int rc,
+			const struct ibv_send_wr *wr, uint64_t wr_id,
+			const char *rule, const char *why)
 {
-	dev_why(qp->dev, ROCEMU_WHY_VERB, qp->qpn, op, wr_id, rule,
-		"%s: qp 0x%x %s wr_id %llu: %s",
-		strcmp(op, "RECV") ? "post_send" : "post_recv", qp->qpn, op,
-		(unsigned long long)wr_id, why);
+	const char *op = wr ? wr_opcode_name(wr->opcode) : "RECV";
+
+	dev_why(qp->dev, ROCEMU_WHY_VERB, qp->qpn, op, wr ? wr->wr_id : wr_id,
+		rule, "%s: qp 0x%x %s wr_id %llu: %s",
+		wr ? "post_send" : "post_recv", qp->qpn, op,
+		(unsigned long long)(wr ? wr->wr_id : wr_id), why);
 	return rc;
 }
 
@@ -326,7 +329,7 @@ static int fill_local(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 
 	if (wr->opcode == IBV_WR_BIND_MW &&
 	    (!mw || mw->pd->dev != qp->dev || (b->length && !mr)))
-		return post_refused(qp, -EINVAL, "BIND_MW", wr->wr_id,
+		return post_refused(qp, -EINVAL, wr, 0,
 				    "IBTA 10.6.7.2",
 				    "the bind names no window of this device, "
 				    "or no MR");
@@ -356,19 +359,18 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 
 	/* An opcode the QP's transport lacks, or one without a row in the
 	 * table, is refused (IBTA 9.8.3, 9.8.4). */
-	const char *op = wr_opcode_name(wr->opcode);
 	if (!wr_opcode_allowed(wr->opcode, qp->init.qp_type))
-		return post_refused(qp, -EINVAL, op, wr->wr_id,
+		return post_refused(qp, -EINVAL, wr, 0,
 				    "IBTA 9.8.3, 9.8.4",
 				    "the opcode is not one this QP's "
 				    "transport has");
 	if (wr->num_sge < 0 ||
 	    (unsigned)wr->num_sge > qp->init.cap.max_send_sge)
-		return post_refused(qp, -EINVAL, op, wr->wr_id,
+		return post_refused(qp, -EINVAL, wr, 0,
 				    "ibv_post_send(3)",
 				    "num_sge is above the QP's max_send_sge");
 	if (qp_is(qp, IBV_QPT_UD) && !wr->wr.ud.ah)
-		return post_refused(qp, -EINVAL, op, wr->wr_id,
+		return post_refused(qp, -EINVAL, wr, 0,
 				    "ibv_post_send(3)",
 				    "a UD send needs wr.ud.ah");
 	if (wr_is(wr->opcode, WR_LOCAL))
@@ -380,7 +382,7 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 		   !wr_is(wr->opcode, WR_RD_ATOMIC);
 	if (len > MAX_MR_SIZE ||
 	    (inl && !awrite && len > qp->init.cap.max_inline_data))
-		return post_refused(qp, -EINVAL, op, wr->wr_id,
+		return post_refused(qp, -EINVAL, wr, 0,
 				    "ibv_post_send(3)",
 				    len > MAX_MR_SIZE
 					    ? "the SGEs add up to more than 2^31"
@@ -391,7 +393,7 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	 * both begin with remote_addr. */
 	if ((atomic || awrite) && (wr->num_sge != 1 || len != 8 ||
 				   (wr->wr.rdma.remote_addr & 7)))
-		return post_refused(qp, -EINVAL, op, wr->wr_id,
+		return post_refused(qp, -EINVAL, wr, 0,
 				    "IBTA 9.4.5",
 				    "an atomic takes one SGE of 8 bytes and "
 				    "an 8-byte aligned remote_addr");
@@ -467,9 +469,8 @@ int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 	for (; wr && !rc; wr = wr->next) {
 		struct swqe *wqe = ring_prod_slot(&qp->sq);
 		if (!wqe) {
-			rc = post_refused(qp, -ENOMEM,
-					  wr_opcode_name(wr->opcode),
-					  wr->wr_id, "ibv_post_send(3)",
+			rc = post_refused(qp, -ENOMEM, wr, 0,
+					  "ibv_post_send(3)",
 					  "the SQ is full (ENOMEM)");
 			break;
 		}
@@ -563,7 +564,7 @@ int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 	CORE_GUARD(qp->dev->core);
 	/* A QP with an SRQ takes its receives from there (ibv_post_recv(3)). */
 	int rc = qp->state == IBV_QPS_RESET ? post_state_refused(qp, false)
-		 : qp->srq ? post_refused(qp, -EINVAL, "RECV",
+		 : qp->srq ? post_refused(qp, -EINVAL, NULL,
 					  wr ? wr->wr_id : 0,
 					  "ibv_post_recv(3)",
 					  "the QP takes its receives from its "
