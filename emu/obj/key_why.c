@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "obj.h"
+#include "rocemu/range.h"
 
 /* The one right of access a check asked for, by its verbs name. */
 static const char *right_name(int access)
@@ -19,10 +20,14 @@ static const char *right_name(int access)
 static void range_why(char *buf, size_t n, const char *what, uint32_t key,
 		      uint64_t va, uint64_t len, uint64_t base, uint64_t span)
 {
+	uint64_t end;
+
+	if (!roce_range_end(base, span, &end))
+		end = UINT64_MAX; /* the whole address space (implicit ODP) */
 	snprintf(buf, n, "va 0x%llx len %llu %s %s 0x%x [0x%llx, 0x%llx)",
 		 (unsigned long long)va, (unsigned long long)len,
 		 va < base ? "starts before" : "ends past", what, key,
-		 (unsigned long long)base, (unsigned long long)(base + span));
+		 (unsigned long long)base, (unsigned long long)end);
 }
 
 static void window_why(const struct rocemu_qp *qp, const struct rocemu_mw *mw,
@@ -59,8 +64,7 @@ void rkey_why(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
 				 "0x%x's", rkey, qp->qpn);
 	else if (mr && (mr->access & access) != access)
 		snprintf(buf, n, "MR 0x%x lacks %s", rkey, right_name(access));
-	else if (mr && (va < mr->iova || va - mr->iova > mr->len ||
-			len > mr->len - (va - mr->iova)))
+	else if (mr && !roce_range_in_region(va, len, mr->iova, mr->len))
 		range_why(buf, n, "MR", rkey, va, len, mr->iova, mr->len);
 	else if (mr)
 		snprintf(buf, n, "MR 0x%x was deregistered or registered anew "
