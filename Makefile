@@ -122,6 +122,8 @@ BENCH_DEV := $(BUILD)/tests/bench_device
 BENCH_NET := $(BUILD)/tests/bench_net
 BENCH_UDP := $(BUILD)/tests/bench_udp
 BENCH_SCALE := $(BUILD)/tests/bench_scale
+# explain mode's cost, off and on (docs/explain.md)
+BENCH_EXPLAIN := $(BUILD)/tests/bench_explain
 # The golden-capture scenarios' own verbs program (tests/rxe/scenarios.sh):
 # linked against the system's libibverbs, as it is on an rxe machine.
 RXE_PROBE := $(BUILD)/tests/rxe/rxe_probe
@@ -137,7 +139,7 @@ RXE_DEPS_OK := $(BUILD)/.rxe-deps-ok
 .PHONY: all deps rxe-deps check pyverbs rxe-check rxe-bench suite-compare demo golden golden-rxe bench bench-docs fuzz install uninstall help clean FORCE
 ## all: the library, the tool, the agent, the drop-in and the tests' programs (the default)
 all: $(ROCEMU) $(CHECK_BIN) $(MKCAP) $(PCAP_EDIT) $(CM_SEEDS) $(BENCH) $(ICRC_FLOOD) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
-	$(VERBS_SO) $(RDMACM_SO) $(RXE_PROBE) $(UD_GRH) $(AGENT)
+	$(BENCH_EXPLAIN) $(VERBS_SO) $(RDMACM_SO) $(RXE_PROBE) $(UD_GRH) $(AGENT)
 
 # Installs what is missing when run as root; otherwise names the command.
 # $(call install_debs,PACKAGES)
@@ -230,7 +232,7 @@ $(MKCAP) $(PCAP_EDIT) $(ICRC_FLOOD) $(CM_SEEDS): $(BUILD)/tests/%: $(BUILD)/test
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
 
-$(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE): $(BUILD)/tests/%: $(BUILD)/tests/bench/%.o $(LIB)
+$(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) $(BENCH_EXPLAIN): $(BUILD)/tests/%: $(BUILD)/tests/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
@@ -344,13 +346,14 @@ golden: $(ROCEMU) $(VERBS_SO) $(RXE_PROBE)
 # perftest comparison joins them where its packages are (RXE=0: not).
 BENCH_ROWS := $(BUILD)/bench.rows
 ## bench: speed figures, each with its reference and target (build/bench.json)
-bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) $(ROCEMU) \
+bench: $(BENCH) $(BENCH_DEV) $(BENCH_NET) $(BENCH_UDP) $(BENCH_SCALE) \
+	  $(BENCH_EXPLAIN) $(ROCEMU) \
 	  $(MKCAP) $(VERBS_SO)
 	$(Q)rm -f $(BENCH_ROWS)
 	$(Q)export BENCH_JSONL=$(CURDIR)/$(BENCH_ROWS) && \
 	  $(BENCH) --rocemu $(ROCEMU) --mkcap $(MKCAP) --work $(BUILD)/bench && \
 	  tests/bench/bench_check.sh $(BUILD) && \
-	  $(BENCH_DEV) && $(BENCH_SCALE) && $(BENCH_NET) && \
+	  $(BENCH_DEV) && $(BENCH_EXPLAIN) && $(BENCH_SCALE) && $(BENCH_NET) && \
 	  tests/bench/bench_bw.sh $(BUILD) && \
 	  tests/bench/bench_verbs.sh $(BUILD) && \
 	  tests/bench/ladder_bench.sh $(BUILD) && \

@@ -145,6 +145,12 @@ static int make_objects(struct conn *c, const char *who)
 	c->w = rocemu_world_new_udp();
 	if (c->w)
 		rocemu_world_set_offload(c->w, !c->o.no_offload);
+	if (c->w && c->o.explain) {
+		c->why.f = stderr;
+		rocemu_world_explain(c->w, rocemu_why_print, &c->why);
+	}
+	if (c->w && c->o.stats) /* the last reason of each kind */
+		rocemu_world_explain_keep(c->w, true);
 	int rc = c->w ? rocemu_endpoint_new_attr(c->w, &cfg, &a, &c->ep)
 		      : -ENOMEM;
 	if (rc == -ENOMEM) {
@@ -247,6 +253,10 @@ void conn_down(struct conn *c)
 {
 	if (c->w)
 		rocemu_world_stop(c->w);
+	if (c->why.f) {
+		rocemu_world_explain(c->w, NULL, NULL);
+		rocemu_why_printer_end(&c->why);
+	}
 	if (c->w && c->o.pcap)
 		rocemu_world_record(c->w, NULL);
 	if (c->ah)
@@ -268,6 +278,7 @@ void conn_print_counters(struct conn *c)
 	rocemu_world_stop(c->w);
 	rocemu_dev_print_counters(c->ep.dev, stdout, "");
 	rocemu_world_print_wire_stats(c->w, stdout, "");
+	rocemu_dev_print_why(c->ep.dev, stdout, "");
 	fflush(stdout);
 }
 
@@ -344,6 +355,7 @@ static bool *flag_of(struct conn_opts *o, const char *a)
 	       : !strcmp(a, "--srq")   ? &o->srq
 	       : !strcmp(a, "--poll")  ? &o->busy_poll
 	       : !strcmp(a, "--stats") ? &o->stats
+	       : !strcmp(a, "--explain") ? &o->explain
 	       : !strcmp(a, "--no-offload") ? &o->no_offload
 				       : NULL;
 }

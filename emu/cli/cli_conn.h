@@ -22,6 +22,7 @@ struct conn_opts {
 	bool srq;		/* receives from a shared receive queue */
 	bool busy_poll;		/* spin on the CQ instead of sleeping */
 	bool stats;		/* print the device's counters at the end */
+	bool explain;		/* say why on stderr (docs/explain.md) */
 	bool no_offload;	/* one datagram per packet, even on lo */
 	int wait_s;		/* client: how long to try reaching the server */
 };
@@ -39,6 +40,7 @@ struct conn {
 	struct rocemu_endpoint ep;	/* device, PD, CQ, QP, buffer */
 	struct rocemu_ah *ah;	/* UD: the peer */
 	struct peer_info me, peer;
+	struct rocemu_why_printer why;	/* --explain's */
 };
 
 /*
@@ -61,7 +63,7 @@ void conn_down(struct conn *c);
 /*
  * --stats: stops the progress thread, so that the counts are final, and
  * prints every counter of the device to stdout, one "counter NAME VALUE"
- * line each, zeros included. Prints nothing when there is no device (the
+ * line each, zeros included, then the reasons' "why KIND COUNT" lines. Prints nothing when there is no device (the
  * set-up failed before it); the objects stay for conn_down to free.
  */
 void conn_print_counters(struct conn *c);
@@ -75,7 +77,7 @@ int conn_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
 	      const char *who);
 
 /* Parses the options both tools take (--addr, --port, -t, -m, --pcap,
- * --trace, --srq, --poll, --stats, --wait); returns how many argv entries
+ * --trace, --srq, --poll, --stats, --explain, --wait); returns how many argv entries
  * it used for this one, 0 if it is not one of them, -1 after a usage
  * message. */
 int conn_parse_opt(struct conn_opts *o, int argc, char **argv, int i,

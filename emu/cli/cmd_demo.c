@@ -143,7 +143,7 @@ static int run(struct rocemu_world *w, struct node *a, struct node *b)
 }
 
 static const char usage_text[] =
-	"usage: rocemu demo [CAPTURE] [--trace FILE] [--state]\n"
+	"usage: rocemu demo [CAPTURE] [--trace FILE] [--state] [--explain]\n"
 	"\n"
 	"Two emulated RoCEv2 devices on a deterministic wire run SEND, RDMA\n"
 	"WRITE with immediate, RDMA READ and atomics over RC; each WQE, the\n"
@@ -156,6 +156,9 @@ static const char usage_text[] =
 	"  --state       at the end, print the queue state of both devices\n"
 	"                (QPs, PSNs, WQEs outstanding, CQ fill; docs/state.md),\n"
 	"                and put it in the --trace FILE as state events\n"
+	"  --explain     say why next to each NAK, error completion, dropped\n"
+	"                packet and refused verb, among the trace lines:\n"
+	"                'rocemu: why: TEXT [RULE]' (docs/explain.md)\n"
 	"  -h, --help    print this text and exit\n"
 	"\n"
 	"Exit status:\n"
@@ -163,10 +166,10 @@ static const char usage_text[] =
 	"  1  an operation failed\n"
 	"  2  a usage error, or a file that cannot be written\n";
 
-/* [CAPTURE] [--trace FILE] [--state]; 0 to run, 1 after --help, or
- * -EINVAL after printing the usage. */
+/* [CAPTURE] [--trace FILE] [--state] [--explain]; 0 to run, 1 after
+ * --help, or -EINVAL after printing the usage. */
 static int parse_args(int argc, char **argv, const char **pcap,
-		      const char **trace, bool *state)
+		      const char **trace, bool *state, bool *explain)
 {
 	bool have_pcap = false;
 
@@ -179,6 +182,8 @@ static int parse_args(int argc, char **argv, const char **pcap,
 			*trace = argv[++i];
 		} else if (!strcmp(argv[i], "--state")) {
 			*state = true;
+		} else if (!strcmp(argv[i], "--explain")) {
+			*explain = true;
 		} else if (argv[i][0] != '-' && !have_pcap) {
 			*pcap = argv[i];
 			have_pcap = true;
@@ -224,15 +229,19 @@ int cmd_demo(int argc, char **argv)
 {
 	const char *pcap = "demo.pcap", *trace = NULL;
 	FILE *events = NULL;
+	bool explain = false;
+	struct rocemu_why_printer why = { .f = stdout };
 
 	bool state = false;
-	int parsed = parse_args(argc, argv, &pcap, &trace, &state);
+	int parsed = parse_args(argc, argv, &pcap, &trace, &state, &explain);
 
 	if (parsed)
 		return parsed > 0 ? CLI_OK : CLI_USAGE;
 	struct rocemu_world *w = rocemu_world_new(1);
 	struct node a = { 0 }, b = { 0 };
 	int rc = CLI_FAIL;
+	if (w && explain) /* on stdout, among the trace lines */
+		rocemu_world_explain(w, rocemu_why_print, &why);
 	if (!w || make_node(w, &a, "devA", 1) || make_node(w, &b, "devB", 2) ||
 	    connect_to(&a, &b, 0x100, 0x200) || connect_to(&b, &a, 0x200, 0x100)) {
 		fprintf(stderr, "rocemu demo: could not set up the devices\n");
@@ -258,6 +267,8 @@ int cmd_demo(int argc, char **argv)
 		print_state(w);
 	rocemu_world_record(w, NULL);
 	rocemu_world_events(w, NULL, NULL);
+	rocemu_world_explain(w, NULL, NULL);
+	rocemu_why_printer_end(&why);
 	if (events && fclose(events)) {
 		fprintf(stderr, "rocemu demo: writing %s failed\n", trace);
 		bad++;

@@ -96,9 +96,12 @@ void core_trace_line(struct core *c, const char *fmt, ...)
 
 void core_event(struct core *c, struct rocemu_event *ev)
 {
-	if (!c->event)
+	if (!c->event && !(ev->kind == ROCEMU_EV_WHY && c->explain))
 		return;
 	ev->time_ns = c->now;
 	ev->frames = c->frames_recorded;
-	c->event(c->event_arg, ev);
+	if (c->event)
+		c->event(c->event_arg, ev);
+	if (ev->kind == ROCEMU_EV_WHY && c->explain)
+		c->explain(c->explain_arg, ev);
 }

@@ -27,6 +27,9 @@ struct core {
 	void *trace_arg;
 	rocemu_event_fn event;		/* structured events, or NULL */
 	void *event_arg;
+	rocemu_event_fn explain;	/* why events only (explain mode) */
+	void *explain_arg;
+	bool why_keep;			/* devices keep each kind's last */
 	/* Frames the world's capture holds: the tap counts them, events
 	 * carry the count (rocemu/trace.h). */
 	uint64_t frames_recorded;
@@ -97,6 +100,13 @@ void core_trace_line(struct core *c, const char *fmt, ...)
 static inline bool core_eventing(const struct core *c)
 {
 	return c->event != NULL;
+}
+
+/* Whether a reason's text is wanted by anyone (explain mode, events,
+ * kept for the counters): the only test on the way to building one. */
+static inline bool core_explaining(const struct core *c)
+{
+	return c->event || c->explain || c->why_keep;
 }
 
 /* Stamps ev with the clock and the frames recorded so far and hands it to

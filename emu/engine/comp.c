@@ -180,6 +180,23 @@ static enum ibv_wc_status nak_status(unsigned code)
 	}
 }
 
+/* A NAK code in a reason's words, and where its meaning is written. */
+static const char *nak_name(unsigned code)
+{
+	switch (code) {
+	case ROCE_NAK_INV_REQ: return "invalid request";
+	case ROCE_NAK_REM_ACCESS: return "remote access error";
+	case ROCE_NAK_INV_RD_REQ: return "invalid RD request";
+	default: return "remote operational error";
+	}
+}
+
+static const char *nak_rule(unsigned code)
+{
+	return code == ROCE_NAK_REM_ACCESS ? "IBTA 9.7.5.1, 11.6.3.1"
+					   : "IBTA 9.7.5.1";
+}
+
 /* Fails the WQE holding psn and moves the QP to ERROR. */
 static void fail(struct rocemu_qp *qp, struct swqe *wqe,
 		 enum ibv_wc_status status)
@@ -187,6 +204,8 @@ static void fail(struct rocemu_qp *qp, struct swqe *wqe,
 	if (wqe)
 		finish(qp, wqe, status);
 	retire(qp);
+	qp->err_cause = "after a send WQE completed in error, the reason "
+			"before";
 	qp_error(qp, IBV_EVENT_QP_FATAL);
 }
 
@@ -210,6 +229,13 @@ static void on_nak(struct rocemu_qp *qp, const struct roce_ib *ib)
 		dev_count(qp->dev, ROCEMU_CNT_NAK_RCVD_RNR);
 		/* rnr_retry 7 means retry for ever (IBTA 9.7.5.2.8). */
 		if (qp->attr.rnr_retry != 7 && qp->comp.rnr_left-- == 0) {
+			why_wqe_error(qp, wqe_at(qp, psn),
+				      IBV_WC_RNR_RETRY_EXC_ERR,
+				      "IBTA 9.7.6.1.4",
+				      "RNR NAK for psn 0x%x after %u RNR "
+				      "retries (rnr_retry %u): the peer posted "
+				      "no receive in time", psn,
+				      qp->attr.rnr_retry, qp->attr.rnr_retry);
 			fail(qp, wqe_at(qp, psn), IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
@@ -227,8 +253,12 @@ static void on_nak(struct rocemu_qp *qp, const struct roce_ib *ib)
 	}
 	dev_count(qp->dev, ROCEMU_CNT_NAK_RCVD_ERROR);
 	struct swqe *wqe = wqe_at(qp, psn);
-	if (wqe)
+	if (wqe) {
+		why_wqe_error(qp, wqe, nak_status(val), nak_rule(val),
+			      "the responder NAKed psn 0x%x with %s", psn,
+			      nak_name(val));
 		fail(qp, wqe, nak_status(val));
+	}
 }
 
 static void on_read_response(struct rocemu_qp *qp, const struct roce_ib *ib)
@@ -355,6 +385,12 @@ void comp_timer(struct rocemu_qp *qp, enum timer_kind kind)
 	/* IBTA 9.7.6.1.3: retry_cnt is a count; unlike rxe, 7 is not
 	 * "for ever" (that holds only for rnr_retry). */
 	if (qp->comp.retry_left-- == 0) {
+		why_wqe_error(qp, wqe_at(qp, qp->comp.psn),
+			      IBV_WC_RETRY_EXC_ERR, "IBTA 9.7.6.1.3",
+			      "%u retries of psn 0x%x unanswered (retry_cnt "
+			      "%u): no ACK came before the timer, timeout %u",
+			      qp->attr.retry_cnt, qp->comp.psn,
+			      qp->attr.retry_cnt, qp->attr.timeout);
 		fail(qp, wqe_at(qp, qp->comp.psn), IBV_WC_RETRY_EXC_ERR);
 		return;
 	}

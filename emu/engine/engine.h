@@ -117,4 +117,27 @@ unsigned resp_run(struct rocemu_qp *qp);
 /* When qp may next send what it owes; false if it owes nothing. */
 bool resp_due(struct rocemu_qp *qp, uint64_t *when);
 
+/* ---- explain mode (why.c) ------------------------------------------ */
+
+/* A GID as its IP address ("10.0.0.1", IPv4-mapped shown as IPv4). */
+void why_gid(const uint8_t gid[16], char *buf, size_t n);
+/*
+ * The reason for the NAK with syndrome syn qp owes at psn, as "NAK ...
+ * (sent to PEER qp 0xDQPN psn 0xPSN): " and fmt's words (dev_why); on
+ * UC, where nothing is NAKed, a drop. Counted always, formatted only
+ * while someone listens.
+ */
+void why_nak(struct rocemu_qp *qp, uint8_t syn, uint32_t psn,
+	     const char *rule, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* The reason for a NAK remote access error on ib: which part of the
+ * R_Key check of [va, va+len) for access failed (rkey_why). */
+void why_rkey_nak(struct rocemu_qp *qp, const struct roce_ib *ib,
+		  uint32_t rkey, uint64_t va, uint64_t len, int access);
+/* The reason wqe (NULL: none known) of qp completes with status, as
+ * "STATUS: qp 0xQPN OP wr_id N: " and fmt's words. */
+void why_wqe_error(struct rocemu_qp *qp, const struct swqe *wqe,
+		   enum ibv_wc_status status, const char *rule,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 #endif

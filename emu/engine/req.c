@@ -82,6 +82,13 @@ static bool do_local(struct rocemu_qp *qp, struct swqe *wqe)
 		      : mw_invalidate(qp, wqe->imm, false, false);
 
 	if (rc) {
+		why_wqe_error(qp, wqe, bind ? IBV_WC_MW_BIND_ERR
+					    : IBV_WC_LOC_QP_OP_ERR,
+			      "IBTA 10.6.7.2",
+			      bind ? "the bind breaks a memory window rule "
+				     "(window, MR, PD, rights or range)"
+				   : "LOCAL_INV names no type 2 window bound "
+				     "in this PD");
 		fail_local(qp, wqe, bind ? IBV_WC_MW_BIND_ERR
 					 : IBV_WC_LOC_QP_OP_ERR);
 		return false;
@@ -143,6 +150,9 @@ const uint8_t *req_payload(struct rocemu_qp *qp, struct swqe *wqe,
 			       &data)) == -EAGAIN)
 		rc = sge_copy_from(qp->pd, wqe->sg, wqe->num_sge, off, bounce, n);
 	if (rc) {
+		why_wqe_error(qp, wqe, IBV_WC_LOC_PROT_ERR, "IBTA 10.6 (memory protection)",
+			      "an SGE's lkey is no MR of the QP's PD, or its "
+			      "range lies outside that MR");
 		fail_local(qp, wqe, IBV_WC_LOC_PROT_ERR);
 		return NULL;
 	}

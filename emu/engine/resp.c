@@ -27,10 +27,14 @@ static void uc_drop_message(struct rocemu_qp *qp)
 }
 
 /* A fatal NAK (syndrome syn): the responder QP goes to ERROR after
- * sending it (C9-129). */
+ * sending it (C9-129). why (NULL: the caller gave the reason) says why,
+ * under rule, in explain mode. */
 static void nak_fatal(struct rocemu_qp *qp, uint8_t syn, uint32_t psn,
-		      enum ibv_wc_status recv_status)
+		      enum ibv_wc_status recv_status, const char *rule,
+		      const char *why)
 {
+	if (why)
+		why_nak(qp, syn, psn, rule, "%s", why);
 	if (qp_is(qp, IBV_QPT_UC) && recv_status != IBV_WC_LOC_LEN_ERR) {
 		uc_drop_message(qp);
 		return;
@@ -61,9 +65,16 @@ static void send_rnr(struct rocemu_qp *qp, uint32_t psn)
 {
 	if (qp_is(qp, IBV_QPT_UC)) { /* no RNR on UC: the message is lost */
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_NO_RECV);
+		dev_why(qp->dev, ROCEMU_WHY_DROP, qp->qpn, NULL, 0, "IBTA 9.8.3",
+			"drop: UC qp 0x%x has no receive WQE posted (%s empty): "
+			"the message at psn 0x%x is lost (UC has no RNR NAK)",
+			qp->qpn, qp->srq ? "its SRQ" : "RQ", psn);
 		uc_drop_message(qp);
 		return;
 	}
+	why_nak(qp, ROCE_AETH_RNR_NAK << 5, psn, "IBTA 9.7.5.2.8",
+		"qp 0x%x has no receive WQE posted (%s empty)", qp->qpn,
+		qp->srq ? "its SRQ" : "RQ");
 	/* test-only (device.h): timer code 0 whatever the QP says */
 	bool zero = dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_RNR_TIMER_ZERO);
 	resp_owe_aeth(qp, psn,
@@ -158,20 +169,32 @@ static bool do_send(struct rocemu_qp *qp, const struct roce_ib *ib)
 	}
 	if (!roce_range_inside(qp->resp.recvd, ib->payload_len, 0,
 			       qp->resp.wqe.length)) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_LOC_LEN_ERR);
+		why_nak(qp, ROCE_AETH_NAK_INV_REQ, psn, "IBTA 9.7.5.1",
+			"%s of %u bytes so far does not fit receive WQE wr_id "
+			"%llu of %u bytes", ib->op->name,
+			qp->resp.recvd + ib->payload_len,
+			(unsigned long long)qp->resp.wqe.wr_id,
+			qp->resp.wqe.length);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_LOC_LEN_ERR,
+			  NULL, NULL);
 		return false;
 	}
 	/* Refused before its payload is placed: a receive buffer is not
 	 * written for a message that fails. */
 	if ((ib->exts & ROCE_EXT_IETH) && invalidate_rkey(qp, ib->ieth, true)) {
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn,
-			  IBV_WC_REM_INV_REQ_ERR);
+			  IBV_WC_REM_INV_REQ_ERR, "IBTA 10.6.7.2",
+			  "SEND with Invalidate names no type 2 memory window "
+			  "bound through this QP");
 		return false;
 	}
 	if (sge_copy_to(qp->pd, qp->resp.wqe.sg, qp->resp.wqe.num_sge,
 			qp->resp.recvd, ib->payload, ib->payload_len,
 			IBV_ACCESS_LOCAL_WRITE)) {
-		nak_fatal(qp, ROCE_AETH_NAK_REM_OP, psn, IBV_WC_LOC_PROT_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_REM_OP, psn, IBV_WC_LOC_PROT_ERR,
+			  "IBTA 9.7.5.1",
+			  "a local key (lkey) of the receive WQE is not good "
+			  "for the bytes that arrived");
 		return false;
 	}
 	qp->resp.recvd += ib->payload_len;
@@ -214,7 +237,10 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 
 	/* rxe answers a QP without remote write with Invalid Request. */
 	if (!qp_allows(qp, IBV_ACCESS_REMOTE_WRITE)) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 9.7.5.1, as rxe",
+			  "the QP's qp_access_flags lack "
+			  "IBV_ACCESS_REMOTE_WRITE");
 		return false;
 	}
 	/* WRITE with immediate consumes a receive WQE: check before writing. */
@@ -229,7 +255,8 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 		qp->resp.mr_serial = 0;
 		if (ib->reth.len > MAX_MR_SIZE) {
 			nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn,
-				  IBV_WC_WR_FLUSH_ERR);
+				  IBV_WC_WR_FLUSH_ERR, "IBTA 9.7.5.1",
+				  "RETH length is above 2^31");
 			return false;
 		}
 		uint8_t *mem;
@@ -239,21 +266,28 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 							ib->reth.len,
 							IBV_ACCESS_REMOTE_WRITE,
 							&mem))) {
+			why_rkey_nak(qp, ib, ib->reth.rkey, ib->reth.va,
+				     ib->reth.len, IBV_ACCESS_REMOTE_WRITE);
 			nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
-				  IBV_WC_WR_FLUSH_ERR);
+				  IBV_WC_WR_FLUSH_ERR, NULL, NULL);
 			return false;
 		}
 	}
 	/* The packets must add up to the RETH length exactly. */
 	if (ib->payload_len > qp->resp.resid ||
 	    (ends && ib->payload_len != qp->resp.resid)) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 9.7.5.1",
+			  "the WRITE's packets do not add up to its RETH "
+			  "length");
 		return false;
 	}
 	uint8_t *mem = NULL;
 	if (ib->payload_len && !write_target_ok(qp, ib->payload_len, &mem)) {
+		why_rkey_nak(qp, ib, qp->resp.rkey, qp->resp.va,
+			     ib->payload_len, IBV_ACCESS_REMOTE_WRITE);
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
-			  IBV_WC_WR_FLUSH_ERR);
+			  IBV_WC_WR_FLUSH_ERR, NULL, NULL);
 		return false;
 	}
 	/* A page of on-demand memory may be gone: a NAK, not a fault. A
@@ -261,7 +295,9 @@ static bool do_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 	if (ib->payload_len && mem_put(qp->pd->dev, (uint64_t)(uintptr_t)mem,
 				       ib->payload, ib->payload_len)) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
-			  IBV_WC_WR_FLUSH_ERR);
+			  IBV_WC_WR_FLUSH_ERR, "IBTA 9.7.5.1, 10.6",
+			  "a page of the on-demand MR written to is not "
+			  "mapped writable");
 		return false;
 	}
 	qp->resp.va += ib->payload_len;
@@ -283,7 +319,14 @@ static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
 
 	if (!qp_allows(qp, IBV_ACCESS_REMOTE_READ) ||
 	    !qp->attr.max_dest_rd_atomic || len > MAX_MR_SIZE) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 9.7.5.1, as rxe",
+			  !qp_allows(qp, IBV_ACCESS_REMOTE_READ)
+				  ? "the QP's qp_access_flags lack "
+				    "IBV_ACCESS_REMOTE_READ"
+			  : !qp->attr.max_dest_rd_atomic
+				  ? "the QP has max_dest_rd_atomic 0"
+				  : "RETH length is above 2^31");
 		return;
 	}
 	/* A zero-length READ skips the key check (IBTA 9.4.3). */
@@ -291,14 +334,19 @@ static void do_read(struct rocemu_qp *qp, const struct roce_ib *ib)
 	uint8_t *mem;
 	if (len && !(serial = rkey_resolve(qp, ib->reth.rkey, ib->reth.va, len,
 					   IBV_ACCESS_REMOTE_READ, &mem))) {
+		why_rkey_nak(qp, ib, ib->reth.rkey, ib->reth.va, len,
+			     IBV_ACCESS_REMOTE_READ);
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
-			  IBV_WC_WR_FLUSH_ERR);
+			  IBV_WC_WR_FLUSH_ERR, NULL, NULL);
 		return;
 	}
 	uint32_t n = len ? (len + mtu - 1) / mtu : 1;
 	struct rd_res *r = resp_new_res(qp);
 	if (!r) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 9.7.5.1",
+			  "no responder resource free for the READ "
+			  "(max_dest_rd_atomic)");
 		return;
 	}
 	r->first_psn = r->next_psn = psn;
@@ -324,14 +372,22 @@ static struct rd_res *atomic_apply(struct rocemu_qp *qp,
 
 	if (!qp_allows(qp, IBV_ACCESS_REMOTE_ATOMIC) ||
 	    !qp->attr.max_dest_rd_atomic || (a->va & 7)) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 9.7.5.1, 9.4.5",
+			  (a->va & 7) ? "the atomic's va is not 8-byte aligned"
+			  : !qp->attr.max_dest_rd_atomic
+				  ? "the QP has max_dest_rd_atomic 0"
+				  : "the QP's qp_access_flags lack "
+				    "IBV_ACCESS_REMOTE_ATOMIC");
 		return NULL;
 	}
 	uint8_t *mem;
 	if (!rkey_resolve(qp, a->rkey, a->va, 8, IBV_ACCESS_REMOTE_ATOMIC,
 			  &mem)) {
+		why_rkey_nak(qp, ib, a->rkey, a->va, 8,
+			     IBV_ACCESS_REMOTE_ATOMIC);
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
-			  IBV_WC_WR_FLUSH_ERR);
+			  IBV_WC_WR_FLUSH_ERR, NULL, NULL);
 		return NULL;
 	}
 	/* The operand is a host-order 64-bit value, as on rxe. A page of
@@ -340,7 +396,9 @@ static struct rd_res *atomic_apply(struct rocemu_qp *qp,
 	uint64_t at = (uint64_t)(uintptr_t)mem; /* a window's may differ */
 	if (mem_get(d, &orig, at, 8)) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
-			  IBV_WC_WR_FLUSH_ERR);
+			  IBV_WC_WR_FLUSH_ERR, "IBTA 9.7.5.1, 10.6",
+			  "a page of the on-demand MR is not mapped as the "
+			  "atomic needs");
 		return NULL;
 	}
 	if (ib->bth.opcode == ROCE_OP_RC_CMP_SWAP)
@@ -349,14 +407,19 @@ static struct rd_res *atomic_apply(struct rocemu_qp *qp,
 		v = orig + a->swap_add;
 	if (mem_put(d, at, &v, 8)) {
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
-			  IBV_WC_WR_FLUSH_ERR);
+			  IBV_WC_WR_FLUSH_ERR, "IBTA 9.7.5.1, 10.6",
+			  "a page of the on-demand MR is not mapped as the "
+			  "atomic needs");
 		return NULL;
 	}
 	/* Its ACK is owed, in order after the responses before it. */
 	struct rd_res *r = resp_new_res(qp);
 	if (!r) {
 		mem_put(d, at, &orig, 8); /* undone: it is refused */
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 9.7.5.1",
+			  "no responder resource free for the atomic "
+			  "(max_dest_rd_atomic)");
 		return NULL;
 	}
 	r->atomic = true;
@@ -416,19 +479,30 @@ static bool do_atomic_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 
 	if (!qp_allows(qp, IBV_ACCESS_REMOTE_WRITE) || (ib->reth.va & 7) ||
 	    ib->reth.len != 8 || ib->payload_len != 8) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 1.5 ATOMIC WRITE, as rxe",
+			  !qp_allows(qp, IBV_ACCESS_REMOTE_WRITE)
+				  ? "the QP's qp_access_flags lack "
+				    "IBV_ACCESS_REMOTE_WRITE"
+				  : "ATOMIC WRITE needs an 8-byte aligned va "
+				    "and length 8");
 		return false;
 	}
 	uint8_t *mem;
 	if (!rkey_resolve(qp, ib->reth.rkey, ib->reth.va, 8,
 			  IBV_ACCESS_REMOTE_WRITE, &mem)) {
+		why_rkey_nak(qp, ib, ib->reth.rkey, ib->reth.va, 8,
+			     IBV_ACCESS_REMOTE_WRITE);
 		nak_fatal(qp, ROCE_AETH_NAK_REM_ACCESS, psn,
-			  IBV_WC_WR_FLUSH_ERR);
+			  IBV_WC_WR_FLUSH_ERR, NULL, NULL);
 		return false;
 	}
 	/* A zero-based window over unaligned memory: no aligned store. */
 	if ((uintptr_t)mem & 7) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 1.5 ATOMIC WRITE, as rxe",
+			  "the zero-based window maps the va to memory not "
+			  "8-byte aligned");
 		return false;
 	}
 	/* The bytes as they came (rxe stores them unchanged), in one store
@@ -521,6 +595,11 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 		if (!qp->resp.nak_sent ||
 		    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_SEQ_NAK_EVERY)) {
 			qp->resp.nak_sent = true;
+			why_nak(qp, ROCE_AETH_NAK_PSN_SEQ, qp->resp.psn,
+				"IBTA 9.7.5.1.1",
+				"expected psn 0x%x, got 0x%x (a packet before "
+				"it was lost or never sent)", qp->resp.psn,
+				psn);
 			resp_owe_aeth(qp, qp->resp.psn,
 				      ROCE_AETH_NAK_PSN_SEQ);
 		}
@@ -533,7 +612,13 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 	}
 	qp->resp.nak_sent = false;
 	if (!sequence_ok(qp, ib) || !length_ok(qp, ib)) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 9.7.5.1",
+			  !sequence_ok(qp, ib)
+				  ? "opcode out of sequence inside a message"
+				  : "payload length breaks the path MTU rule "
+				    "(FIRST/MIDDLE exactly it, LAST/ONLY at "
+				    "most it)");
 		return;
 	}
 	if (fl & ROCE_OPF_READ) {
@@ -554,7 +639,9 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 	/* IBTA 1.5's FLUSH is not supported: an opcode the
 	 * responder does not implement is an invalid request (9.7.5.1.3). */
 	if (!(fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE))) {
-		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR);
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 9.7.5.1.3",
+			  "an opcode the responder does not implement");
 		return;
 	}
 	if (!((fl & ROCE_OPF_SEND) ? do_send(qp, ib) : do_write(qp, ib)))

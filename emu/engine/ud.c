@@ -63,10 +63,19 @@ void ud_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 	/* C9-40: a Q_Key that is not the QP's is dropped and counted. */
 	if (ib->deth.qkey != qp->attr.qkey) {
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_QKEY);
+		dev_why(qp->dev, ROCEMU_WHY_DROP, qp->qpn, NULL, 0, "IBTA C9-40",
+			"drop: UD qp 0x%x has Q_Key 0x%x; the datagram from qp "
+			"0x%x carries 0x%x", qp->qpn, qp->attr.qkey,
+			ib->deth.src_qp, ib->deth.qkey);
 		return;
 	}
 	if (!qp_take_recv(qp, &wqe)) {
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_NO_RECV);
+		dev_why(qp->dev, ROCEMU_WHY_DROP, qp->qpn, NULL, 0,
+			"IBTA 10.2.4, 9.8",
+			"drop: UD qp 0x%x has no receive WQE posted (%s empty): "
+			"the datagram from qp 0x%x is lost", qp->qpn,
+			qp->srq ? "its SRQ" : "RQ", ib->deth.src_qp);
 		return;
 	}
 	struct ibv_wc wc = { .wr_id = wqe.wr_id, .opcode = IBV_WC_RECV,

@@ -121,6 +121,27 @@ static void odp_count(struct rocemu_mr *mr, bool in)
 		mr->pd->dev->odp_mrs--;
 }
 
+/* Explain mode: why a registration of [addr, addr+len) with access
+ * failed with rc (mr_shape's). */
+static void why_reg(struct rocemu_dev *d, int rc, void *addr, size_t len,
+		    int access)
+{
+	const char *why =
+		rc == -EFAULT ? "part of the range is not mapped, or not "
+				"writable while a write right is asked for"
+		: (access & ~ACCESS_KNOWN) ? "an access flag rocemu does not know"
+		: ((access & NEEDS_LOCAL_WRITE) &&
+		   !(access & IBV_ACCESS_LOCAL_WRITE))
+			? "IBV_ACCESS_REMOTE_WRITE or _REMOTE_ATOMIC needs "
+			  "IBV_ACCESS_LOCAL_WRITE too"
+			: "the length is above 2^31, or the address NULL";
+
+	dev_why(d, ROCEMU_WHY_VERB, 0, NULL, 0,
+		"ibv_reg_mr(3)",
+		"reg_mr addr %p len %zu access 0x%x: %s", addr, len, access,
+		why);
+}
+
 struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 				int access)
 {
@@ -130,6 +151,8 @@ struct rocemu_mr *rocemu_mr_reg(struct rocemu_pd *pd, void *addr, size_t len,
 	 * engines need not wait for it. */
 	int rc = mr_shape(addr, len, access, &base, &span);
 	if (rc) {
+		CORE_GUARD(pd->dev->core);
+		why_reg(pd->dev, rc, addr, len, access);
 		errno = -rc;
 		return NULL;
 	}

@@ -108,6 +108,11 @@ struct rocemu_dev {
 	 * events carry them, to be placed in a capture it did not write. */
 	uint64_t frames_seen;
 	uint32_t last_icrc;
+	/* Explain mode (why.c): reasons given, per kind, and the last text
+	 * and rule of each, kept while someone listens. */
+	uint64_t why_cnt[ROCEMU_WHY_KINDS];
+	char why_last[ROCEMU_WHY_KINDS][ROCEMU_EV_TEXT];
+	char why_rule[ROCEMU_WHY_KINDS][ROCEMU_EV_NAME];
 };
 
 /* Whether the device was told to break rule m (test-only). */
@@ -139,6 +144,27 @@ void dev_event(struct rocemu_dev *d, struct rocemu_event *ev);
 /* rocemu_dev_dump_state without taking the lock: the caller holds it
  * (qp_dump.c). */
 void dev_dump_state(struct rocemu_dev *d, rocemu_state_fn fn, void *arg);
+
+/* Whether a reason's text is wanted (core_explaining): callers that must
+ * work to find a reason's details ask first. */
+static inline bool dev_explaining(const struct rocemu_dev *d)
+{
+	return core_explaining(d->core);
+}
+
+/*
+ * Explain mode: counts a reason of kind k on d and, while someone
+ * listens (dev_explaining), formats fmt into its text, keeps it as the
+ * kind's last, writes it as a text trace line and hands it as a why
+ * event (qpn; op and wr_id of the WQE concerned, op NULL for none; rule,
+ * e.g. "IBTA 9.7.5.1.1") to dev_event. Nothing is formatted otherwise.
+ */
+void dev_why(struct rocemu_dev *d, enum rocemu_why k, uint32_t qpn,
+	     const char *op, uint64_t wr_id, const char *rule,
+	     const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* A QP state's name for reasons ("RTR"); "?" for no state. */
+const char *qp_state_name(enum ibv_qp_state s);
 
 /*
  * Sets up a device from cfg (name, GID, MTU, first QPN) with its async
@@ -247,6 +273,15 @@ struct rocemu_mw *mw_find(struct rocemu_dev *d, uint32_t index);
  */
 uint64_t rkey_resolve(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
 		      uint64_t len, int access, uint8_t **mem);
+
+/*
+ * Explain mode: why rkey_resolve refused [va, va+len) under rkey for
+ * access on qp, in words, into buf (n bytes, NUL included): no such key
+ * in the QP's PD, another PD, a right missing, a range outside, a window
+ * unbound or bound through another QP. Changes nothing.
+ */
+void rkey_why(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
+	      uint64_t len, int access, char *buf, size_t n);
 
 /*
  * Executes a BIND_MW WQE on qp (the requester reaches it in order):
@@ -466,6 +501,8 @@ struct rocemu_qp {
 	/* A packet of its peer has arrived since the QP entered RTR (the
 	 * first one raises IBV_EVENT_COMM_EST in RTR, and tells the CM). */
 	bool heard;
+	/* Explain mode: why it is in ERR, in words (a constant string). */
+	const char *err_cause;
 	struct roce_frame tmpl;	/* addresses and ports of every frame */
 	/* the scheduler's: requester work, responses owed, the timers */
 	struct sched_link ready, acks;

@@ -188,9 +188,24 @@ void qp_retire_done(struct rocemu_qp *qp)
 	}
 }
 
-static void flush_sq(struct rocemu_qp *qp)
+/* Explain mode: n send and m receive WQEs of qp just flushed, why. */
+static void why_flush(struct rocemu_qp *qp, unsigned n, unsigned m)
+{
+	if (!n && !m)
+		return;
+	dev_why(qp->dev, ROCEMU_WHY_FLUSH, qp->qpn, NULL, 0,
+		"IBTA 10.3.1, 11.4.2.1",
+		"WR_FLUSH_ERR: qp 0x%x entered ERR (%s): %u send and %u "
+		"receive WQEs flushed", qp->qpn,
+		qp->err_cause ? qp->err_cause : "see the reason before", n, m);
+}
+
+/* Completes every WQE of the SQ not yet completed; returns how many with
+ * WR_FLUSH_ERR. */
+static unsigned flush_sq(struct rocemu_qp *qp)
 {
 	struct swqe *wqe;
+	unsigned n = 0;
 
 	while ((wqe = ring_cons_slot(&qp->sq))) {
 		struct ibv_wc wc = {
@@ -199,38 +214,45 @@ static void flush_sq(struct rocemu_qp *qp)
 					      : IBV_WC_WR_FLUSH_ERR,
 			.opcode = wr_wc_opcode(wqe->opcode),
 		};
+		n += wc.status == IBV_WC_WR_FLUSH_ERR;
 		cq_push(qp->scq, &wc, false);
 		ring_consume(&qp->sq);
 	}
 	qp->req.idx = ring_head(&qp->sq);
+	return n;
 }
 
-static void flush_rq(struct rocemu_qp *qp)
+/* The same for the receives; returns how many. */
+static unsigned flush_rq(struct rocemu_qp *qp)
 {
 	struct rwqe *wqe;
 	struct ibv_wc wc = { .qp_num = qp->qpn, .status = IBV_WC_WR_FLUSH_ERR,
 			     .opcode = IBV_WC_RECV };
+	unsigned n = 0;
 
 	if (qp->resp.have_wqe) {
 		wc.wr_id = qp->resp.wqe.wr_id;
 		cq_push(qp->rcq, &wc, false);
 		qp->resp.have_wqe = false;
+		n++;
 	}
 	if (qp->srq)
-		return; /* the shared receives stay for the other QPs */
+		return n; /* the shared receives stay for the other QPs */
 	while ((wqe = ring_cons_slot(&qp->rq))) {
 		wc.wr_id = wqe->wr_id;
 		cq_push(qp->rcq, &wc, false);
 		ring_consume(&qp->rq);
+		n++;
 	}
+	return n;
 }
 
 void qp_flush(struct rocemu_qp *qp)
 {
 	timer_cancel(qp, TIMER_RETRY);
 	timer_cancel(qp, TIMER_RNR);
-	flush_sq(qp);
-	flush_rq(qp);
+	unsigned n = flush_sq(qp);
+	why_flush(qp, n, flush_rq(qp));
 }
 
 void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
@@ -238,6 +260,12 @@ void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
 	if (qp->state == IBV_QPS_ERR)
 		return;
 	qp->state = qp->attr.qp_state = IBV_QPS_ERR;
+	if (!qp->err_cause)
+		qp->err_cause = ev == IBV_EVENT_QP_ACCESS_ERR
+				? "after it NAKed a remote access error"
+			: ev == IBV_EVENT_QP_REQ_ERR
+				? "after it NAKed an invalid request"
+				: "after a fatal error, the reason before";
 	dev_async_event(qp->dev, ev, qp);
 	qp_flush(qp);
 	/* IBTA 11.6.3.4: an SRQ's QP in error consumes no more receives. */
@@ -246,6 +274,32 @@ void qp_error(struct rocemu_qp *qp, enum ibv_event_type ev)
 }
 
 /* ---- posting ---------------------------------------------------- */
+
+/* Explain mode: why a post on qp refuses a send WR (wr; NULL for a
+ * receive of wr_id); returns rc, the caller's error. */
+static int post_refused(struct rocemu_qp *qp, int rc,
+			const struct ibv_send_wr *wr, uint64_t wr_id,
+			const char *rule, const char *why)
+{
+	const char *op = wr ? wr_opcode_name(wr->opcode) : "RECV";
+
+	dev_why(qp->dev, ROCEMU_WHY_VERB, qp->qpn, op, wr ? wr->wr_id : wr_id,
+		rule, "%s: qp 0x%x %s wr_id %llu: %s",
+		wr ? "post_send" : "post_recv", qp->qpn, op,
+		(unsigned long long)(wr ? wr->wr_id : wr_id), why);
+	return rc;
+}
+
+/* The same for a post in a state that cannot take it. */
+static int post_state_refused(struct rocemu_qp *qp, bool send)
+{
+	dev_why(qp->dev, ROCEMU_WHY_VERB, qp->qpn, NULL, 0, "IBTA 10.3.1",
+		"%s: qp 0x%x is in %s; %s", send ? "post_send" : "post_recv",
+		qp->qpn, qp_state_name(qp->state),
+		send ? "sending needs RTS"
+		     : "receives are taken from INIT on");
+	return -EINVAL;
+}
 
 /* The fields every WQE starts from (the slot held an older one). */
 static void clear_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
@@ -275,7 +329,10 @@ static int fill_local(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 
 	if (wr->opcode == IBV_WR_BIND_MW &&
 	    (!mw || mw->pd->dev != qp->dev || (b->length && !mr)))
-		return -EINVAL;
+		return post_refused(qp, -EINVAL, wr, 0,
+				    "IBTA 10.6.7.2",
+				    "the bind names no window of this device, "
+				    "or no MR");
 	clear_swqe(qp, wr, wqe);
 	if (wr->opcode == IBV_WR_LOCAL_INV) {
 		wqe->imm = wr->invalidate_rkey;
@@ -302,11 +359,20 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 
 	/* An opcode the QP's transport lacks, or one without a row in the
 	 * table, is refused (IBTA 9.8.3, 9.8.4). */
-	if (!wr_opcode_allowed(wr->opcode, qp->init.qp_type) ||
-	    wr->num_sge < 0 ||
-	    (qp_is(qp, IBV_QPT_UD) && !wr->wr.ud.ah) ||
+	if (!wr_opcode_allowed(wr->opcode, qp->init.qp_type))
+		return post_refused(qp, -EINVAL, wr, 0,
+				    "IBTA 9.8.3, 9.8.4",
+				    "the opcode is not one this QP's "
+				    "transport has");
+	if (wr->num_sge < 0 ||
 	    (unsigned)wr->num_sge > qp->init.cap.max_send_sge)
-		return -EINVAL;
+		return post_refused(qp, -EINVAL, wr, 0,
+				    "ibv_post_send(3)",
+				    "num_sge is above the QP's max_send_sge");
+	if (qp_is(qp, IBV_QPT_UD) && !wr->wr.ud.ah)
+		return post_refused(qp, -EINVAL, wr, 0,
+				    "ibv_post_send(3)",
+				    "a UD send needs wr.ud.ah");
 	if (wr_is(wr->opcode, WR_LOCAL))
 		return fill_local(qp, wr, wqe);
 	for (int i = 0; i < wr->num_sge; i++)
@@ -316,13 +382,21 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 		   !wr_is(wr->opcode, WR_RD_ATOMIC);
 	if (len > MAX_MR_SIZE ||
 	    (inl && !awrite && len > qp->init.cap.max_inline_data))
-		return -EINVAL;
+		return post_refused(qp, -EINVAL, wr, 0,
+				    "ibv_post_send(3)",
+				    len > MAX_MR_SIZE
+					    ? "the SGEs add up to more than 2^31"
+					    : "IBV_SEND_INLINE with more bytes "
+					      "than the QP's max_inline_data");
 	/* An atomic's operand is one 8-byte, 8-byte aligned value; so is an
 	 * ATOMIC WRITE's (IBTA 1.5, as rxe checks). wr.rdma and wr.atomic
 	 * both begin with remote_addr. */
 	if ((atomic || awrite) && (wr->num_sge != 1 || len != 8 ||
 				   (wr->wr.rdma.remote_addr & 7)))
-		return -EINVAL;
+		return post_refused(qp, -EINVAL, wr, 0,
+				    "IBTA 9.4.5",
+				    "an atomic takes one SGE of 8 bytes and "
+				    "an 8-byte aligned remote_addr");
 	inl = inl || awrite;
 	/* The slot held an older WQE: clear all but the inline buffer. */
 	clear_swqe(qp, wr, wqe);
@@ -391,11 +465,13 @@ int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
 	    qp->state == IBV_QPS_RTR)
-		rc = -EINVAL;
+		rc = post_state_refused(qp, true);
 	for (; wr && !rc; wr = wr->next) {
 		struct swqe *wqe = ring_prod_slot(&qp->sq);
 		if (!wqe) {
-			rc = -ENOMEM;
+			rc = post_refused(qp, -ENOMEM, wr, 0,
+					  "ibv_post_send(3)",
+					  "the SQ is full (ENOMEM)");
 			break;
 		}
 		if ((rc = fill_swqe(qp, wr, wqe)))
@@ -406,7 +482,7 @@ int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 	if (rc && bad)
 		*bad = wr;
 	if (qp->state == IBV_QPS_ERR)
-		flush_sq(qp);
+		why_flush(qp, flush_sq(qp), 0);
 	else
 		qp_make_ready(qp);
 	return rc;
@@ -424,7 +500,7 @@ int rocemu_post_send_all(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 		n++;
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
 	    qp->state == IBV_QPS_RTR)
-		rc = -EINVAL;
+		rc = post_state_refused(qp, true);
 	else if (n > ring_size(&qp->sq) - ring_used(&qp->sq))
 		rc = -ENOMEM;
 	/* Filled beyond the tail, where the engines do not look, and
@@ -442,7 +518,7 @@ int rocemu_post_send_all(struct rocemu_qp *qp, struct ibv_send_wr *wr,
 		ring_produce(&qp->sq);
 	}
 	if (qp->state == IBV_QPS_ERR)
-		flush_sq(qp);
+		why_flush(qp, flush_sq(qp), 0);
 	else
 		qp_make_ready(qp);
 	return 0;
@@ -487,7 +563,13 @@ int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 {
 	CORE_GUARD(qp->dev->core);
 	/* A QP with an SRQ takes its receives from there (ibv_post_recv(3)). */
-	int rc = qp->state == IBV_QPS_RESET || qp->srq ? -EINVAL : 0;
+	int rc = qp->state == IBV_QPS_RESET ? post_state_refused(qp, false)
+		 : qp->srq ? post_refused(qp, -EINVAL, NULL,
+					  wr ? wr->wr_id : 0,
+					  "ibv_post_recv(3)",
+					  "the QP takes its receives from its "
+					  "SRQ (ibv_post_srq_recv)")
+			   : 0;
 
 	for (; wr && !rc; wr = wr->next) {
 		uint32_t slot = ring_tail(&qp->rq) & qp->rq.mask;
@@ -498,7 +580,7 @@ int rocemu_post_recv(struct rocemu_qp *qp, struct ibv_recv_wr *wr,
 	if (rc && bad)
 		*bad = wr;
 	if (qp->state == IBV_QPS_ERR)
-		flush_rq(qp);
+		why_flush(qp, 0, flush_rq(qp));
 	return rc;
 }
 

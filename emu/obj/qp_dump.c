@@ -58,18 +58,6 @@ static const char *qp_type_name(enum ibv_qp_type t)
 	}
 }
 
-static const char *qp_state_name(enum ibv_qp_state s)
-{
-	static const char *const names[] = {
-		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
-		[IBV_QPS_RTR] = "RTR",	   [IBV_QPS_RTS] = "RTS",
-		[IBV_QPS_SQD] = "SQD",	   [IBV_QPS_SQE] = "SQE",
-		[IBV_QPS_ERR] = "ERR",
-	};
-	return (unsigned)s < sizeof(names) / sizeof(names[0]) && names[s]
-		       ? names[s] : "?";
-}
-
 static const char *wqe_state_name(uint8_t s)
 {
 	switch (s) {

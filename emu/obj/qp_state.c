@@ -82,15 +82,10 @@ static int transition(const struct rocemu_qp *qp, int to, int *req)
 	return -1;
 }
 
-static bool ah_ok(const struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
-{
-	/* RoCEv2 needs the GRH: the GID carries the IP address. */
-	return ah->is_global && ah->port_num == 1 &&
-	       dev_gid_index_ok(qp->dev, ah->grh.sgid_index);
-}
-
-static bool values_ok(const struct rocemu_qp *qp, const struct ibv_qp_attr *a,
-		      int mask)
+/* Why the attribute values refuse (NULL: they are fine), in words with
+ * the attribute named; a constant string. */
+static const char *values_refused(const struct rocemu_qp *qp,
+				  const struct ibv_qp_attr *a, int mask)
 {
 	/* IBV_ACCESS_ON_DEMAND is a memory region's, and means nothing for
 	 * a QP; rdma-core's test_odp passes its MR's access to its QPs, and
@@ -100,40 +95,118 @@ static bool values_ok(const struct rocemu_qp *qp, const struct ibv_qp_attr *a,
 			   IBV_ACCESS_ON_DEMAND;
 
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->state)
-		return false;
+		return "IBV_QP_CUR_STATE: cur_qp_state is not the QP's state";
 	if ((mask & IBV_QP_PORT) && a->port_num != 1)
-		return false;
+		return "IBV_QP_PORT: port_num must be 1 (one port)";
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
-		return false;
+		return "IBV_QP_PKEY_INDEX: pkey_index must be 0 (one P_Key)";
 	if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access))
-		return false;
+		return "IBV_QP_ACCESS_FLAGS: a flag no QP takes";
 	/* Up to the port's largest MTU (4096), as rxe checks; the active
 	 * one bounds only what UD sends. */
 	if ((mask & IBV_QP_PATH_MTU) &&
 	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
-		return false;
+		return "IBV_QP_PATH_MTU: path_mtu is not IBV_MTU_256..4096";
 	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > ROCE_PSN_MASK)
-		return false;
+		return "IBV_QP_DEST_QPN: dest_qp_num has more than 24 bits";
 	if ((mask & IBV_QP_RQ_PSN) && a->rq_psn > ROCE_PSN_MASK)
-		return false;
+		return "IBV_QP_RQ_PSN: rq_psn has more than 24 bits";
 	if ((mask & IBV_QP_SQ_PSN) && a->sq_psn > ROCE_PSN_MASK)
-		return false;
+		return "IBV_QP_SQ_PSN: sq_psn has more than 24 bits";
 	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
 	    a->max_dest_rd_atomic > MAX_RD_ATOMIC)
-		return false;
+		return "IBV_QP_MAX_DEST_RD_ATOMIC: above the device's 128";
 	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > MAX_RD_ATOMIC)
-		return false;
+		return "IBV_QP_MAX_QP_RD_ATOMIC: above the device's 128";
 	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
-		return false;
+		return "IBV_QP_MIN_RNR_TIMER: min_rnr_timer is 5 bits (0..31)";
 	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
-		return false;
+		return "IBV_QP_TIMEOUT: timeout is 5 bits (0..31)";
 	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
-		return false;
+		return "IBV_QP_RETRY_CNT: retry_cnt is 3 bits (0..7)";
 	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
-		return false;
-	if ((mask & IBV_QP_AV) && !ah_ok(qp, &a->ah_attr))
-		return false;
-	return true;
+		return "IBV_QP_RNR_RETRY: rnr_retry is 3 bits (0..7)";
+	if ((mask & IBV_QP_AV) && !a->ah_attr.is_global)
+		return "RoCE needs ah_attr.is_global=1 and a GID index "
+		       "(every RoCE packet carries a GRH or IP header)";
+	if ((mask & IBV_QP_AV) && a->ah_attr.port_num != 1)
+		return "ah_attr.port_num must be 1 (one port)";
+	if ((mask & IBV_QP_AV) &&
+	    !dev_gid_index_ok(qp->dev, a->ah_attr.grh.sgid_index))
+		return "ah_attr.grh.sgid_index names no GID (the table has "
+		       "0 and 1)";
+	return NULL;
+}
+
+/* The rule a refusal by values_refused breaks. */
+static const char *values_rule(const char *why)
+{
+	return !strncmp(why, "RoCE", 4) ? "IBTA A16, A17 (RoCE)"
+	       : !strncmp(why, "ah_", 3) ? "IBTA 10.3.1, A17"
+					 : "IBTA 10.3.1, 11.2.4.2";
+}
+
+static const char *mask_name(int bit)
+{
+	switch (bit) {
+	case IBV_QP_STATE: return "IBV_QP_STATE";
+	case IBV_QP_CUR_STATE: return "IBV_QP_CUR_STATE";
+	case IBV_QP_EN_SQD_ASYNC_NOTIFY: return "IBV_QP_EN_SQD_ASYNC_NOTIFY";
+	case IBV_QP_ACCESS_FLAGS: return "IBV_QP_ACCESS_FLAGS";
+	case IBV_QP_PKEY_INDEX: return "IBV_QP_PKEY_INDEX";
+	case IBV_QP_PORT: return "IBV_QP_PORT";
+	case IBV_QP_QKEY: return "IBV_QP_QKEY";
+	case IBV_QP_AV: return "IBV_QP_AV";
+	case IBV_QP_PATH_MTU: return "IBV_QP_PATH_MTU";
+	case IBV_QP_TIMEOUT: return "IBV_QP_TIMEOUT";
+	case IBV_QP_RETRY_CNT: return "IBV_QP_RETRY_CNT";
+	case IBV_QP_RNR_RETRY: return "IBV_QP_RNR_RETRY";
+	case IBV_QP_RQ_PSN: return "IBV_QP_RQ_PSN";
+	case IBV_QP_MAX_QP_RD_ATOMIC: return "IBV_QP_MAX_QP_RD_ATOMIC";
+	case IBV_QP_ALT_PATH: return "IBV_QP_ALT_PATH";
+	case IBV_QP_MIN_RNR_TIMER: return "IBV_QP_MIN_RNR_TIMER";
+	case IBV_QP_SQ_PSN: return "IBV_QP_SQ_PSN";
+	case IBV_QP_MAX_DEST_RD_ATOMIC: return "IBV_QP_MAX_DEST_RD_ATOMIC";
+	case IBV_QP_PATH_MIG_STATE: return "IBV_QP_PATH_MIG_STATE";
+	case IBV_QP_CAP: return "IBV_QP_CAP";
+	case IBV_QP_DEST_QPN: return "IBV_QP_DEST_QPN";
+	default: return "an unknown mask bit";
+	}
+}
+
+static int lowest_bit(int m)
+{
+	return m & -m;
+}
+
+/* Explain mode: why modify_qp from the QP's state to to refuses. */
+static void why_modify(struct rocemu_qp *qp, int to, int opt, int req,
+		       int mask, const char *values)
+{
+	const char *f = qp_state_name(qp->state), *t = qp_state_name(to);
+	struct rocemu_dev *d = qp->dev;
+
+	if (opt < 0 || req < 0)
+		dev_why(d, ROCEMU_WHY_VERB, qp->qpn, NULL, 0, "IBTA 10.3.1",
+			"modify_qp qp 0x%x: %s->%s is not a transition (a %s "
+			"QP goes RESET->INIT->RTR->RTS)", qp->qpn, f, t,
+			qp_is(qp, IBV_QPT_UD) ? "UD" : "connected");
+	else if ((mask & req) != req)
+		dev_why(d, ROCEMU_WHY_VERB, qp->qpn, NULL, 0,
+			"IBTA 10.3.1, 11.2.4.2",
+			"modify_qp qp 0x%x %s->%s: missing %s (required for "
+			"%s)", qp->qpn, f, t,
+			mask_name(lowest_bit(req & ~mask)), t);
+	else if (mask & ~(req | opt | IBV_QP_STATE))
+		dev_why(d, ROCEMU_WHY_VERB, qp->qpn, NULL, 0,
+			"IBTA 10.3.1, 11.2.4.2",
+			"modify_qp qp 0x%x %s->%s: %s is not allowed in this "
+			"transition", qp->qpn, f, t,
+			mask_name(lowest_bit(mask & ~(req | opt | IBV_QP_STATE))));
+	else
+		dev_why(d, ROCEMU_WHY_VERB, qp->qpn, NULL, 0,
+			values_rule(values), "modify_qp qp 0x%x %s->%s: %s",
+			qp->qpn, f, t, values);
 }
 
 void qp_template_to(struct rocemu_qp *qp, const struct ibv_ah_attr *ah)
@@ -269,6 +342,7 @@ static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 	qp->state = to;
 	if (to == IBV_QPS_RESET) {
 		qp_reset(qp);
+		qp->err_cause = NULL;
 		/* A QP reused from RESET must not hand the application the
 		 * completions of its old life, e.g. the flushed receives of
 		 * the ERROR it came from (rdma-core's test_mr_rereg_pd
@@ -276,6 +350,7 @@ static void enter(struct rocemu_qp *qp, enum ibv_qp_state to, int mask)
 		if (from != IBV_QPS_RESET)
 			qp_forget_completions(qp);
 	} else if (to == IBV_QPS_ERR && from != IBV_QPS_ERR) {
+		qp->err_cause = "by modify_qp to ERR";
 		qp_flush(qp);
 		if (qp->srq)
 			dev_async_event(qp->dev, IBV_EVENT_QP_LAST_WQE_REACHED,
@@ -305,9 +380,14 @@ int rocemu_qp_modify(struct rocemu_qp *qp, struct ibv_qp_attr *attr, int mask)
 	int req;
 	int opt = transition(qp, to, &req);
 
+	const char *values = NULL;
+
 	if (opt < 0 || req < 0 || (mask & req) != req ||
-	    (mask & ~(req | opt | IBV_QP_STATE)) || !values_ok(qp, attr, mask))
+	    (mask & ~(req | opt | IBV_QP_STATE)) ||
+	    (values = values_refused(qp, attr, mask))) {
+		why_modify(qp, to, opt, req, mask, values);
 		return -EINVAL;
+	}
 	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
 	    resize_resources(qp, attr->max_dest_rd_atomic))
 		return -ENOMEM;

@@ -222,6 +222,24 @@ static int misbehave_from_env(enum rocemu_misbehave *m)
 }
 
 /*
+ * ROCEMU_EXPLAIN=1 (docs/explain.md): each reason the device gives (a
+ * NAK, an error completion, a drop, a refused verb) once on stderr, as
+ * "rocemu: why: TEXT [RULE]", a run of the same one counted, not
+ * repeated. The trace gets its why events whether or not this is on.
+ */
+static struct rocemu_why_printer why_printer;
+
+static void explain_from_env(void)
+{
+	const char *v = getenv("ROCEMU_EXPLAIN");
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	why_printer.f = stderr;
+	rocemu_world_explain(world, rocemu_why_print, &why_printer);
+}
+
+/*
  * ROCEMU_STATS=FILE: the counters, as ROCEMU_STATS=1 prints them but
  * without the "rocemu: " lead, in FILE while the program runs. The
  * progress thread writes them at most every STATS_PERIOD_NS, and only
@@ -271,6 +289,7 @@ static void write_stats(void *arg)
 		return;
 	rocemu_dev_print_counters(dev, m, "");
 	rocemu_world_print_wire_stats(world, m, "");
+	rocemu_dev_print_why(dev, m, "");
 	if (fclose(m) || (stats_last && len == stats_last_len &&
 			  !memcmp(text, stats_last, len)) ||
 	    replace_file(cur_stats, text, len)) {
@@ -286,6 +305,9 @@ static void stats_from_env(void)
 {
 	const char *v = getenv("ROCEMU_STATS");
 
+	/* the reasons' last texts, for the why lines */
+	if (v && *v && strcmp(v, "0"))
+		rocemu_world_explain_keep(world, true);
 	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "1"))
 		return;
 	if (refuse_parents("ROCEMU_STATS", v, parent_stats, "counters file",
@@ -354,6 +376,7 @@ static int make_device(const char *hint)
 			cur_pcap = strdup(pcap);
 	}
 	trace_from_env();
+	explain_from_env();
 	stats_from_env();
 	if (rv_state_from_env() || cur_stats)
 		rocemu_world_tick(world, tick, NULL, STATS_PERIOD_NS);
@@ -393,6 +416,7 @@ static void print_counters(void)
 		return;
 	rocemu_dev_print_counters(dev, stderr, "rocemu: ");
 	rocemu_world_print_wire_stats(world, stderr, "rocemu: ");
+	rocemu_dev_print_why(dev, stderr, "rocemu: ");
 }
 
 /*
@@ -413,6 +437,10 @@ __attribute__((destructor)) static void rv_fini(void)
 		rocemu_world_events(world, NULL, NULL);
 		fclose(events);
 		events = NULL;
+	}
+	if (why_printer.f) {
+		rocemu_world_explain(world, NULL, NULL);
+		rocemu_why_printer_end(&why_printer);
 	}
 	print_counters();
 }

@@ -158,6 +158,20 @@ void rocemu_world_events(struct rocemu_world *w, rocemu_event_fn fn,
 	w->core.event_arg = arg;
 }
 
+void rocemu_world_explain(struct rocemu_world *w, rocemu_event_fn fn,
+			  void *arg)
+{
+	WORLD_GUARD(w);
+	w->core.explain = fn;
+	w->core.explain_arg = arg;
+}
+
+void rocemu_world_explain_keep(struct rocemu_world *w, bool on)
+{
+	WORLD_GUARD(w);
+	w->core.why_keep = on;
+}
+
 void rocemu_world_watch(struct rocemu_world *w, rocemu_frame_fn fn,
 			void *arg)
 {

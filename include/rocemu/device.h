@@ -207,6 +207,67 @@ typedef void (*rocemu_event_fn)(void *arg, const struct rocemu_event *ev);
 void rocemu_world_events(struct rocemu_world *w, rocemu_event_fn fn,
 			 void *arg);
 
+/*
+ * Explain mode (docs/explain.md): the device says why, in words and with
+ * the rule, next to each NAK it sends, each error completion it writes,
+ * each packet it drops and each verb it fails. Each reason is a why
+ * event (ROCEMU_EV_WHY: qpn, op and wr_id where a WQE is concerned, rule,
+ * text) that goes to the world's event function (rocemu_world_events)
+ * whenever one is set, and to fn set here. fn runs under the world's lock
+ * and must not call into rocemu; NULL stops the calls. The text is built
+ * only while someone listens (an event function, fn, or keep below);
+ * otherwise a reason costs one counter increment. Never fails.
+ */
+void rocemu_world_explain(struct rocemu_world *w, rocemu_event_fn fn,
+			  void *arg);
+/* Keeps, per device, the last text of each kind of reason, for
+ * rocemu_dev_print_why (on while on, whoever else listens). */
+void rocemu_world_explain_keep(struct rocemu_world *w, bool on);
+
+/* What a reason is about: its kind, counted per device. */
+enum rocemu_why {
+	ROCEMU_WHY_NAK_PSN_SEQ,		/* NAK PSN sequence error sent */
+	ROCEMU_WHY_NAK_RNR,		/* RNR NAK sent */
+	ROCEMU_WHY_NAK_INV_REQ,		/* NAK invalid request sent */
+	ROCEMU_WHY_NAK_REM_ACCESS,	/* NAK remote access error sent */
+	ROCEMU_WHY_NAK_REM_OP,		/* NAK remote operational error sent */
+	ROCEMU_WHY_DROP,		/* a packet taken in and dropped */
+	ROCEMU_WHY_CQE_ERROR,		/* a WQE completed in error */
+	ROCEMU_WHY_FLUSH,		/* WQEs flushed by the Error state */
+	ROCEMU_WHY_VERB,		/* a verb refused (EINVAL and the like) */
+	ROCEMU_WHY_KINDS
+};
+
+/* The kind's name ("nak_rem_access"); "?" past the last. */
+const char *rocemu_why_name(enum rocemu_why k);
+/* Reasons of kind k the device gave so far (counted whoever listens). */
+uint64_t rocemu_dev_why_count(const struct rocemu_dev *d, enum rocemu_why k);
+/*
+ * Writes one "<prefix>why KIND COUNT" line per kind, zeros included, to
+ * f (ROCEMU_STATS, --stats), each with " last: TEXT [RULE]" after it when
+ * a text of that kind was kept (rocemu_world_explain_keep). Changes
+ * nothing.
+ */
+void rocemu_dev_print_why(const struct rocemu_dev *d, FILE *f,
+			  const char *prefix);
+
+/*
+ * A rocemu_event_fn for rocemu_world_explain: writes each why event to
+ * the struct rocemu_why_printer given as arg, as one line "rocemu: why:
+ * TEXT [RULE]". A reason the same as the one before it (a QP retrying
+ * for ever) is counted, not printed again; the count is written as
+ * "rocemu: why: (the same N more times)" before the next different one
+ * and by rocemu_why_printer_end. Other events are ignored.
+ */
+struct rocemu_why_printer {
+	FILE *f;
+	char last[ROCEMU_EV_TEXT + ROCEMU_EV_NAME + 4];
+	uint64_t repeats;
+};
+void rocemu_why_print(void *arg, const struct rocemu_event *ev);
+/* Writes the repeats not yet written, if any, and forgets the last. */
+void rocemu_why_printer_end(struct rocemu_why_printer *p);
+
 /* ---- devices ----------------------------------------------------- */
 
 /*

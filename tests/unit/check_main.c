@@ -20,6 +20,7 @@ int main(void)
 	srunner_add_suite(sr, dissect_suite());
 	srunner_add_suite(sr, rc_suite());
 	srunner_add_suite(sr, rc_errors_suite());
+	srunner_add_suite(sr, explain_suite());
 	srunner_add_suite(sr, mw_suite());
 	srunner_add_suite(sr, qp_suite());
 	srunner_add_suite(sr, conformance_suite());

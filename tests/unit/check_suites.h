@@ -22,6 +22,7 @@ Suite *pcapio_suite(void);
 Suite *dissect_suite(void);
 Suite *rc_suite(void);
 Suite *rc_errors_suite(void);
+Suite *explain_suite(void);
 Suite *mw_suite(void);
 Suite *qp_suite(void);
 Suite *soak_suite(void);
