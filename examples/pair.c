@@ -24,8 +24,9 @@ static struct ibv_context *open_first_device(void)
 	struct ibv_context *ctx = NULL;
 
 	if (list && n > 0) {
-		printf("device %s\n", ibv_get_device_name(list[0]));
 		ctx = ibv_open_device(list[0]);
+		if (ctx) /* named once it opened: the device is there */
+			printf("device %s\n", ibv_get_device_name(list[0]));
 	}
 	if (list)
 		ibv_free_device_list(list);

@@ -83,94 +83,116 @@ rows twice_bad.out 1 "ROCEMU_ADDR=no.such.address is not an IP address"
 ROCEMU_ADDR=10.255.255.1 ./rc_server_client client $srv >noaddr.out 2>&1
 has noaddr.out "rocemu's libibverbs"
 
-# run NAME "SERVER ARGS" "CLIENT ARGS": the doc's two commands, the server
-# in the background, each process with its capture and trace; sets sst
-# and cst, their exit statuses.
+# run NAME "SERVER ARGS" "CLIENT ARGS": the doc's two commands in folder
+# NAME, the server in the background, each process with its capture and
+# trace; NAME/server.out, client.out and ladder.out (the client's ladder);
+# sets sst and cst, their exit statuses.
 run() {
 	local name=$1 spid
+	mkdir -p "$name" && cd "$name" || exit 1
 	# shellcheck disable=SC2086
-	ROCEMU_ADDR=$srv ROCEMU_PCAP=$name.server.pcap \
-		ROCEMU_TRACE=$name.server.trace timeout 60 \
-		./rc_server_client server $srv $2 >"$name.server" 2>&1 &
+	ROCEMU_ADDR=$srv ROCEMU_PCAP=server.pcap ROCEMU_TRACE=server.trace \
+		timeout 60 ../rc_server_client server $srv $2 >server.out 2>&1 &
 	spid=$!
 	wait_listen 18515 || bad "$name: the server does not listen"
 	# shellcheck disable=SC2086
-	ROCEMU_ADDR=$cli ROCEMU_PCAP=$name.client.pcap \
-		ROCEMU_TRACE=$name.client.trace timeout 60 \
-		./rc_server_client client $srv $3 >"$name.client" 2>&1
+	ROCEMU_ADDR=$cli ROCEMU_PCAP=client.pcap ROCEMU_TRACE=client.trace \
+		timeout 60 ../rc_server_client client $srv $3 >client.out 2>&1
 	cst=$?
 	wait $spid
 	sst=$?
-	rocemu ladder "$name.client.pcap" --trace "$name.client.trace" \
-		>"$name.ladder" 2>&1
+	rocemu ladder client.pcap --trace client.trace >ladder.out 2>&1
+	cd ..
 }
+
+# doc NAME PREFIX FILE: docs/learn.md's block (NAME) shows, for its step
+# PREFIX, what FILE holds
+doc() {
+	python3 "$top/tests/verbs/learn_doc.py" "$top/docs/learn.md" "$@" &&
+		ok || bad "docs/learn.md ($1) does not show what the run printed"
+}
+S="LD_LIBRARY_PATH=../build/lib ROCEMU_ADDR=127.0.0.101"
+C="LD_LIBRARY_PATH=../build/lib ROCEMU_ADDR=127.0.0.102"
 
 # It works: the programs check the data themselves.
 run good "" ""
 [ $sst = 0 ] && [ $cst = 0 ] && ok || bad "good: server $sst, client $cst"
-has good.server 'received "hello from the client, by SEND"'
-has good.server 'written "and this, by RDMA WRITE"'
+has good/server.out 'received "hello from the client, by SEND"'
+has good/server.out 'written "and this, by RDMA WRITE"'
+doc server "$S" good/server.out
+doc good "$C" good/client.out
+doc good "rocemu ladder" good/ladder.out
 # one SEND and one WRITE, each acknowledged, from the client's first PSN
-rows good.ladder 1 "RC_SEND_ONLY psn 0x000100 len 31 A"
-rows good.ladder 1 "RC_ACK psn 0x000100 ACK msn 1"
-rows good.ladder 1 "RC_RDMA_WRITE_ONLY psn 0x000101 len 24 A"
-rows good.ladder 1 "RC_ACK psn 0x000101 ACK msn 2"
-has good.ladder "4 packets (2 and 2)"
+rows good/ladder.out 1 "RC_SEND_ONLY psn 0x000100 len 31 A"
+rows good/ladder.out 1 "RC_ACK psn 0x000100 ACK msn 1"
+rows good/ladder.out 1 "RC_RDMA_WRITE_ONLY psn 0x000101 len 24 A"
+rows good/ladder.out 1 "RC_ACK psn 0x000101 ACK msn 2"
+has good/ladder.out "4 packets (2 and 2)"
 
 # Wrong rkey: the responder answers the WRITE with a NAK, remote access
-# error (IBTA 9.7.5.1.3: a non-matching R_Key is a remote access error) and
+# error (IBTA 9.7.5.1, 10.6: an R_Key must name a region of the QP's PD; 9.7.5.2.4) and
 # the requester completes it with that status; the SEND before it is fine.
 run rkey "" "--break rkey"
 [ $cst != 0 ] && ok || bad "rkey: the client passed"
-has rkey.client "RDMA WRITE wr_id 2 completed with remote access error"
-rows rkey.ladder 1 "RC_ACK psn 0x000101 NAK REM_ACCESS_ERR"
-has rkey.ladder "CQE CQ[1] RDMA_WRITE REM_ACCESS_ERR wr_id 2"
+has rkey/client.out "RDMA WRITE wr_id 2 completed with remote access error"
+rows rkey/ladder.out 1 "RC_ACK psn 0x000101 NAK REM_ACCESS_ERR"
+has rkey/ladder.out "CQE CQ[1] RDMA_WRITE REM_ACCESS_ERR wr_id 2"
+doc rkey "$C" rkey/client.out
+doc rkey "rocemu ladder" rkey/ladder.out
 
 # No receive: RNR NAK (9.7.5.2.8), the SEND again after the RNR timer, 1 +
-# rnr_retry (3) times in all, then RNR_RETRY_EXC_ERR.
+# rnr_retry (3) times in all, then RNR_RETRY_EXC_ERR (9.7.6.1.4).
 run recv "--break recv" ""
 [ $cst != 0 ] && ok || bad "recv: the client passed"
-has recv.client "RNR retry counter exceeded"
-rows recv.ladder 4 "RC_SEND_ONLY psn 0x000100"
-rows recv.ladder 4 "RNR_NAK"
-has recv.ladder "CQE CQ[0] SEND RNR_RETRY_EXC_ERR wr_id 1"
+has recv/client.out "RNR retry counter exceeded"
+rows recv/ladder.out 4 "RC_SEND_ONLY psn 0x000100"
+rows recv/ladder.out 4 "RNR_NAK"
+has recv/ladder.out "CQE CQ[0] SEND RNR_RETRY_EXC_ERR wr_id 1"
+doc recv "rocemu ladder" recv/ladder.out
 
 # Wrong PSN told: the responder expects 0x000105; 0x000100 is behind it, a
-# duplicate, acknowledged but not delivered (9.7.5.1.2), so the requester
+# duplicate, acknowledged again but not delivered (9.7.5.1.1), so the requester
 # never sees its SEND acknowledged: 1 + retry_cnt (7) sends, then
 # RETRY_EXC_ERR.
 run psn "" "--break psn"
 [ $cst != 0 ] && ok || bad "psn: the client passed"
-has psn.server "first PSN 0x000105"
-has psn.client "transport retry counter exceeded"
-rows psn.ladder 8 "RC_SEND_ONLY psn 0x000100"
-has psn.ladder "CQE CQ[0] SEND RETRY_EXC_ERR wr_id 1"
+has psn/server.out "first PSN 0x000105"
+has psn/client.out "transport retry counter exceeded"
+rows psn/ladder.out 8 "RC_SEND_ONLY psn 0x000100"
+has psn/ladder.out "CQE CQ[0] SEND RETRY_EXC_ERR wr_id 1"
+doc psn "rocemu ladder" psn/ladder.out
 
 # Client left in RTR: it may receive but not send; ibv_post_send fails at
-# once (10.8.2: a send queue takes work requests in RTS) and nothing goes out.
+# once (10.3.1: a QP sends only in RTS) and nothing goes out.
 run rtr "" "--break rtr"
 [ $cst != 0 ] && ok || bad "rtr: the client passed"
-has rtr.client "left in RTR"
-has rtr.client "ibv_post_send SEND: Invalid argument"
-has rtr.ladder "no RoCEv2 packets"
+has rtr/client.out "left in RTR"
+has rtr/client.out "ibv_post_send SEND: Invalid argument"
+has rtr/ladder.out "no RoCEv2 packets"
+doc rtr "$C" rtr/client.out
+doc rtr "rocemu ladder" rtr/ladder.out
 
 # The same with rdma_cm.
-ROCEMU_ADDR=$srv ROCEMU_PCAP=cm.server.pcap timeout 60 \
-	./cm_server_client server $srv >cm.server 2>&1 &
+mkdir -p cm && cd cm || exit 1
+ROCEMU_ADDR=$srv timeout 60 ../cm_server_client server $srv >server.out 2>&1 &
 spid=$!
-for _ in $(seq 300); do grep -q listening cm.server && break; sleep 0.1; done
-ROCEMU_ADDR=$cli ROCEMU_PCAP=cm.client.pcap ROCEMU_TRACE=cm.client.trace \
-	timeout 60 ./cm_server_client client $srv >cm.client 2>&1
+for _ in $(seq 300); do grep -q listening server.out && break; sleep 0.1; done
+ROCEMU_ADDR=$cli ROCEMU_PCAP=cm.pcap ROCEMU_TRACE=cm.trace \
+	timeout 60 ../cm_server_client client $srv >client.out 2>&1
 cst=$?
 wait $spid
 sst=$?
-[ $sst = 0 ] && [ $cst = 0 ] && ok || { bad "cm: server $sst, client $cst"; cat cm.server cm.client; }
-has cm.server 'written "and this, by RDMA WRITE"'
-rocemu ladder cm.client.pcap --trace cm.client.trace >cm.ladder 2>&1
+rocemu ladder cm.pcap --trace cm.trace >ladder.out 2>&1
+cd ..
+[ $sst = 0 ] && [ $cst = 0 ] && ok || { bad "cm: server $sst, client $cst"; cat cm/server.out cm/client.out; }
+has cm/server.out 'received "hello from the client, by SEND"'
+has cm/server.out 'written "and this, by RDMA WRITE"'
 for want in "CM REQ" "CM REP" "CM RTU" "RC_RDMA_WRITE_ONLY" "RC_SEND_ONLY" \
 	    "CM DREQ" "CM DREP"; do
-	rows cm.ladder 1 "$want"
+	rows cm/ladder.out 1 "$want"
 done
+doc cm "$C" cm/client.out
+doc "cm ladder" "rocemu ladder" cm/ladder.out
 
 echo "learn_pair: $pass passed, $fail failed"
 [ $fail = 0 ]
