@@ -218,6 +218,7 @@ static int tcp_server(const char *role, const char *host, int port)
 
 	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
 		fprintf(stderr, "%s: %s is not an IPv4 address\n", role, host);
+		close(l);
 		return -1;
 	}
 	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -225,6 +226,8 @@ static int tcp_server(const char *role, const char *host, int port)
 	    listen(l, 1)) {
 		fprintf(stderr, "%s: TCP port %d: %s\n", role, port,
 			strerror(errno));
+		if (l >= 0)
+			close(l);
 		return -1;
 	}
 	printf("%s: waiting for the client on %s TCP port %d\n", role, host,
@@ -243,12 +246,15 @@ static int tcp_client(const char *role, const char *host, int port)
 
 	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
 		fprintf(stderr, "%s: %s is not an IPv4 address\n", role, host);
+		close(s);
 		return -1;
 	}
 	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
 		fprintf(stderr, "%s: no server at %s TCP port %d: %s (start "
 			"the server first)\n", role, host, port,
 			strerror(errno));
+		if (s >= 0)
+			close(s);
 		return -1;
 	}
 	return s;
@@ -354,6 +360,17 @@ static int post_recv(struct end *e)
 	return rc ? die(e, "ibv_post_recv", rc) : 0;
 }
 
+/* The mistakes each side can make: the server's receive, the client's
+ * rkey, PSN and state. */
+static int break_known(int client_mode, const char *b)
+{
+	if (!*b)
+		return 1;
+	if (!client_mode)
+		return !strcmp(b, "recv");
+	return !strcmp(b, "rkey") || !strcmp(b, "psn") || !strcmp(b, "rtr");
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: rc_server_client server SERVER_IPV4 [--port P] "
@@ -403,7 +420,7 @@ int main(int argc, char **argv)
 		else
 			return usage();
 	}
-	if (i != argc)
+	if (i != argc || !break_known(client_mode, e.breaks))
 		return usage();
 	if (open_end(&e) || to_init(&e))
 		goto out;

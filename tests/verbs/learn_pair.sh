@@ -39,6 +39,11 @@ cc -o rc_server_client rc_server_client.c pair.c -libverbs 2>cc.out &&
 	cc -o cm_server_client cm_server_client.c pair.c -lrdmacm -libverbs \
 		2>>cc.out && ok || { bad "the examples do not build"; cat cc.out; exit 1; }
 
+# A mistake the program does not know is refused, not run as no mistake.
+./rc_server_client client $srv --break rkeys >usage.out 2>&1
+[ $? = 2 ] && ok || bad "an unknown --break ran"
+has usage.out "usage: rc_server_client"
+
 # The system's libibverbs (no LD_LIBRARY_PATH): the message says which
 # library was loaded and what to set.
 env -u LD_LIBRARY_PATH -u LD_PRELOAD ./rc_server_client client $srv \
