@@ -320,13 +320,18 @@ suite-compare: all rxe-deps
 	$(Q)tests/rxe/suite.sh $(BUILD)
 
 # ---- the main job -------------------------------------------------------
-## demo: the main job: a capture, its dump and its ladder (build/demo.svg)
-demo: $(ROCEMU)
+## demo: the main job: a capture, its dump, its ladder (build/demo.svg); the drop-ins
+# The drop-ins too: the learning path's programs (docs/learn.md) run on
+# them right after this.
+demo: $(ROCEMU) $(VERBS_SO) $(RDMACM_SO)
 	$(ROCEMU) demo $(BUILD)/demo.pcap --trace $(BUILD)/demo.trace
 	$(ROCEMU) dump $(BUILD)/demo.pcap
 	$(ROCEMU) ladder $(BUILD)/demo.pcap --trace $(BUILD)/demo.trace \
 	  --svg $(BUILD)/demo.svg
 	@echo "the demo's ladder, with its WQEs and CQEs, is in $(BUILD)/demo.svg"
+	@echo "the drop-ins are in $(BUILD)/lib: libibverbs.so.1, librdmacm.so.1"
+	@echo "next: docs/learn.md, the learning path; its first step:"
+	@echo "  export PATH=\$$PWD/$(BUILD)/bin:\$$PATH; rocemu demo"
 
 # ---- golden captures: rocemu's side, regenerated on this host ------------
 # Runs every scenario through the drop-in and compares with pcaps/rxe; copy

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
+#define _GNU_SOURCE /* dladdr */
 #include "pair.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -22,12 +24,36 @@ static struct ibv_context *open_first_device(void)
 	struct ibv_context *ctx = NULL;
 
 	if (list && n > 0) {
-		printf("device %s\n", ibv_get_device_name(list[0]));
 		ctx = ibv_open_device(list[0]);
+		if (ctx) /* named once it opened: the device is there */
+			printf("device %s\n", ibv_get_device_name(list[0]));
 	}
 	if (list)
 		ibv_free_device_list(list);
 	return ctx;
+}
+
+void pair_no_device(int err)
+{
+	Dl_info where = { 0 };
+	const char *lib;
+
+	/* Which libibverbs.so.1 did the dynamic loader pick? Only rocemu's
+	 * has rocemu_dropin_make_dev. */
+	dladdr((void *)ibv_open_device, &where);
+	lib = where.dli_fname ? where.dli_fname : "libibverbs.so.1";
+	if (!dlsym(RTLD_DEFAULT, "rocemu_dropin_make_dev"))
+		fprintf(stderr,
+			"no verbs device: %s; the libibverbs loaded is %s, the "
+			"system's, not rocemu's: run with "
+			"LD_LIBRARY_PATH=<rocemu>/build/lib to use rocemu\n",
+			strerror(err), lib);
+	else
+		fprintf(stderr,
+			"no verbs device: %s; rocemu's libibverbs (%s) could "
+			"not make its device: the line above says why (set "
+			"ROCEMU_ADDR to an address of this host, e.g. "
+			"127.0.0.1)\n", strerror(err), lib);
 }
 
 static int open_side(struct pair *p, struct side *s,
@@ -55,8 +81,10 @@ int pair_open(struct pair *p, size_t len, int b_channel)
 	memset(p, 0, sizeof(*p));
 	p->len = len < 64 ? 64 : (len + 63) & ~(size_t)63;
 	p->ctx = open_first_device();
-	if (!p->ctx)
-		return fail("no verbs device", errno ? errno : ENODEV);
+	if (!p->ctx) {
+		pair_no_device(errno ? errno : ENODEV);
+		return -1;
+	}
 	if (ibv_query_gid(p->ctx, 1, PAIR_GID_INDEX, &p->gid))
 		return fail("ibv_query_gid", errno);
 	p->pd = ibv_alloc_pd(p->ctx);

@@ -59,5 +59,11 @@ int pair_post_send(struct side *s, struct ibv_send_wr *wr, void *addr,
 		   size_t len);
 int pair_post_recv(struct side *s, uint64_t wr_id, void *addr, size_t len);
 void pair_close(struct pair *p);
+/*
+ * Print why no device opened (@err, errno of the failed open), naming the
+ * libibverbs.so.1 the loader picked: the system's (then what to set) or
+ * rocemu's (then its own message says why).
+ */
+void pair_no_device(int err);
 
 #endif

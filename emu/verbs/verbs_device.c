@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +328,37 @@ static void tick(void *arg)
 	rv_state_tick();
 }
 
+/* A message about the device's address, printed once a process: a program
+ * asks for the device more than once (ibv_get_device_guid and then
+ * ibv_open_device, rdma_cm and then verbs), each time with the same cause. */
+__attribute__((format(printf, 1, 2))) static void say_once(const char *fmt,
+							    ...)
+{
+	static bool said;
+	va_list ap;
+
+	if (said)
+		return;
+	said = true;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+/* What a failed bind of UDP port 4791 means, and what to do about it. */
+static const char *bind_advice(int e)
+{
+	if (e == EADDRNOTAVAIL)
+		return "it is not an address of this host: set ROCEMU_ADDR to "
+		       "one that is, e.g. 127.0.0.1 or any 127.x.y.z";
+	if (e == EUSERS)
+		return "256 processes share it already: stop one, or set "
+		       "ROCEMU_ADDR to another local address";
+	return "another user's rocemu, a program that binds it without "
+	       "SO_REUSEPORT or an rxe device binds it: stop it, or set "
+	       "ROCEMU_ADDR to a free local address";
+}
+
 /* The device, bound to ROCEMU_ADDR, else to hint (the address the
  * first rdma_bind_addr or rdma_resolve_addr names), else to 127.0.0.1;
  * made once. */
@@ -339,8 +372,9 @@ static int make_device(const char *hint)
 		return -EINVAL;
 	addr = addr && *addr ? addr : hint ? hint : "127.0.0.1";
 	if (roce_gid_parse(addr, cfg.gid)) {
-		fprintf(stderr, "rocemu: ROCEMU_ADDR=%s is not an IP address\n",
-			addr);
+		say_once("rocemu: ROCEMU_ADDR=%s is not an IP address: set it to "
+			 "an address of this host, e.g. ROCEMU_ADDR=127.0.0.1\n",
+			 addr);
 		return -EINVAL;
 	}
 	world = rocemu_world_new_udp();
@@ -353,13 +387,8 @@ static int make_device(const char *hint)
 		/* The processes of one user share an address (SO_REUSEPORT,
 		 * docs/sharing.md); a socket that does not share it keeps
 		 * the device out. */
-		fprintf(stderr, "rocemu: cannot bind %s UDP port 4791: %s "
-				"(%s: stop it, or set ROCEMU_ADDR to a free "
-				"local address)\n", addr, strerror(e),
-			e == EUSERS ? "256 processes share it already"
-				    : "another user's rocemu, a program that "
-				      "binds it without SO_REUSEPORT or an rxe "
-				      "device binds it");
+		say_once("rocemu: cannot bind %s UDP port 4791: %s (%s)\n",
+			 addr, strerror(e), bind_advice(e));
 		rocemu_world_free(world);
 		world = NULL;
 		return -e;
