@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "dma.h"
 #include "obj.h"
 #include "rocemu/range.h"
 
@@ -109,20 +110,28 @@ int mem_get_checked(void *dst, uint64_t va, uint64_t n)
 int mem_put(const struct rocemu_dev *d, uint64_t va, const void *src,
 	    uint64_t n)
 {
+	int rc = 0;
+
+	DMA_BEGIN();
 	if (d->odp_mrs)
-		return mem_put_checked(va, src, n);
-	if (n)
+		rc = mem_put_checked(va, src, n);
+	else if (n)
 		memcpy((void *)(uintptr_t)va, src, n);
-	return 0;
+	DMA_END();
+	return rc;
 }
 
 int mem_get(const struct rocemu_dev *d, void *dst, uint64_t va, uint64_t n)
 {
+	int rc = 0;
+
+	DMA_BEGIN();
 	if (d->odp_mrs)
-		return mem_get_checked(dst, va, n);
-	if (n)
+		rc = mem_get_checked(dst, va, n);
+	else if (n)
 		memcpy(dst, (const void *)(uintptr_t)va, n);
-	return 0;
+	DMA_END();
+	return rc;
 }
 
 const uint8_t *mem_view(const struct rocemu_dev *d, uint64_t va, uint64_t n,

@@ -7,30 +7,7 @@
 #include "obj.h"
 #include "rocemu/range.h"
 
-/*
- * What the engines copy into or out of registered memory is the device's
- * DMA, not a store or load of the program's: a NIC's writes are invisible
- * to ThreadSanitizer, and a program that reads a receive buffer while
- * another message lands in it (udaddy posts all its receives on one
- * buffer) has its own race, ordered or not by its completions. So under
- * ThreadSanitizer these copies are not watched; everything else of the
- * engines is.
- */
-#if defined(__SANITIZE_THREAD__)
-void AnnotateIgnoreReadsBegin(const char *file, int line);
-void AnnotateIgnoreReadsEnd(const char *file, int line);
-void AnnotateIgnoreWritesBegin(const char *file, int line);
-void AnnotateIgnoreWritesEnd(const char *file, int line);
-#define DMA_BEGIN()                                        \
-	(AnnotateIgnoreReadsBegin(__FILE__, __LINE__),     \
-	 AnnotateIgnoreWritesBegin(__FILE__, __LINE__))
-#define DMA_END()                                        \
-	(AnnotateIgnoreWritesEnd(__FILE__, __LINE__),    \
-	 AnnotateIgnoreReadsEnd(__FILE__, __LINE__))
-#else
-#define DMA_BEGIN() ((void)0)
-#define DMA_END() ((void)0)
-#endif
+#include "dma.h"
 
 struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d)
 {

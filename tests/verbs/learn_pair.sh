@@ -52,15 +52,6 @@ has system.out "the system's"
 has system.out "LD_LIBRARY_PATH="
 
 . "$top/tests/lib/verbs_env.sh"
-# The responder's placement of a WRITE (mem_put) is the device's DMA, as a
-# NIC's would be (docs/tests.md), but it is not yet among the copies
-# emu/obj/mr.c hides from ThreadSanitizer; the server reads its buffer after
-# the client's "done", ordered over the network, which ThreadSanitizer
-# cannot see.
-if [ -n "${TSAN_OPTIONS:-}" ]; then
-	echo "race:mem_put" >"$work/tsan.supp"
-	export TSAN_OPTIONS="$TSAN_OPTIONS suppressions=$work/tsan.supp"
-fi
 
 # An address of no interface here: the device names it, the cause and the
 # fix, once, though this program asks for the device three times.
