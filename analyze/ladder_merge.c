@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ladder_local.h"
+#include "rocemu/opcode.h"
 
 /* A packet of one capture, by its bytes from the IP payload on: the
  * part two ends' captures agree on (the IP header's TTL and checksum,
@@ -271,4 +272,25 @@ void ladder_seq_free(struct ladder_seq *s)
 	free(s->cap);
 	roce_flows_free(s->flows);
 	memset(s, 0, sizeof(*s));
+}
+
+size_t roce_ladder_mid_flows(const struct roce_capture *c)
+{
+	unsigned flows = c->flows ? roce_flows_count(c->flows) : 0;
+	bool *met = calloc(flows + 1, sizeof(bool));
+	size_t mid = 0;
+
+	if (!met)
+		return 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct roce_cap_pkt *p = &c->pkts[i];
+		if (p->flow >= flows || met[p->flow])
+			continue;
+		met[p->flow] = true;
+		const struct roce_opcode_info *op = p->f.ib.op;
+		mid += op && (op->flags & (ROCE_OPF_RESP | ROCE_OPF_MIDDLE |
+					   ROCE_OPF_LAST));
+	}
+	free(met);
+	return mid;
 }

@@ -174,6 +174,13 @@ static int load(const struct ladder_opts *o, struct inputs *in)
 				o->caps[c], err,
 				(unsigned long long)in->caps[c].frames);
 		in->partial = in->partial || partial;
+		size_t mid = roce_ladder_mid_flows(&in->caps[c]);
+		if (mid)
+			fprintf(stderr,
+				"rocemu ladder: warning: %s starts mid-connection: "
+				"%zu flows begin with a response or the middle "
+				"or end of a message; drawn from there\n",
+				o->caps[c], mid);
 	}
 	return CLI_OK;
 }

@@ -128,6 +128,14 @@ int roce_ladder_build_many(const struct roce_ladder_input *in,
 int roce_ladder_capture_load(const char *path, struct roce_capture *c,
 			     char *err, bool *partial);
 
+/*
+ * How many of c's RC and UC flows the capture joined late: their first
+ * packet in it is a response, or the middle or end of a message (the
+ * capture began after the connection did). Those draw from there on.
+ * Returns 0 for none (and when out of memory). c is unchanged.
+ */
+size_t roce_ladder_mid_flows(const struct roce_capture *c);
+
 /* Whether a trace's events carry no seen/last_icrc but count frames (a
  * trace written before they were kept): roce_ladder_build_many places
  * them only against the process's own capture. */

@@ -125,7 +125,7 @@ print("rnr: %d RNR NAKs folded into one row" % len(rnr))
 PY
 
 # A capture cut mid-record: the frames before the cut, a warning, exit 1.
-python3 - "$work/rnr.pcap" "$work/cut.pcap" <<'PY'
+python3 - "$work/rnr.pcap" "$work/cut.pcap" "$work/mid.pcap" <<'PY'
 import struct, sys
 b = open(sys.argv[1], "rb").read()
 at, n = 24, 0  # classic pcap: a 24-byte header, then 16 + incl_len a record
@@ -133,6 +133,8 @@ while n < 5:
     at += 16 + struct.unpack_from("<I", b, at + 8)[0]
     n += 1
 open(sys.argv[2], "wb").write(b[:at + 30])  # 5 records and part of a 6th
+first = 24 + 16 + struct.unpack_from("<I", b, 24 + 8)[0]
+open(sys.argv[3], "wb").write(b[:24] + b[first:])  # from the first RNR NAK
 PY
 "$rocemu" ladder "$work/cut.pcap" >"$work/cut.txt" 2>"$work/cut.err"
 rc=$?
@@ -141,6 +143,16 @@ grep -q "cut.pcap is cut short (.*); drawing its 5 frames before the cut" \
 	"$work/cut.err" && ok || { bad "no warning for the cut"; cat "$work/cut.err"; }
 [ "$(grep -cE '\|  #[0-9]+ ' "$work/cut.txt")" = 5 ] && ok ||
 	{ bad "the cut capture's 5 frames not drawn"; cat "$work/cut.txt"; }
+
+# A capture that starts mid-connection (its first packet an RNR NAK):
+# drawn from there, with a warning, exit 0.
+"$rocemu" ladder --no-collapse "$work/mid.pcap" >"$work/mid.txt" 2>"$work/mid.err" &&
+	ok || bad "ladder of a capture started mid-connection: exit $?"
+grep -q "mid.pcap starts mid-connection: 1 flows begin with a response" \
+	"$work/mid.err" && ok || { bad "no mid-connection warning"; cat "$work/mid.err"; }
+want=$(( $(grep -cE '\|  #[0-9]+ ' "$work/rnr_all.txt") - 1 ))
+[ "$(grep -cE '\|  #[0-9]+ ' "$work/mid.txt")" = $want ] && ok ||
+	bad "the mid-connection capture's $want frames not drawn"
 
 echo "ladder_merge: $pass passed, $fail failed"
 [ $fail = 0 ]
