@@ -457,7 +457,7 @@ static int build_charts(const struct roce_ladder_input *in,
 static int charts_of(const struct ladder_seq *s, int only_flow,
 		     struct roce_ladder *l)
 {
-	unsigned flows = roce_flows_count(s->flows);
+	unsigned flows = s->flows ? roce_flows_count(s->flows) : 0;
 	unsigned first = only_flow >= 0 ? (unsigned)only_flow : 0;
 	unsigned count = only_flow >= 0 ? 1 : flows;
 

@@ -13,9 +13,13 @@ struct ladder_seq {
 	/* Copies of the captures' packets, their data still pointing into
 	 * the captures (which must outlive this), classified again into
 	 * flows of the whole sequence. */
-	struct roce_cap_pkt *pkts;
+	const struct roce_cap_pkt *pkts;
 	unsigned *cap; /* per packet: the capture its frame number is of */
-	struct roce_flows *flows;
+	const struct roce_flows *flows;
+	/* What the merge allocated (one capture alone is used as it is:
+	 * its packets and flows, nothing copied). */
+	struct roce_cap_pkt *own_pkts;
+	struct roce_flows *own_flows;
 	int64_t t0;	     /* the earliest timestamp of any capture */
 	size_t shared;	     /* packets more than one capture held */
 	size_t out_of_order; /* drawn against some capture's order */

@@ -194,13 +194,13 @@ static size_t pick(const struct roce_capture *caps, size_t ncaps,
 static int emit(struct ladder_seq *s, const struct roce_capture *caps,
 		const struct nodes *g, size_t v)
 {
-	struct roce_cap_pkt *p = &s->pkts[s->n];
+	struct roce_cap_pkt *p = &s->own_pkts[s->n];
 	unsigned dir;
 
 	*p = caps[g->cap[v]].pkts[g->idx[v]];
 	s->cap[s->n] = g->cap[v];
 	s->shared += g->holders[v] > 1;
-	int id = roce_flows_classify(s->flows, &p->f, s->n + 1, &dir);
+	int id = roce_flows_classify(s->own_flows, &p->f, s->n + 1, &dir);
 	if (id == -ENOMEM)
 		return -ENOMEM;
 	/* every packet was classified once already; one that is not now
@@ -254,10 +254,20 @@ int ladder_merge(const struct roce_capture *caps, size_t ncaps,
 			s->t0 = (int64_t)caps[c].pkts[0].ts_ns;
 		any = any || caps[c].n;
 	}
-	s->pkts = calloc(total + 1, sizeof(*s->pkts));
 	s->cap = calloc(total + 1, sizeof(unsigned));
-	s->flows = roce_flows_new();
-	if (s->pkts && s->cap && s->flows && !nodes_alloc(&g, caps, ncaps, total) &&
+	if (ncaps == 1) { /* nothing to merge: the capture as it is */
+		s->pkts = caps[0].pkts;
+		s->flows = caps[0].flows;
+		s->n = caps[0].n;
+		if (s->cap)
+			return 0;
+		ladder_seq_free(s);
+		return -ENOMEM;
+	}
+	s->pkts = s->own_pkts = calloc(total + 1, sizeof(*s->own_pkts));
+	s->flows = s->own_flows = roce_flows_new();
+	if (s->own_pkts && s->cap && s->own_flows &&
+	    !nodes_alloc(&g, caps, ncaps, total) &&
 	    !group(caps, ncaps, total, &g))
 		rc = order(caps, ncaps, &g, s);
 	nodes_free(&g, ncaps);
@@ -268,9 +278,9 @@ int ladder_merge(const struct roce_capture *caps, size_t ncaps,
 
 void ladder_seq_free(struct ladder_seq *s)
 {
-	free(s->pkts);
+	free(s->own_pkts);
 	free(s->cap);
-	roce_flows_free(s->flows);
+	roce_flows_free(s->own_flows);
 	memset(s, 0, sizeof(*s));
 }
 
