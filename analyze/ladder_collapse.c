@@ -38,8 +38,10 @@ static void frames_of(const struct roce_ladder_row *rows, size_t from,
 	for (size_t k = from; k < to; k++) {
 		if (rows[k].kind != ROCE_LADDER_PACKET)
 			continue;
-		if (!got)
+		if (!got) {
 			rep->first_no = rows[k].frame_no;
+			rep->first_cap = rows[k].cap;
+		}
 		rep->cap = rows[k].cap;
 		rep->frame_no = rows[k].frame_no;
 		got = true;

@@ -151,7 +151,7 @@ static void write_repeat(FILE *out, const struct roce_ladder_row *r, int y,
 		(X_LEFT + X_RIGHT) / 2, y + 4);
 	put_text(out, r->label);
 	fprintf(out, ", %s to %s</text>\n",
-		ladder_frame(r->first_no, r->cap, captures, a, sizeof(a)),
+		ladder_frame(r->first_no, r->first_cap, captures, a, sizeof(a)),
 		ladder_frame(r->frame_no, r->cap, captures, b, sizeof(b)));
 }
 

@@ -29,7 +29,7 @@ static void row_text(const struct roce_ladder_row *r, size_t w,
 		snprintf(tail, sizeof(tail), " [%s]", r->rule);
 	if (r->kind == ROCE_LADDER_REPEAT)
 		snprintf(tail, sizeof(tail), ", %s to %s",
-			 ladder_frame(r->first_no, r->cap, captures, a,
+			 ladder_frame(r->first_no, r->first_cap, captures, a,
 				      sizeof(a)),
 			 ladder_frame(r->frame_no, r->cap, captures, b,
 				      sizeof(b)));

@@ -45,8 +45,9 @@ struct roce_ladder_row {
 	unsigned cap;	   /* packet: the capture frame_no counts in */
 	int64_t rel_ns;	   /* since the first frame of any capture */
 	/* ROCE_LADDER_REPEAT: the period rows above it occurred repeat
-	 * times in all, from frame first_no (capture cap) to frame_no */
-	unsigned period;
+	 * times in all, from frame first_no (of capture first_cap) to
+	 * frame_no (of cap) */
+	unsigned period, first_cap;
 	uint64_t repeat, first_no;
 	char label[ROCE_LADDER_LABEL];
 	char rule[ROCEMU_EV_NAME]; /* ROCE_LADDER_WHY: the rule it cites */

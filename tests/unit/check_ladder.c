@@ -689,6 +689,51 @@ START_TEST(test_collapse_runs)
 }
 END_TEST
 
+/* A why event is an error note with its rule, kept when the text is
+ * cut to fit; a state event a plain note. */
+START_TEST(test_why_and_state_notes)
+{
+	/* b's QP is the one the packet names (a's QPN is not in it) */
+	static const uint8_t b_gid[16] = {[10] = 0xff, [11] = 0xff, 10, 0, 0, 2};
+	static const struct hand_pkt h[] = {{false, 1, 10}};
+	struct roce_capture c;
+	struct roce_ladder l;
+	char *text = NULL;
+	size_t len = 0;
+	int fd;
+
+	hand_capture(h, 1, &c, &fd);
+	struct rocemu_event evs[2] = {
+	    event(ROCEMU_EV_WHY, b_gid, 0x12, 1, NULL),
+	    event(ROCEMU_EV_STATE, b_gid, 0x12, 1, NULL)};
+	strcpy(evs[0].rule, "IBTA_9.9.9");
+	memset(evs[0].text, 'w', 200);
+	memcpy(evs[0].text, "modify_qp RTR:", 14);
+	strcpy(evs[1].text, "QP 0x11 RTS sq_psn 0x2");
+	ck_assert_int_eq(roce_ladder_build(&c, evs, 2, ROCE_LADDER_ALL_FLOWS, &l),
+			 0);
+	ck_assert_uint_eq(l.charts[0].n, 3);
+	const struct roce_ladder_row *why = &l.charts[0].rows[1];
+	ck_assert_int_eq(why->kind, ROCE_LADDER_WHY);
+	ck_assert_int_eq(why->style, ROCE_LADDER_ERROR);
+	ck_assert_str_eq(why->rule, "IBTA_9.9.9");
+	ck_assert_int_eq(l.charts[0].rows[2].kind, ROCE_LADDER_STATE);
+	ck_assert_int_eq(l.charts[0].rows[2].style, ROCE_LADDER_NORMAL);
+	FILE *out = open_memstream(&text, &len);
+	ck_assert_int_eq(roce_ladder_write_text(out, &l), 0);
+	fclose(out);
+	ck_assert_msg(strstr(text, " why: modify_qp RTR:www"), "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, "w [IBTA_9.9.9] !|"));
+	ck_assert_ptr_nonnull(strstr(text, " state: QP 0x11 RTS sq_psn 0x2 =|"));
+	for (char *line = text; line; line = strchr(line + 1, '\n'))
+		ck_assert_uint_le(strcspn(line + 1, "\n"), 100);
+	free(text);
+	roce_ladder_free(&l);
+	roce_capture_free(&c);
+	close(fd);
+}
+END_TEST
+
 /* A file cut in the middle of its third record: the two before it. */
 START_TEST(test_partial_capture_kept)
 {
@@ -735,6 +780,7 @@ Suite *ladder_suite(void)
 	tcase_add_test(tc, test_events_placed_by_last_frame);
 	tcase_add_test(tc, test_collapse_runs);
 	tcase_add_test(tc, test_partial_capture_kept);
+	tcase_add_test(tc, test_why_and_state_notes);
 	suite_add_tcase(s, tc);
 	return s;
 }
