@@ -131,7 +131,8 @@ static void text_note(const struct rocemu_event *ev, struct roce_ladder_row *r)
 		r->kind = ROCE_LADDER_WHY;
 		r->style = ROCE_LADDER_ERROR;
 		printable(ev->rule, rule);
-		append(r->rule, sizeof(r->rule), "%.*s", (int)sizeof(r->rule) - 1, rule);
+		append(r->rule, sizeof(r->rule), "%.*s",
+		       (int)sizeof(r->rule) - 1, rule);
 		append(r->label, sizeof(r->label), "why: %s", text);
 	} else {
 		r->kind = ROCE_LADDER_STATE;

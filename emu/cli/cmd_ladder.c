@@ -263,12 +263,11 @@ int cmd_ladder(int argc, char **argv)
 {
 	struct ladder_opts o = {.flow = ROCE_LADDER_ALL_FLOWS,
 				.collapse = true};
-	static struct inputs in;
+	struct inputs in = {0};
 	int rc = parse_args(argc, argv, &o);
 
 	if (rc)
 		return rc > 0 ? CLI_OK : CLI_USAGE;
-	memset(&in, 0, sizeof(in));
 	rc = load(&o, &in);
 	if (rc == CLI_OK)
 		rc = draw(&o, &in);

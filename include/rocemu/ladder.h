@@ -151,9 +151,10 @@ bool roce_ladder_trace_is_old(const struct rocemu_event *evs, size_t n);
  * chart whose flow has an end with the event's address and QP, each
  * placed as roce_ladder_build_many places them (after the packet of its
  * seen/last_icrc, or for an older trace after the packets the capture
- * held when it happened, its frames count). Rows are not collapsed. Returns 0 with the charts in *l
- * (free with roce_ladder_free); -ENOENT when only_flow is not a flow of
- * c; -ENOMEM. On failure *l is empty. c and evs are unchanged.
+ * held when it happened, its frames count). Rows are not collapsed.
+ * Returns 0 with the charts in *l (free with roce_ladder_free); -ENOENT
+ * when only_flow is not a flow of c; -ENOMEM. On failure *l is empty. c
+ * and evs are unchanged.
  */
 int roce_ladder_build(const struct roce_capture *c,
 		      const struct rocemu_event *evs, size_t n, int only_flow,
