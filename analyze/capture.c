@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* A whole capture in memory: its RoCEv2 packets, parsed and classified into flows. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rocemu/flow.h"
+#include "rocemu/ladder.h"
 #include "rocemu/pcapio.h"
 
 static int grow(struct roce_capture *c, size_t *cap)
@@ -53,7 +55,11 @@ static int keep(struct roce_capture *c, size_t *cap,
 	return 0;
 }
 
-int roce_capture_load(const char *path, struct roce_capture *c, char *err)
+/* roce_capture_load; with partial, a record that fails to read after
+ * the file header ends the capture there instead (*partial set, the
+ * reason in err) and what came before it is kept. */
+static int load(const char *path, struct roce_capture *c, char *err,
+		bool *partial)
 {
 	struct roce_pcap_reader *r;
 	struct roce_pcap_rec rec;
@@ -76,6 +82,10 @@ int roce_capture_load(const char *path, struct roce_capture *c, char *err)
 		if (rc)
 			goto fail;
 	}
+	if (rc < 0 && partial && rc != -ENOMEM) {
+		*partial = true;
+		rc = 0;
+	}
 	if (rc < 0)
 		goto fail;
 	roce_pcap_close(r);
@@ -86,6 +96,18 @@ fail:
 	roce_pcap_close(r);
 	roce_capture_free(c);
 	return rc;
+}
+
+int roce_capture_load(const char *path, struct roce_capture *c, char *err)
+{
+	return load(path, c, err, NULL);
+}
+
+int roce_ladder_capture_load(const char *path, struct roce_capture *c,
+			     char *err, bool *partial)
+{
+	*partial = false;
+	return load(path, c, err, partial);
 }
 
 void roce_capture_free(struct roce_capture *c)

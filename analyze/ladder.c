@@ -9,7 +9,7 @@
 
 #include "rocemu/aeth.h"
 #include "rocemu/dissect.h"
-#include "rocemu/ladder.h"
+#include "ladder_local.h"
 
 /* Appends a formatted piece to buf (len bytes), keeping it terminated. */
 static void append(char *buf, size_t len, const char *fmt, ...)
@@ -115,15 +115,44 @@ static const char *printable(const char *s, char *buf)
 	return buf;
 }
 
+
+/* A why or state event's text: printable, cut where the label is full. */
+static void text_note(const struct rocemu_event *ev, struct roce_ladder_row *r)
+{
+	char text[ROCEMU_EV_TEXT + 1], rule[4 * ROCEMU_EV_NAME + 1];
+	size_t n = strnlen(ev->text, ROCEMU_EV_TEXT);
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)ev->text[i];
+		text[i] = b >= 0x20 && b < 0x7f ? (char)b : '?';
+	}
+	text[n] = '\0';
+	if (ev->kind == ROCEMU_EV_WHY) {
+		r->kind = ROCE_LADDER_WHY;
+		r->style = ROCE_LADDER_ERROR;
+		printable(ev->rule, rule);
+		append(r->rule, sizeof(r->rule), "%.*s",
+		       (int)sizeof(r->rule) - 1, rule);
+		append(r->label, sizeof(r->label), "why: %s", text);
+	} else {
+		r->kind = ROCE_LADDER_STATE;
+		append(r->label, sizeof(r->label), "state: %s", text);
+	}
+}
+
 static void note_row(const struct rocemu_event *ev, int64_t t0,
 		     struct roce_ladder_row *r)
 {
-	bool wqe = ev->kind != ROCEMU_EV_CQE;
+	bool wqe = ev->kind == ROCEMU_EV_WQE || ev->kind == ROCEMU_EV_RECV_WQE;
 	char op[4 * ROCEMU_EV_NAME + 1], status[4 * ROCEMU_EV_NAME + 1];
 
 	memset(r, 0, sizeof(*r));
-	r->kind = wqe ? ROCE_LADDER_WQE : ROCE_LADDER_CQE;
 	r->rel_ns = (int64_t)ev->time_ns - t0;
+	if (ev->kind == ROCEMU_EV_WHY || ev->kind == ROCEMU_EV_STATE) {
+		text_note(ev, r);
+		return;
+	}
+	r->kind = wqe ? ROCE_LADDER_WQE : ROCE_LADDER_CQE;
 	/* escaped names may not fit: the label is cut where it is full */
 	printable(ev->op, op);
 	if (wqe) {
@@ -140,34 +169,52 @@ static void note_row(const struct rocemu_event *ev, int64_t t0,
 		r->style = ROCE_LADDER_ERROR;
 }
 
-/*
- * Events and packets are merged in one pass over the capture: the events
- * are grouped by chart (in file order within each), and each chart has a
- * cursor into its group and the capacity of its rows.
- */
+/* An event of any trace: where it goes (after that many packets of the
+ * merged sequence), its chart and column. */
+struct placed {
+	const struct rocemu_event *ev;
+	size_t after;
+	size_t chart; /* l->n: none */
+	unsigned col;
+	size_t seq;   /* its place among all traces' events */
+};
+
+/* By chart, then place, then time (two processes' events after the same
+ * packet), then input order. */
+static int placed_cmp(const void *pa, const void *pb)
+{
+	const struct placed *a = pa, *b = pb;
+
+	if (a->chart != b->chart)
+		return a->chart < b->chart ? -1 : 1;
+	if (a->after != b->after)
+		return a->after < b->after ? -1 : 1;
+	if (a->ev->time_ns != b->ev->time_ns)
+		return a->ev->time_ns < b->ev->time_ns ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Per chart: its events (a slice of the sorted placed array), the next
+ * to draw, and the rows allocated. */
 struct placing {
-	const struct rocemu_event *evs;
-	size_t *order;	/* event indices, grouped by chart */
-	size_t *cursor; /* per chart: next in order; its end */
-	size_t *end;
-	size_t *cap;	  /* per chart: rows allocated */
-	unsigned *col_of; /* per event: its column */
+	const struct placed *ev;
+	size_t *cursor, *end, *cap;
 	int64_t t0;
 };
 
-/* Places chart k's events that happened before frame no; UINT64_MAX
- * places all that are left. */
-static int place_events(struct placing *pl, size_t k, uint64_t no,
+/* Places chart k's events that go before packet i of the sequence;
+ * SIZE_MAX places all that are left. */
+static int place_events(struct placing *pl, size_t k, size_t i,
 			struct roce_ladder_chart *ch)
 {
 	struct roce_ladder_row r;
 
 	for (; pl->cursor[k] < pl->end[k]; pl->cursor[k]++) {
-		size_t e = pl->order[pl->cursor[k]];
-		if (no != UINT64_MAX && pl->evs[e].frames >= no)
+		const struct placed *p = &pl->ev[pl->cursor[k]];
+		if (i != SIZE_MAX && p->after > i)
 			break;
-		note_row(&pl->evs[e], pl->t0, &r);
-		r.col = pl->col_of[e];
+		note_row(p->ev, pl->t0, &r);
+		r.col = p->col;
 		if (push_row(ch, &pl->cap[k], &r))
 			return -ENOMEM;
 	}
@@ -186,17 +233,20 @@ static void chart_head(const struct roce_flow *f, struct roce_ladder_chart *ch)
 		 f->packets[0] + f->packets[1], f->packets[0], f->packets[1]);
 }
 
-static int packet_row(const struct roce_cap_pkt *p, struct placing *pl,
-		      size_t k, struct roce_ladder_chart *ch)
+static int packet_row(const struct ladder_seq *s, size_t i,
+		      struct placing *pl, size_t k,
+		      struct roce_ladder_chart *ch)
 {
+	const struct roce_cap_pkt *p = &s->pkts[i];
 	struct roce_ladder_row r;
 
-	if (place_events(pl, k, p->no, ch))
+	if (place_events(pl, k, i, ch))
 		return -ENOMEM;
 	memset(&r, 0, sizeof(r));
 	r.kind = ROCE_LADDER_PACKET;
 	r.col = p->dir;
 	r.frame_no = p->no;
+	r.cap = s->cap[i];
 	r.rel_ns = (int64_t)(p->ts_ns - (uint64_t)pl->t0);
 	r.style = roce_ladder_packet_label(p, r.label, sizeof(r.label));
 	ch->packets++;
@@ -205,18 +255,18 @@ static int packet_row(const struct roce_cap_pkt *p, struct placing *pl,
 
 /*
  * Allocates each chart's rows for exactly its packets and its events, so
- * that the layout's memory is what the capture and the trace hold: rows
- * reserved ahead (32 a chart) made 10^6 two-packet flows take 4 GB, and
- * the time went into clearing the pages. push_row grows nothing after.
+ * that the layout's memory is what the captures and the traces hold:
+ * rows reserved ahead (32 a chart) made 10^6 two-packet flows take 4 GB,
+ * and the time went into clearing the pages. push_row grows nothing after.
  */
-static int size_rows(const struct roce_capture *c, struct placing *pl,
+static int size_rows(const struct ladder_seq *s, struct placing *pl,
 		     struct roce_ladder *l)
 {
 	unsigned first = l->charts[0].flow;
 	size_t *rows = pl->cap; /* counted here, then allocated */
 
-	for (size_t i = 0; i < c->n; i++) {
-		unsigned flow = c->pkts[i].flow;
+	for (size_t i = 0; i < s->n; i++) {
+		unsigned flow = s->pkts[i].flow;
 		if (flow >= first && flow - first < l->n)
 			rows[flow - first]++;
 	}
@@ -234,23 +284,23 @@ static int size_rows(const struct roce_capture *c, struct placing *pl,
 }
 
 /* Rows of every chart, in one pass over the packets. */
-static int fill_charts(const struct roce_capture *c, struct placing *pl,
+static int fill_charts(const struct ladder_seq *s, struct placing *pl,
 		       struct roce_ladder *l)
 {
 	unsigned first = l->charts[0].flow;
 
-	if (size_rows(c, pl, l))
+	if (size_rows(s, pl, l))
 		return -ENOMEM;
-	for (size_t i = 0; i < c->n; i++) {
-		const struct roce_cap_pkt *p = &c->pkts[i];
+	for (size_t i = 0; i < s->n; i++) {
+		const struct roce_cap_pkt *p = &s->pkts[i];
 		if (p->flow < first || p->flow - first >= l->n)
 			continue;
 		size_t k = p->flow - first;
-		if (packet_row(p, pl, k, &l->charts[k]))
+		if (packet_row(s, i, pl, k, &l->charts[k]))
 			return -ENOMEM;
 	}
 	for (size_t k = 0; k < l->n; k++)
-		if (place_events(pl, k, UINT64_MAX, &l->charts[k]))
+		if (place_events(pl, k, SIZE_MAX, &l->charts[k]))
 			return -ENOMEM;
 	return 0;
 }
@@ -280,7 +330,7 @@ static int key_cmp(const void *pa, const void *pb)
 }
 
 /* The ends of l's charts whose QP is known, sorted; *n of them. */
-static struct end_key *end_keys(const struct roce_capture *c,
+static struct end_key *end_keys(const struct roce_flows *flows,
 				const struct roce_ladder *l, size_t *n)
 {
 	struct end_key *keys = calloc(2 * l->n + 1, sizeof(*keys));
@@ -288,7 +338,7 @@ static struct end_key *end_keys(const struct roce_capture *c,
 	*n = 0;
 	for (size_t k = 0; keys && k < l->n; k++) {
 		const struct roce_flow *f =
-		    roce_flows_get(c->flows, l->charts[k].flow);
+		    roce_flows_get(flows, l->charts[k].flow);
 		for (unsigned d = 0; d < 2; d++) {
 			if (!f->end[d].qpn_known)
 				continue;
@@ -328,85 +378,90 @@ static size_t event_chart(const struct end_key *keys, size_t nkeys,
 	return keys[lo].chart;
 }
 
-/* Groups the events by chart, stable (a counting sort); counts those of
- * no chart. chart_of has n entries; start has l->n + 2. */
-static void group_events(const struct end_key *keys, size_t nkeys,
-			 struct roce_ladder *l, struct placing *pl, size_t n,
-			 size_t *chart_of, size_t *start)
+/* Every trace's events placed in the sequence: *out (nev of them) sorted
+ * by chart and place; l->by_time per trace and l->events_unplaced
+ * counted. */
+static int place_all(const struct roce_ladder_input *in,
+		     const struct ladder_seq *s, struct roce_ladder *l,
+		     struct placed **out, size_t *nev)
 {
-	l->events_unplaced = 0;
-	for (size_t e = 0; e < n; e++) {
-		chart_of[e] =
-		    event_chart(keys, nkeys, l, &pl->evs[e], &pl->col_of[e]);
-		start[chart_of[e] + 1]++;
-		l->events_unplaced += chart_of[e] == l->n;
+	size_t total = 0, at = 0, nkeys, *after = NULL;
+	struct end_key *keys = end_keys(s->flows, l, &nkeys);
+	struct placed *p;
+
+	for (size_t t = 0; t < in->ntraces; t++)
+		total += in->traces[t].n;
+	p = calloc(total + 1, sizeof(*p));
+	after = calloc(total + 1, sizeof(size_t));
+	if (!keys || !p || !after)
+		goto nomem;
+	for (size_t t = 0; t < in->ntraces; t++) {
+		const struct roce_ladder_trace *tr = &in->traces[t];
+		bool old = roce_ladder_trace_is_old(tr->evs, tr->n);
+		if (ladder_place(s, tr, old, after, &l->by_time[t]))
+			goto nomem;
+		for (size_t e = 0; e < tr->n; e++, at++) {
+			p[at].ev = &tr->evs[e];
+			p[at].after = after[e];
+			p[at].seq = at;
+			p[at].chart = event_chart(keys, nkeys, l, p[at].ev,
+						  &p[at].col);
+			l->events_unplaced += p[at].chart == l->n;
+		}
 	}
-	for (size_t k = 0; k <= l->n; k++)
-		start[k + 1] += start[k];
-	for (size_t k = 0; k < l->n; k++) {
-		pl->cursor[k] = start[k];
-		pl->end[k] = start[k + 1];
-	}
-	for (size_t e = 0; e < n; e++)
-		pl->order[start[chart_of[e]]++] = e;
-}
-
-/* The per-event and per-chart arrays of a placing, in one allocation
- * each kind; NULL members on failure (free_placing frees what there is). */
-static bool alloc_placing(struct placing *pl, size_t n, size_t charts,
-			  size_t **chart_of, size_t **start)
-{
-	*chart_of = calloc(n + 1, sizeof(size_t));
-	*start = calloc(charts, sizeof(size_t));
-	pl->order = calloc(n + 1, sizeof(size_t));
-	pl->col_of = calloc(n + 1, sizeof(unsigned));
-	pl->cursor = calloc(charts, sizeof(size_t));
-	pl->end = calloc(charts, sizeof(size_t));
-	pl->cap = calloc(charts, sizeof(size_t));
-	return *chart_of && *start && pl->order && pl->col_of && pl->cursor &&
-	       pl->end && pl->cap;
-}
-
-static void free_placing(struct placing *pl)
-{
-	free(pl->order);
-	free(pl->col_of);
-	free(pl->cursor);
-	free(pl->end);
-	free(pl->cap);
-}
-
-static int build_charts(const struct roce_capture *c,
-			const struct rocemu_event *evs, size_t n,
-			struct roce_ladder *l)
-{
-	struct placing pl = {.evs = evs,
-			     .t0 = c->n ? (int64_t)c->pkts[0].ts_ns : 0};
-	size_t *chart_of, *start, nkeys;
-	struct end_key *keys = end_keys(c, l, &nkeys);
-	int rc = -ENOMEM;
-
-	if (alloc_placing(&pl, n, l->n + 2, &chart_of, &start) && keys) {
-		group_events(keys, nkeys, l, &pl, n, chart_of, start);
-		rc = l->n ? fill_charts(c, &pl, l) : 0;
-	}
+	qsort(p, total, sizeof(*p), placed_cmp);
 	free(keys);
-	free(chart_of);
-	free(start);
-	free_placing(&pl);
+	free(after);
+	*out = p;
+	*nev = total;
+	return 0;
+nomem:
+	free(keys);
+	free(after);
+	free(p);
+	return -ENOMEM;
+}
+
+static int build_charts(const struct roce_ladder_input *in,
+			const struct ladder_seq *s, struct roce_ladder *l)
+{
+	struct placing pl = {.t0 = s->t0};
+	struct placed *p = NULL;
+	size_t nev = 0;
+	int rc = place_all(in, s, l, &p, &nev);
+
+	pl.ev = p;
+	pl.cursor = calloc(l->n + 1, sizeof(size_t));
+	pl.end = calloc(l->n + 1, sizeof(size_t));
+	pl.cap = calloc(l->n + 1, sizeof(size_t));
+	if (!rc && (!pl.cursor || !pl.end || !pl.cap))
+		rc = -ENOMEM;
+	if (!rc) {
+		for (size_t e = 0; e < nev; e++) { /* sorted: slices by chart */
+			if (p[e].chart == l->n)
+				continue;
+			if (pl.end[p[e].chart] == 0)
+				pl.cursor[p[e].chart] = e;
+			pl.end[p[e].chart] = e + 1;
+		}
+		rc = l->n ? fill_charts(s, &pl, l) : 0;
+	}
+	for (size_t k = 0; !rc && in->collapse && k < l->n; k++)
+		l->collapsed += ladder_collapse(&l->charts[k]);
+	free(p);
+	free(pl.cursor);
+	free(pl.end);
+	free(pl.cap);
 	return rc;
 }
 
-int roce_ladder_build(const struct roce_capture *c,
-		      const struct rocemu_event *evs, size_t n, int only_flow,
-		      struct roce_ladder *l)
+static int charts_of(const struct ladder_seq *s, int only_flow,
+		     struct roce_ladder *l)
 {
-	unsigned flows = c->flows ? roce_flows_count(c->flows) : 0;
+	unsigned flows = s->flows ? roce_flows_count(s->flows) : 0;
 	unsigned first = only_flow >= 0 ? (unsigned)only_flow : 0;
 	unsigned count = only_flow >= 0 ? 1 : flows;
-	int rc;
 
-	memset(l, 0, sizeof(*l));
 	if (only_flow >= 0 && (unsigned)only_flow >= flows)
 		return -ENOENT;
 	l->charts = calloc(count ? count : 1, sizeof(*l->charts));
@@ -414,11 +469,50 @@ int roce_ladder_build(const struct roce_capture *c,
 		return -ENOMEM;
 	l->n = count;
 	for (unsigned k = 0; k < count; k++)
-		chart_head(roce_flows_get(c->flows, first + k), &l->charts[k]);
-	rc = build_charts(c, evs, evs ? n : 0, l);
+		chart_head(roce_flows_get(s->flows, first + k), &l->charts[k]);
+	return 0;
+}
+
+int roce_ladder_build_many(const struct roce_ladder_input *in,
+			   struct roce_ladder *l)
+{
+	struct ladder_seq s;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	if (!in->ncaps || in->ncaps > ROCE_LADDER_MAX_CAPTURES)
+		return -EINVAL;
+	for (size_t t = 0; t < in->ntraces; t++)
+		if (in->ncaps > 1 && roce_ladder_trace_is_old(in->traces[t].evs,
+							      in->traces[t].n))
+			return -EDOM;
+	if (ladder_merge(in->caps, in->ncaps, &s))
+		return -ENOMEM;
+	l->captures = in->ncaps;
+	l->shared = s.shared;
+	l->out_of_order = s.out_of_order;
+	l->by_time = calloc(in->ntraces + 1, sizeof(size_t));
+	rc = l->by_time ? charts_of(&s, in->only_flow, l) : -ENOMEM;
+	if (!rc)
+		rc = build_charts(in, &s, l);
+	ladder_seq_free(&s);
 	if (rc)
 		roce_ladder_free(l);
 	return rc;
+}
+
+int roce_ladder_build(const struct roce_capture *c,
+		      const struct rocemu_event *evs, size_t n, int only_flow,
+		      struct roce_ladder *l)
+{
+	struct roce_ladder_trace t = {.evs = evs, .n = evs ? n : 0};
+	struct roce_ladder_input in = {.caps = c,
+				       .ncaps = 1,
+				       .traces = &t,
+				       .ntraces = 1,
+				       .only_flow = only_flow};
+
+	return roce_ladder_build_many(&in, l);
 }
 
 void roce_ladder_free(struct roce_ladder *l)
@@ -426,5 +520,6 @@ void roce_ladder_free(struct roce_ladder *l)
 	for (size_t k = 0; k < l->n; k++)
 		free(l->charts[k].rows);
 	free(l->charts);
+	free(l->by_time);
 	memset(l, 0, sizeof(*l));
 }

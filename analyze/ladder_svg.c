@@ -111,8 +111,10 @@ static void write_head(FILE *out, const struct roce_ladder_chart *ch, int y,
 	}
 }
 
-static void write_packet(FILE *out, const struct roce_ladder_row *r, int y)
+static void write_packet(FILE *out, const struct roce_ladder_row *r, int y,
+			 size_t captures)
 {
+	char f[32];
 	int from = r->col ? X_RIGHT : X_LEFT, to = r->col ? X_LEFT : X_RIGHT;
 	const char *colour = r->style == ROCE_LADDER_ERROR ? "#c00000" : "#000";
 	char t[32];
@@ -128,33 +130,69 @@ static void write_packet(FILE *out, const struct roce_ladder_row *r, int y)
 		(X_LEFT + X_RIGHT) / 2, y - 4, colour);
 	put_text(out, r->label);
 	fprintf(out,
-		"</text>\n<text x=\"%d\" y=\"%d\" fill=\"#556\">#%" PRIu64
+		"</text>\n<text x=\"%d\" y=\"%d\" fill=\"#556\">%s"
 		" %s</text>\n",
-		X_RIGHT + 16, y + 4, r->frame_no,
+		X_RIGHT + 16, y + 4,
+		ladder_frame(r->frame_no, r->cap, captures, f, sizeof(f)),
 		ladder_seconds(r->rel_ns, t, sizeof(t)));
 }
 
+/* A run of repeated rows folded: a line of text in the middle of the
+ * lane, under the rows it counts, with their first and last frames. */
+static void write_repeat(FILE *out, const struct roce_ladder_row *r, int y,
+			 size_t captures)
+{
+	char a[32], b[32];
+
+	fprintf(out,
+		"<text class=\"repeat\" x=\"%d\" y=\"%d\" "
+		"text-anchor=\"middle\" font-style=\"italic\" "
+		"fill=\"#555\">^ ",
+		(X_LEFT + X_RIGHT) / 2, y + 4);
+	put_text(out, r->label);
+	fprintf(out, ", %s to %s</text>\n",
+		ladder_frame(r->first_no, r->first_cap, captures, a, sizeof(a)),
+		ladder_frame(r->frame_no, r->cap, captures, b, sizeof(b)));
+}
+
+static const char *note_class(enum roce_ladder_row_kind k)
+{
+	switch (k) {
+	case ROCE_LADDER_WQE: return "wqe";
+	case ROCE_LADDER_WHY: return "why";
+	case ROCE_LADDER_STATE: return "state";
+	default: return "cqe";
+	}
+}
+
 /* A note: a small box on its lifeline, the label beside it inside the
- * lane. */
+ * lane (a why note's rule after it in brackets). */
 static void write_note(FILE *out, const struct roce_ladder_row *r, int y)
 {
 	int x = r->col ? X_RIGHT : X_LEFT;
-	const char *fill = r->style == ROCE_LADDER_ERROR ? "#c00000"
-			   : r->kind == ROCE_LADDER_WQE	 ? "#1f5fbf"
-							 : "#1b8a3a";
+	const char *fill = r->style == ROCE_LADDER_ERROR  ? "#c00000"
+			   : r->kind == ROCE_LADDER_WQE	  ? "#1f5fbf"
+			   : r->kind == ROCE_LADDER_STATE ? "#555566"
+							  : "#1b8a3a";
 
 	fprintf(out,
 		"<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"10\" "
 		"height=\"10\" fill=\"%s\"/>\n",
-		r->kind == ROCE_LADDER_WQE ? "wqe" : "cqe", x - 5, y - 5, fill);
+		note_class(r->kind), x - 5, y - 5, fill);
 	fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"%s\" fill=\"%s\">",
 		r->col ? x - 10 : x + 10, y + 4, r->col ? "end" : "start",
 		fill);
 	put_text(out, r->label);
+	if (r->kind == ROCE_LADDER_WHY && r->rule[0]) {
+		fputs(" [", out);
+		put_text(out, r->rule);
+		fputc(']', out);
+	}
 	fputs("</text>\n", out);
 }
 
-static void write_chart(FILE *out, const struct roce_ladder_chart *ch, int y)
+static void write_chart(FILE *out, const struct roce_ladder_chart *ch, int y,
+			size_t captures)
 {
 	int top = y + TITLE + HEAD + ROW / 2;
 
@@ -163,7 +201,9 @@ static void write_chart(FILE *out, const struct roce_ladder_chart *ch, int y)
 		const struct roce_ladder_row *r = &ch->rows[i];
 		int ry = top + (int)i * ROW;
 		if (r->kind == ROCE_LADDER_PACKET)
-			write_packet(out, r, ry);
+			write_packet(out, r, ry, captures);
+		else if (r->kind == ROCE_LADDER_REPEAT)
+			write_repeat(out, r, ry, captures);
 		else
 			write_note(out, r, ry);
 	}
@@ -179,7 +219,7 @@ int roce_ladder_write_svg(FILE *out, const struct roce_ladder *l)
 	write_defs(out, (int)total);
 	int height = GAP / 2;
 	for (size_t k = 0; k < l->n; k++) {
-		write_chart(out, &l->charts[k], height);
+		write_chart(out, &l->charts[k], height, l->captures);
 		height += chart_height(&l->charts[k]) + GAP;
 	}
 	fputs("</svg>\n", out);

@@ -14,12 +14,39 @@
  */
 enum { MARGIN = 2, LANE_MIN = 40, LANE_MAX = 68, DECOR = 7, SLACK = 6 };
 
-static size_t lane_width(const struct roce_ladder_chart *ch)
+/*
+ * What a row says in a lane of width w: its label, and for a why note
+ * its rule after it (the label cut so that the rule shows), for a
+ * repeat its first and last frames. Writes at most len bytes.
+ */
+static void row_text(const struct roce_ladder_row *r, size_t w,
+		     size_t captures, char *buf, size_t len)
+{
+	char tail[ROCEMU_EV_NAME + 64] = "", a[32], b[32];
+	size_t room = w > DECOR ? w - DECOR : 0;
+
+	if (r->kind == ROCE_LADDER_WHY && r->rule[0])
+		snprintf(tail, sizeof(tail), " [%s]", r->rule);
+	if (r->kind == ROCE_LADDER_REPEAT)
+		snprintf(tail, sizeof(tail), ", %s to %s",
+			 ladder_frame(r->first_no, r->first_cap, captures, a,
+				      sizeof(a)),
+			 ladder_frame(r->frame_no, r->cap, captures, b,
+				      sizeof(b)));
+	size_t t = strlen(tail), n = strlen(r->label);
+	if (t && n + t > room)
+		n = room > t ? room - t : 0;
+	snprintf(buf, len, "%.*s%s", (int)n, r->label, tail);
+}
+
+static size_t lane_width(const struct roce_ladder_chart *ch, size_t captures)
 {
 	size_t w = LANE_MIN;
+	char text[2 * ROCE_LADDER_LABEL];
 
 	for (size_t i = 0; i < ch->n; i++) {
-		size_t need = strlen(ch->rows[i].label) + DECOR + SLACK;
+		row_text(&ch->rows[i], LANE_MAX, captures, text, sizeof(text));
+		size_t need = strlen(text) + DECOR + SLACK;
 		if (need > w)
 			w = need;
 	}
@@ -40,36 +67,46 @@ static void fill(char *p, char c, size_t n)
 }
 
 /* The lane of a packet row: "--- label ---->" or "<---- label ---". */
-static void arrow_lane(const struct roce_ladder_row *r, size_t w, char *lane)
+static void arrow_lane(const struct roce_ladder_row *r, const char *label,
+		       size_t w, char *lane)
 {
-	int n = fit(r->label, w);
+	int n = fit(label, w);
 	size_t dashes = w - (size_t)n - 6; /* besides "--- " and " " and ">" */
 
 	fill(lane, '-', w);
 	if (r->col == 0) {
-		memcpy(lane + 4, r->label, (size_t)n);
+		memcpy(lane + 4, label, (size_t)n);
 		lane[3] = lane[4 + n] = ' ';
 		lane[w - 1] = '>';
 	} else {
-		memcpy(lane + 2 + dashes, r->label, (size_t)n);
+		memcpy(lane + 2 + dashes, label, (size_t)n);
 		lane[1 + dashes] = lane[2 + dashes + n] = ' ';
 		lane[0] = '<';
 	}
 }
 
 /* The lane of a note: "* label" against the left lifeline, "label *"
- * against the right one. */
-static void note_lane(const struct roce_ladder_row *r, size_t w, char *lane)
+ * against the right one ('!' for a why, '=' for a state line); a
+ * repeat is "^ label" in the middle of the lane, under what it counts. */
+static void note_lane(const struct roce_ladder_row *r, const char *label,
+		      size_t w, char *lane)
 {
-	int n = fit(r->label, w);
+	int n = fit(label, w);
+	char mark = r->kind == ROCE_LADDER_WHY	   ? '!'
+		    : r->kind == ROCE_LADDER_STATE ? '='
+						   : '*';
 
 	fill(lane, ' ', w);
-	if (r->col == 0) {
-		lane[0] = '*';
-		memcpy(lane + 2, r->label, (size_t)n);
+	if (r->kind == ROCE_LADDER_REPEAT) {
+		size_t at = (w - (size_t)n - 2) / 2;
+		lane[at] = '^';
+		memcpy(lane + at + 2, label, (size_t)n);
+	} else if (r->col == 0) {
+		lane[0] = mark;
+		memcpy(lane + 2, label, (size_t)n);
 	} else {
-		lane[w - 1] = '*';
-		memcpy(lane + w - 2 - n, r->label, (size_t)n);
+		lane[w - 1] = mark;
+		memcpy(lane + w - 2 - n, label, (size_t)n);
 	}
 }
 
@@ -84,22 +121,26 @@ static void put_plain(FILE *out, const char *s)
 		fputc(*s >= 0x20 && *s < 0x7f ? *s : '?', out);
 }
 
-static void write_row(FILE *out, const struct roce_ladder_row *r, size_t w)
+static void write_row(FILE *out, const struct roce_ladder_row *r, size_t w,
+		      size_t captures)
 {
-	char lane[LANE_MAX + 1], t[32];
+	char lane[LANE_MAX + 1], t[32], f[32], text[2 * ROCE_LADDER_LABEL];
 
+	row_text(r, w, captures, text, sizeof(text));
 	if (r->kind == ROCE_LADDER_PACKET)
-		arrow_lane(r, w, lane);
+		arrow_lane(r, text, w, lane);
 	else
-		note_lane(r, w, lane);
+		note_lane(r, text, w, lane);
 	lane[w] = '\0';
 	for (size_t i = 0; i < w; i++)
 		if (lane[i] < 0x20 || lane[i] >= 0x7f)
 			lane[i] = '?';
 	ladder_seconds(r->rel_ns, t, sizeof(t));
 	if (r->kind == ROCE_LADDER_PACKET)
-		fprintf(out, "%*s|%s|  #%" PRIu64 " %s\n", MARGIN, "", lane,
-			r->frame_no, t);
+		fprintf(out, "%*s|%s|  %s %s\n", MARGIN, "", lane,
+			ladder_frame(r->frame_no, r->cap, captures, f,
+				     sizeof(f)),
+			t);
 	else
 		fprintf(out, "%*s|%s|  %s\n", MARGIN, "", lane, t);
 }
@@ -124,14 +165,14 @@ int roce_ladder_write_text(FILE *out, const struct roce_ladder *l)
 {
 	for (size_t k = 0; k < l->n; k++) {
 		const struct roce_ladder_chart *ch = &l->charts[k];
-		size_t w = lane_width(ch);
+		size_t w = lane_width(ch, l->captures);
 
 		fputs(k ? "\n" : "", out);
 		put_plain(out, ch->title);
 		fputs("\n\n", out);
 		write_head(out, ch, w);
 		for (size_t i = 0; i < ch->n; i++)
-			write_row(out, &ch->rows[i], w);
+			write_row(out, &ch->rows[i], w, l->captures);
 	}
 	return ferror(out) ? -EIO : 0;
 }

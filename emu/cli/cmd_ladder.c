@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* rocemu ladder: a message sequence chart per flow of a capture, as text and as SVG, with a run's WQEs and CQEs. */
+/* rocemu ladder: a message sequence chart per flow of one or more captures merged, as text and as SVG, with the runs' trace events. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,32 +12,54 @@
 #include "rocemu/ladder.h"
 #include "rocemu/pcapio.h"
 
+enum { MAX_TRACES = 16 };
+
 struct ladder_opts {
-	const char *path;
-	const char *svg;   /* SVG output file, or NULL */
-	const char *trace; /* trace events to merge, or NULL */
-	int flow;	   /* ROCE_LADDER_ALL_FLOWS or a flow id */
+	const char *caps[ROCE_LADDER_MAX_CAPTURES];
+	size_t ncaps;
+	const char *traces[MAX_TRACES];
+	size_t ntraces;
+	const char *svg; /* SVG output file, or NULL */
+	int flow;	 /* ROCE_LADDER_ALL_FLOWS or a flow id */
+	bool collapse;
 };
 
 static const char usage_text[] =
-    "usage: rocemu ladder CAPTURE [--flow N] [--svg FILE] [--trace FILE]\n"
+    "usage: rocemu ladder CAPTURE... [--trace FILE]... [--flow N]\n"
+    "                     [--svg FILE] [--no-collapse]\n"
     "\n"
     "A message sequence chart per flow (two QPs): each packet an arrow\n"
     "from sender to receiver with its opcode, PSN, payload length and\n"
     "AETH; time goes down. Printed as text; --svg writes it as SVG too.\n"
+    "Captures of several processes (each its own ROCEMU_PCAP) are merged:\n"
+    "a packet both ends captured is drawn once, each capture's order\n"
+    "kept; with two or more captures frame numbers name their capture\n"
+    "by a letter (#a3: frame 3 of the first capture, #b3 of the second).\n"
     "\n"
     "Options:\n"
+    "  --trace FILE  trace events of a run (ROCEMU_TRACE=FILE, rocemu demo\n"
+    "                --trace FILE): WQEs, CQEs, why and state notes on the\n"
+    "                lifelines, each after the packet its device saw last;\n"
+    "                may be given once per process (up to 16)\n"
     "  --flow N      only flow N (flows are numbered from 0 in order of\n"
     "                their first packet)\n"
     "  --svg FILE    write the charts, stacked, to FILE as SVG\n"
-    "  --trace FILE  WQE and CQE events of the run that wrote CAPTURE\n"
-    "                (ROCEMU_TRACE=FILE, rocemu demo --trace FILE), shown\n"
-    "                on the lifelines with their SQ and CQ slots\n"
+    "  --no-collapse draw every row: by default a run of 3 or more repeats\n"
+    "                of the same 1 to 4 rows (a retry for ever) is drawn\n"
+    "                once, with a row counting the repeats\n"
     "  -h, --help    print this text and exit\n"
     "\n"
     "Exit status:\n"
     "  0  the charts were written\n"
+    "  1  the charts were written, but a capture ended mid-record (they\n"
+    "     hold what it held before the cut)\n"
     "  2  a usage or file error\n";
+
+static int usage(const char *why)
+{
+	fprintf(stderr, "rocemu ladder: %s\n%s", why, usage_text);
+	return -EINVAL;
+}
 
 /* Returns 0 to run, 1 after --help, -EINVAL after a usage message. */
 static int parse_args(int argc, char **argv, struct ladder_opts *o)
@@ -45,6 +68,7 @@ static int parse_args(int argc, char **argv, struct ladder_opts *o)
 	    {"flow", required_argument, NULL, 'f'},
 	    {"svg", required_argument, NULL, 's'},
 	    {"trace", required_argument, NULL, 't'},
+	    {"no-collapse", no_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -57,13 +81,24 @@ static int parse_args(int argc, char **argv, struct ladder_opts *o)
 				return -EINVAL;
 			break;
 		case 's': o->svg = optarg; break;
-		case 't': o->trace = optarg; break;
+		case 't':
+			if (o->ntraces == MAX_TRACES)
+				return usage("at most 16 traces");
+			o->traces[o->ntraces++] = optarg;
+			break;
+		case 'n': o->collapse = false; break;
 		case 'h': fputs(usage_text, stdout); return 1;
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
 	}
-	return cli_capture_arg("ladder", usage_text, argc, argv, optind,
-			       NULL, &o->path);
+	if (optind == argc)
+		return usage("no capture file given");
+	for (; optind < argc; optind++) {
+		if (o->ncaps == ROCE_LADDER_MAX_CAPTURES)
+			return usage("at most 16 captures");
+		o->caps[o->ncaps++] = argv[optind];
+	}
+	return 0;
 }
 
 static int write_svg(const char *path, const struct roce_ladder *l)
@@ -93,44 +128,131 @@ static int write_svg(const char *path, const struct roce_ladder *l)
 	return CLI_OK;
 }
 
-/* Loads the trace, if one is named; CLI_OK or CLI_USAGE with a message. */
-static int load_trace(const char *path, struct rocemu_event **evs, size_t *n)
-{
-	char err[160];
+/* What was loaded: freed by unload. */
+struct inputs {
+	struct roce_capture caps[ROCE_LADDER_MAX_CAPTURES];
+	struct roce_ladder_trace traces[MAX_TRACES];
+	bool partial; /* a capture ended mid-record */
+};
 
-	if (!path)
-		return CLI_OK;
-	if (rocemu_trace_load(path, evs, n, err, sizeof(err)) == 0)
-		return CLI_OK;
-	fprintf(stderr, "rocemu ladder: %s: %s\n", path, err);
-	return CLI_USAGE;
+static void unload(struct inputs *in, const struct ladder_opts *o)
+{
+	for (size_t c = 0; c < o->ncaps; c++)
+		roce_capture_free(&in->caps[c]);
+	for (size_t t = 0; t < o->ntraces; t++)
+		free((void *)in->traces[t].evs);
 }
 
-static int draw(const struct ladder_opts *o, const struct roce_capture *c,
-		const struct rocemu_event *evs, size_t n)
+/* Loads every trace and capture; CLI_OK or CLI_USAGE with a message. A
+ * capture cut short is kept, with a warning. */
+static int load(const struct ladder_opts *o, struct inputs *in)
+{
+	char err[ROCE_PCAP_ERRLEN > 160 ? ROCE_PCAP_ERRLEN : 160];
+
+	for (size_t t = 0; t < o->ntraces; t++) {
+		struct rocemu_event *evs = NULL;
+		if (rocemu_trace_load(o->traces[t], &evs, &in->traces[t].n, err,
+				      sizeof(err))) {
+			fprintf(stderr, "rocemu ladder: %s: %s\n", o->traces[t],
+				err);
+			return CLI_USAGE;
+		}
+		in->traces[t].evs = evs;
+	}
+	for (size_t c = 0; c < o->ncaps; c++) {
+		bool partial;
+		if (roce_ladder_capture_load(o->caps[c], &in->caps[c], err,
+					     &partial)) {
+			fprintf(stderr, "rocemu ladder: %s: %s\n", o->caps[c],
+				err);
+			return CLI_USAGE;
+		}
+		if (partial)
+			fprintf(stderr,
+				"rocemu ladder: warning: %s is cut short (%s); "
+				"drawing its %llu frames before the cut\n",
+				o->caps[c], err,
+				(unsigned long long)in->caps[c].frames);
+		in->partial = in->partial || partial;
+		size_t mid = roce_ladder_mid_flows(&in->caps[c]);
+		if (mid)
+			fprintf(stderr,
+				"rocemu ladder: warning: %s starts mid-connection: "
+				"%zu flows begin with a response or the middle "
+				"or end of a message; drawn from there\n",
+				o->caps[c], mid);
+	}
+	return CLI_OK;
+}
+
+/* Says, once per trace and once for the captures, what was drawn in a
+ * way the inputs could not settle exactly. */
+static void warn(const struct ladder_opts *o, const struct inputs *in,
+		 const struct roce_ladder *l)
+{
+	size_t all = 0;
+
+	for (size_t t = 0; t < o->ntraces; t++) {
+		all += in->traces[t].n;
+		if (l->by_time[t])
+			fprintf(stderr,
+				"rocemu ladder: warning: %s: %zu of %zu events "
+				"follow packets no capture given holds; drawn by "
+				"time\n",
+				o->traces[t], l->by_time[t], in->traces[t].n);
+	}
+	if (l->events_unplaced)
+		fprintf(stderr,
+			"rocemu ladder: %zu of %zu trace events name a QP of no "
+			"flow shown; left out\n",
+			l->events_unplaced, all);
+	if (l->out_of_order)
+		fprintf(stderr,
+			"rocemu ladder: warning: the captures disagree on the "
+			"order of %zu packets; those are drawn by time\n",
+			l->out_of_order);
+}
+
+static int draw(const struct ladder_opts *o, const struct inputs *in)
 {
 	struct roce_ladder l;
-	int rc = roce_ladder_build(c, evs, n, o->flow, &l);
+	struct roce_ladder_input li = {.caps = in->caps,
+				       .ncaps = o->ncaps,
+				       .traces = in->traces,
+				       .ntraces = o->ntraces,
+				       .only_flow = o->flow,
+				       .collapse = o->collapse};
+	int rc = roce_ladder_build_many(&li, &l);
+	size_t packets = 0;
 
 	if (rc == -ENOENT) {
+		li.only_flow = ROCE_LADDER_ALL_FLOWS;
+		size_t flows = roce_ladder_build_many(&li, &l) ? 0 : l.n;
+		roce_ladder_free(&l);
+		fprintf(stderr, "rocemu ladder: %s has no flow %d (it has %zu)\n",
+			o->ncaps > 1 ? "the merged capture" : o->caps[0],
+			o->flow, flows);
+		return CLI_USAGE;
+	}
+	if (rc == -EDOM) {
 		fprintf(stderr,
-			"rocemu ladder: %s has no flow %d (it has %u)\n",
-			o->path, o->flow, roce_flows_count(c->flows));
+			"rocemu ladder: a trace has no seen/last fields (written "
+			"by an older rocemu): its events can be placed only in "
+			"the capture of its own process; give that one capture "
+			"alone\n");
 		return CLI_USAGE;
 	}
 	if (rc) {
 		fprintf(stderr, "rocemu ladder: %s\n", strerror(-rc));
 		return CLI_USAGE;
 	}
-	if (!c->n)
-		printf("%s: no RoCEv2 packets (%llu frames)\n", o->path,
-		       (unsigned long long)c->frames);
+	for (size_t c = 0; c < o->ncaps; c++)
+		packets += in->caps[c].n;
+	for (size_t c = 0; !packets && c < o->ncaps; c++)
+		printf("%s: no RoCEv2 packets (%llu frames)\n", o->caps[c],
+		       (unsigned long long)in->caps[c].frames);
 	rc = roce_ladder_write_text(stdout, &l) ? CLI_USAGE : CLI_OK;
-	if (n && l.events_unplaced)
-		fprintf(stderr,
-			"rocemu ladder: %zu of %zu trace events name "
-			"a QP of no flow shown; left out\n",
-			l.events_unplaced, n);
+	warn(o, in, &l);
 	if (rc == CLI_OK && o->svg)
 		rc = write_svg(o->svg, &l);
 	roce_ladder_free(&l);
@@ -139,25 +261,18 @@ static int draw(const struct ladder_opts *o, const struct roce_capture *c,
 
 int cmd_ladder(int argc, char **argv)
 {
-	struct ladder_opts o = {.flow = ROCE_LADDER_ALL_FLOWS};
-	struct roce_capture c;
-	struct rocemu_event *evs = NULL;
-	size_t n = 0;
-	char err[ROCE_PCAP_ERRLEN];
+	struct ladder_opts o = {.flow = ROCE_LADDER_ALL_FLOWS,
+				.collapse = true};
+	struct inputs in = {0};
 	int rc = parse_args(argc, argv, &o);
 
 	if (rc)
 		return rc > 0 ? CLI_OK : CLI_USAGE;
-	rc = load_trace(o.trace, &evs, &n);
-	if (rc)
-		return rc;
-	if (roce_capture_load(o.path, &c, err)) {
-		fprintf(stderr, "rocemu ladder: %s: %s\n", o.path, err);
-		free(evs);
-		return CLI_USAGE;
-	}
-	rc = draw(&o, &c, evs, n);
-	roce_capture_free(&c);
-	free(evs);
+	rc = load(&o, &in);
+	if (rc == CLI_OK)
+		rc = draw(&o, &in);
+	unload(&in, &o);
+	if (rc == CLI_OK && in.partial)
+		rc = CLI_FAIL;
 	return rc;
 }

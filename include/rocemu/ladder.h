@@ -3,6 +3,7 @@
 #ifndef ROCEMU_LADDER_H
 #define ROCEMU_LADDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,9 @@ enum roce_ladder_row_kind {
 	ROCE_LADDER_PACKET,
 	ROCE_LADDER_WQE,
 	ROCE_LADDER_CQE,
+	ROCE_LADDER_WHY,    /* why a NAK, error or drop happened: text, rule */
+	ROCE_LADDER_STATE,  /* a line of a queue-state dump */
+	ROCE_LADDER_REPEAT, /* the rows above, repeated (collapsed) */
 };
 
 /* How a row is drawn: normally, or marked as an error (a NAK, an RNR
@@ -38,8 +42,15 @@ struct roce_ladder_row {
 	enum roce_ladder_style style;
 	unsigned col;	   /* packet: the sender's column; note: its own */
 	uint64_t frame_no; /* packet: its frame number; note: 0 */
-	int64_t rel_ns;	   /* since the capture's first frame */
+	unsigned cap;	   /* packet: the capture frame_no counts in */
+	int64_t rel_ns;	   /* since the first frame of any capture */
+	/* ROCE_LADDER_REPEAT: the period rows above it occurred repeat
+	 * times in all, from frame first_no (of capture first_cap) to
+	 * frame_no (of cap) */
+	unsigned period, first_cap;
+	uint64_t repeat, first_no;
 	char label[ROCE_LADDER_LABEL];
+	char rule[ROCEMU_EV_NAME]; /* ROCE_LADDER_WHY: the rule it cites */
 };
 
 struct roce_ladder_chart {
@@ -55,7 +66,81 @@ struct roce_ladder {
 	size_t n;
 	struct roce_ladder_chart *charts; /* by flow id */
 	size_t events_unplaced; /* events whose QP is in no charted flow */
+	size_t captures;	/* capture inputs (frames are "#a3" when 2+) */
+	size_t *by_time;	/* per trace: events placed by time, as the
+				 * packet they follow is in no capture */
+	size_t shared;		/* packets more than one capture held */
+	size_t out_of_order;	/* packets drawn against a capture's order
+				 * (the captures disagree) */
+	size_t collapsed;	/* rows folded into ROCE_LADDER_REPEAT rows */
 };
+
+/* The most captures one ladder merges (frames are lettered a to p). */
+#define ROCE_LADDER_MAX_CAPTURES 16
+
+/* A run repeated at least this many times collapses (period 1 to
+ * ROCE_LADDER_MAX_PERIOD rows). */
+enum { ROCE_LADDER_MIN_REPEAT = 3, ROCE_LADDER_MAX_PERIOD = 4 };
+
+/* One trace's events, in its file's order. */
+struct roce_ladder_trace {
+	const struct rocemu_event *evs;
+	size_t n;
+};
+
+/* What roce_ladder_build_many draws. */
+struct roce_ladder_input {
+	const struct roce_capture *caps; /* 1 to ROCE_LADDER_MAX_CAPTURES */
+	size_t ncaps;
+	const struct roce_ladder_trace *traces;
+	size_t ntraces;
+	int only_flow;	/* ROCE_LADDER_ALL_FLOWS or a flow of the merge */
+	bool collapse;	/* fold runs of identical rows */
+};
+
+/*
+ * Merges the captures into one packet sequence and lays out its charts.
+ * A packet two captures hold (the same bytes from the IP payload on; the
+ * k-th of identical ones in one capture is the k-th in the other) is
+ * one row; the order keeps each capture's own order, ties going to the
+ * earlier timestamp (when captures disagree, the earliest head is drawn
+ * and l->out_of_order counts it). Events carrying seen/last_icrc go
+ * right after the packet with that ICRC their device (by GID) sent or
+ * received, searching on from the trace's previous event (among equal
+ * ones, the one that is about the device's seen-th frame); when no
+ * capture holds it they go by time and l->by_time[trace] counts them.
+ * Events of a trace without seen (an older trace) go by frames, which
+ * only the same process's capture numbers: with such a trace and more
+ * than one capture, returns -EDOM. Returns 0 with the charts in *l (free
+ * with roce_ladder_free); -ENOENT when only_flow is not a flow of the
+ * merge; -EINVAL for no capture or more than ROCE_LADDER_MAX_CAPTURES;
+ * -ENOMEM. On failure *l is empty. in and what it points to are unchanged.
+ */
+int roce_ladder_build_many(const struct roce_ladder_input *in,
+			   struct roce_ladder *l);
+
+/*
+ * roce_capture_load (rocemu/flow.h) for a capture that may be cut
+ * short: a record that does not read whole (a file that ends mid-record,
+ * a damaged record header) ends the capture there, with what came before
+ * it kept, *partial set and the reason in err. Otherwise, and for a file
+ * whose header does not read, as roce_capture_load (*partial false).
+ */
+int roce_ladder_capture_load(const char *path, struct roce_capture *c,
+			     char *err, bool *partial);
+
+/*
+ * How many of c's RC and UC flows the capture joined late: their first
+ * packet in it is a response, or the middle or end of a message (the
+ * capture began after the connection did). Those draw from there on.
+ * Returns 0 for none (and when out of memory). c is unchanged.
+ */
+size_t roce_ladder_mid_flows(const struct roce_capture *c);
+
+/* Whether a trace's events carry no seen/last_icrc but count frames (a
+ * trace written before they were kept): roce_ladder_build_many places
+ * them only against the process's own capture. */
+bool roce_ladder_trace_is_old(const struct rocemu_event *evs, size_t n);
 
 /* Every flow (roce_ladder_build's only_flow). */
 #define ROCE_LADDER_ALL_FLOWS (-1)
@@ -64,10 +149,12 @@ struct roce_ladder {
  * Lays out the charts of capture c: every flow, or only flow only_flow
  * (>= 0). The n events evs (rocemu/trace.h; NULL, 0 for none) join the
  * chart whose flow has an end with the event's address and QP, each
- * placed after the packets the capture held when it happened (its
- * frames count) and before the rest. Returns 0 with the charts in *l
- * (free with roce_ladder_free); -ENOENT when only_flow is not a flow of
- * c; -ENOMEM. On failure *l is empty. c and evs are unchanged.
+ * placed as roce_ladder_build_many places them (after the packet of its
+ * seen/last_icrc, or for an older trace after the packets the capture
+ * held when it happened, its frames count). Rows are not collapsed.
+ * Returns 0 with the charts in *l (free with roce_ladder_free); -ENOENT
+ * when only_flow is not a flow of c; -ENOMEM. On failure *l is empty. c
+ * and evs are unchanged.
  */
 int roce_ladder_build(const struct roce_capture *c,
 		      const struct rocemu_event *evs, size_t n, int only_flow,

@@ -3,10 +3,19 @@
 """Checks rocemu ladder against the captures themselves.
 
 usage: ladder_check.py --rocemu BIN --work DIR [--self-test]
-                       [--compare COMMITTED.svg NEW.svg] CAPTURE[:TRACE] ...
+                       [--compare COMMITTED.svg NEW.svg]
+                       CAPTURE[+CAPTURE...][:TRACE[+TRACE...]] ...
 
-For each capture it runs `rocemu ladder` (with --trace when a trace is
-given, and --svg) and `rocemu dump --json`, and checks, from the JSON:
+For each capture, or captures of several processes merged into one
+ladder, it runs `rocemu ladder --no-collapse` (with --trace for each
+trace given, and --svg) and `rocemu dump --json` of each capture, and
+checks, from the JSON:
+
+  merge: a packet two captures hold (same addresses, ports, opcode, QP,
+        PSN, payload length and ICRC; the k-th of equal ones in one
+        capture is the k-th in the other) is one arrow, so the arrows
+        are as many as the distinct packets; the arrows of each capture
+        come in that capture's order;
 
   text: one arrow per RoCEv2 packet, each once; the arrow leaves the
         column whose address is the packet's source, reaches the column
@@ -18,8 +27,10 @@ given, and --svg) and `rocemu dump --json`, and checks, from the JSON:
         chart's title counts its arrows; with a trace, each event of the
         trace sits on the lifeline of its address and QP, in file order,
         after the packets the capture held when it happened and before
-        the next; a send WQE is followed by a request from its QP (unless
-        flushed) and a successful CQE follows a packet to its QP.
+        the next (for a trace that carries seen/last: the arrow right
+        above it is the packet with that ICRC, when the chart has it); a
+        send WQE is followed by a request from its QP (unless flushed)
+        and a successful CQE follows a packet to its QP.
   SVG:  well-formed XML (python's parser); one <line class="packet"> per
         packet with the arrowhead marker, left to right exactly when the
         packet's source is the left column; a title, two head boxes and
@@ -155,6 +166,30 @@ def dump_json(rocemu, cap):
     return pkts
 
 
+def same_packet(p):
+    return (p["src"], p["dst"], p["sport"], p["dport"], p["opcode"],
+            p["dqpn"], p["psn"], p["payload_len"], p["icrc"])
+
+
+def merged(rocemu, caps):
+    """The captures' packets, keyed by (letter, frame) as the ladder
+    names them ('' alone), each with its "id": the same for a packet two
+    captures hold."""
+    pkts, order = {}, []
+    for c, cap in enumerate(caps):
+        letter = chr(ord("a") + c) if len(caps) > 1 else ""
+        seen = {}
+        mine = []
+        for no, p in sorted(dump_json(rocemu, cap).items()):
+            k = same_packet(p)
+            seen[k] = seen.get(k, 0) + 1
+            p = dict(p, id=(k, seen[k]))
+            pkts[(letter, no)] = p
+            mine.append(p["id"])
+        order.append(mine)
+    return pkts, order
+
+
 def read_trace(path):
     evs = []
     for line in open(path):
@@ -171,7 +206,7 @@ def read_trace(path):
 
 TITLE = re.compile(r"^flow (\d+): (\S+), (\d+) packets")
 HEADS = re.compile(r"^(\S+ qp (?:0x[0-9a-f]+|\?))\s+(\S+ qp (?:0x[0-9a-f]+|\?))$")
-ARROW = re.compile(r"^  \|(.*)\|  #(\d+) (-?\d+\.\d+)$")
+ARROW = re.compile(r"^  \|(.*)\|  #([a-p]?)(\d+) (-?\d+\.\d+)$")
 NOTE = re.compile(r"^  \|(.*)\|  (-?\d+\.\d+)$")
 
 
@@ -199,15 +234,19 @@ def parse_text(text):
                 fail("not an arrow: %r" % line)
                 continue
             ch["rows"].append({"kind": "arrow", "dir": 0 if a else 1,
-                               "frame": int(m.group(2)),
+                               "frame": (m.group(2), int(m.group(3))),
                                "label": (a or b).group(1)})
             continue
         m = NOTE.match(line)
         if m and m.group(1).strip():
             lane = m.group(1)
-            col = 0 if lane.startswith("*") else 1
+            if lane.strip().startswith("^ "):
+                ch["rows"].append({"kind": "repeat",
+                                   "label": lane.strip()[2:]})
+                continue
+            col = 0 if lane[0] in "*!=" else 1
             ch["rows"].append({"kind": "note", "col": col,
-                               "label": lane.strip(" *")})
+                               "label": lane.strip(" *!=")})
     return charts
 
 
@@ -260,7 +299,7 @@ def check_label(where, label, p):
                                                   a["msn"]))
 
 
-def check_arrows(name, charts, pkts):
+def check_arrows(name, charts, pkts, order):
     seen = {}
     for ch in charts:
         if ch["ends"] is None:
@@ -271,9 +310,11 @@ def check_arrows(name, charts, pkts):
             fail("%s flow %d: title says %d packets, %d arrows" %
                  (name, ch["flow"], ch["count"], len(arrows)))
         for r in arrows:
-            where = "%s frame %d" % (name, r["frame"])
-            seen[r["frame"]] = seen.get(r["frame"], 0) + 1
+            where = "%s frame #%s%d" % (name, *r["frame"])
             p = pkts.get(r["frame"])
+            if p is not None:
+                seen[p["id"]] = seen.get(p["id"], 0) + 1
+                r["id"] = p["id"]
             if p is None:
                 fail(where + ": an arrow for no RoCEv2 packet")
                 continue
@@ -285,9 +326,19 @@ def check_arrows(name, charts, pkts):
                 fail("%s: arrow reaches qp %s, packet's dqpn 0x%x" %
                      (where, dst[1], p["dqpn"]))
             check_label(where, r["label"], p)
-    for no in pkts:
-        if seen.get(no) != 1:
-            fail("%s frame %d: %d arrows, not 1" % (name, no, seen.get(no, 0)))
+    for no, p in pkts.items():
+        if seen.get(p["id"]) != 1:
+            fail("%s frame #%s%d: %d arrows, not 1" %
+                 (name, no[0], no[1], seen.get(p["id"], 0)))
+    for c, mine in enumerate(order):
+        for ch in charts:
+            drawn = [r["id"] for r in ch["rows"] if "id" in r]
+            held = set(mine)
+            got = [i for i in drawn if i in held]
+            want = [i for i in mine if i in set(got)]
+            if got != want:
+                fail("%s flow %d: arrows out of capture %d's order" %
+                     (name, ch["flow"], c))
     return sum(seen.values())
 
 
@@ -306,15 +357,28 @@ def check_notes(name, charts, evs):
             fail("%s flow %d: %d notes for %d events" %
                  (name, ch["flow"], len(notes), len(mine)))
             continue
-        for (i, r), (e, col) in zip(notes, mine):
+        # each column's notes in its events' order (two processes'
+        # events interleave by the packets they follow)
+        pairs = []
+        for col in (0, 1):
+            pairs += zip([n for n in notes if n[1]["col"] == col],
+                         [m for m in mine if m[1] == col])
+        if len(pairs) != len(notes):
+            fail("%s flow %d: notes in the wrong columns" % (name, ch["flow"]))
+        for (i, r), (e, col) in sorted(pairs, key=lambda x: x[0][0]):
             ring = {"wqe": "SQ", "rwqe": "RQ", "cqe": "CQ"}[e["kind"]]
             want = "%s %s[%s] %s" % ("CQE" if ring == "CQ" else "WQE", ring,
                                      e["slot"], e["op"])
             if not r["label"].startswith(want) or r["col"] != col:
                 fail("%s: note %r in column %d, event wants %r in %d" %
                      (name, r["label"], r["col"], want, col))
-            before = [x["frame"] for x in ch["rows"][:i] if x["kind"] == "arrow"]
-            after = [x["frame"] for x in ch["rows"][i:] if x["kind"] == "arrow"]
+            if e.get("seen", "0") != "0" or e.get("last", "0x0") != "0x00000000":
+                after_icrc(name, ch, i, e, want)
+                causal(name, ch["rows"], i, e, col)
+                placed += 1
+                continue
+            before = [x["frame"][1] for x in ch["rows"][:i] if x["kind"] == "arrow"]
+            after = [x["frame"][1] for x in ch["rows"][i:] if x["kind"] == "arrow"]
             frames = int(e["frames"])
             if (before and before[-1] > frames) or (after and after[0] <= frames):
                 fail("%s: %r (after %d frames) placed between frames %s and %s"
@@ -323,6 +387,22 @@ def check_notes(name, charts, evs):
             causal(name, ch["rows"], i, e, col)
             placed += 1
     return placed
+
+
+def after_icrc(name, ch, i, e, want):
+    """An event that names the last frame its device saw (by ICRC) sits
+    right after that packet, when the chart holds it: the arrow nearest
+    above it has that ICRC."""
+    icrc = int(e["last"], 16)
+    arrows = [r for r in ch["rows"] if r["kind"] == "arrow" and "id" in r]
+    if not any(int(r["id"][0][8], 16) == icrc and e["gid"] in r["id"][0][:2]
+               for r in arrows):
+        return
+    above = [r for r in ch["rows"][:i] if r["kind"] == "arrow"]
+    if not above or "id" not in above[-1] or \
+            int(above[-1]["id"][0][8], 16) != icrc:
+        fail("%s: %r (after the packet with ICRC 0x%08x) follows %s" %
+             (name, want, icrc, above[-1]["label"] if above else "nothing"))
 
 
 def causal(name, rows, i, e, col):
@@ -381,8 +461,8 @@ def check_svg(name, svg, png, charts, pkts):
             arrows += 1
             if k.get("marker-end") != "url(#head)":
                 fail("%s: a packet line without the arrowhead" % svg)
-            m = re.match(r"#(\d+) ", kids[i + 2].text or "")
-            p = pkts.get(int(m.group(1))) if m else None
+            m = re.match(r"#([a-p]?)(\d+) ", kids[i + 2].text or "")
+            p = pkts.get((m.group(1), int(m.group(2)))) if m else None
             if p is None:
                 fail("%s: a packet line for no packet" % svg)
                 continue
@@ -393,8 +473,9 @@ def check_svg(name, svg, png, charts, pkts):
                 fail("%s frame %d: drawn from %s, sent by %s" %
                      (svg, p["frame"], sender, p["src"]))
             check_label("%s frame %d" % (svg, p["frame"]), kids[i + 1].text, p)
-    if arrows != len(pkts):
-        fail("%s: %d packet lines for %d packets" % (svg, arrows, len(pkts)))
+    distinct = len(set(p["id"] for p in pkts.values()))
+    if arrows != distinct:
+        fail("%s: %d packet lines for %d packets" % (svg, arrows, distinct))
     r = subprocess.run(["rsvg-convert", "-o", png, svg], capture_output=True,
                        text=True)
     if r.returncode:
@@ -405,19 +486,23 @@ def check_svg(name, svg, png, charts, pkts):
     if ink < w * h // 100:
         fail("%s: only %d of %d pixels are not white" % (png, ink, w * h))
     blobs = count_blobs(w, h, rows)
-    if blobs != len(pkts):
+    if blobs != distinct:
         fail("%s: %d arrowheads in the picture, %d packets in the capture" %
-             (png, blobs, len(pkts)))
+             (png, blobs, distinct))
     return blobs
 
 
 def check_one(rocemu, work, spec):
     cap, _, trace = spec.partition(":")
-    name = os.path.basename(cap)
-    base = os.path.join(work, os.path.splitext(name)[0])
-    cmd = [rocemu, "ladder", cap, "--svg", base + ".svg"]
-    if trace:
-        cmd += ["--trace", trace]
+    caps = cap.split("+")
+    traces = trace.split("+") if trace else []
+    name = "+".join(os.path.basename(c) for c in caps)
+    base = os.path.join(work, os.path.splitext(os.path.basename(caps[0]))[0])
+    if len(caps) > 1:
+        base += "_merged"
+    cmd = [rocemu, "ladder", "--no-collapse"] + caps + ["--svg", base + ".svg"]
+    for t in traces:
+        cmd += ["--trace", t]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         fail("%s: rocemu ladder exit %d: %s" % (name, r.returncode, r.stderr))
@@ -425,13 +510,14 @@ def check_one(rocemu, work, spec):
     for line in r.stdout.splitlines():
         if len(line) > 100:
             fail("%s: a line of %d columns: %r" % (name, len(line), line))
-    pkts = dump_json(rocemu, cap)
+    pkts, order = merged(rocemu, caps)
     charts = parse_text(r.stdout)
-    n = check_arrows(name, charts, pkts)
-    notes = check_notes(name, charts, read_trace(trace)) if trace else 0
+    n = check_arrows(name, charts, pkts, order)
+    evs = [e for t in traces for e in read_trace(t)]
+    notes = check_notes(name, charts, evs) if traces else 0
     blobs = check_svg(name, base + ".svg", base + ".png", charts, pkts)
     print("%-28s %3d packets: %3d arrows, %2d notes; SVG %s arrowheads" %
-          (name, len(pkts), n, notes, blobs))
+          (name, len(set(p["id"] for p in pkts.values())), n, notes, blobs))
 
 
 def self_test(work):

@@ -6,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check_suites.h"
+#include "rocemu/frame.h"
 #include "rocemu/ladder.h"
+#include "rocemu/pcapio.h"
 
 static struct rocemu_event event(enum rocemu_event_kind kind,
 				 const uint8_t gid[16], uint32_t qpn,
@@ -446,6 +449,317 @@ START_TEST(test_trace_long_comment_is_one_line)
 }
 END_TEST
 
+/* ---- several captures merged, events placed by seen/last, runs folded -- */
+
+/* A packet of the hand-built captures: an RC SEND_ONLY from a (10.0.0.1,
+ * QP 0x11) to b (10.0.0.2, QP 0x12), or back, with its PSN; the same
+ * arguments make the same bytes (a retransmission). */
+struct hand_pkt {
+	bool back; /* from b to a */
+	uint32_t psn;
+	uint64_t ts;
+};
+
+static size_t hand_frame(const struct hand_pkt *h, uint8_t *buf,
+			 uint32_t *icrc)
+{
+	static const uint8_t a4[4] = {10, 0, 0, 1}, b4[4] = {10, 0, 0, 2};
+	static const uint8_t payload[8] = "payload";
+	struct roce_frame f;
+
+	roce_frame_init(&f, 4);
+	roce_gid_from_ipv4(h->back ? f.dst_gid : f.src_gid, a4);
+	roce_gid_from_ipv4(h->back ? f.src_gid : f.dst_gid, b4);
+	f.sport = 0xc001;
+	f.ib.bth.opcode = 0x04; /* RC SEND_ONLY */
+	f.ib.bth.dqpn = h->back ? 0x11 : 0x12;
+	f.ib.bth.psn = h->psn;
+	f.ib.payload = payload;
+	f.ib.payload_len = sizeof(payload);
+	int n = roce_frame_build(&f, buf, ROCE_FRAME_MAX);
+	ck_assert_int_gt(n, 0);
+	if (icrc)
+		*icrc = roce_frame_built_icrc(buf, (size_t)n);
+	return (size_t)n;
+}
+
+/* A capture of the n packets, loaded; its file is a memfd (fd). */
+static void hand_capture(const struct hand_pkt *h, size_t n,
+			 struct roce_capture *c, int *fd)
+{
+	char path[64], err[ROCE_PCAP_ERRLEN];
+	uint8_t buf[ROCE_FRAME_MAX];
+	struct roce_pcap_writer *w;
+
+	*fd = memfd_create("capture", 0);
+	ck_assert_int_ge(*fd, 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
+	ck_assert_msg(roce_pcap_create(path, &w, err) == 0, "%s", err);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = hand_frame(&h[i], buf, NULL);
+		ck_assert_int_eq(roce_pcap_write(w, h[i].ts, buf, len), 0);
+	}
+	ck_assert_int_eq(roce_pcap_finish(w), 0);
+	ck_assert_msg(roce_capture_load(path, c, err) == 0, "%s", err);
+}
+
+/* The packet rows of the ladder's one chart, as "psn@capture:frame". */
+static void packet_rows(const struct roce_ladder *l, char *out, size_t len)
+{
+	size_t at = 0;
+
+	ck_assert_uint_eq(l->n, 1);
+	out[0] = '\0';
+	for (size_t i = 0; i < l->charts[0].n; i++) {
+		const struct roce_ladder_row *r = &l->charts[0].rows[i];
+		const char *psn = strstr(r->label, "psn 0x");
+		if (r->kind != ROCE_LADDER_PACKET)
+			continue;
+		ck_assert_ptr_nonnull(psn);
+		at += (size_t)snprintf(out + at, len - at, "%s%lx@%c%llu",
+				       at ? " " : "",
+				       strtoul(psn + 4, NULL, 16),
+				       'a' + r->cap,
+				       (unsigned long long)r->frame_no);
+	}
+}
+
+static const struct {
+	const char *what;
+	struct hand_pkt a[5], b[5];
+	size_t na, nb;
+	const char *rows; /* psn@capture:frame, in the merged order */
+	size_t shared, out_of_order;
+} merges[] = {
+    /* both hold all three: each once, in their (common) order */
+    {"the same three packets",
+     {{false, 1, 10}, {true, 9, 20}, {false, 2, 30}},
+     {{false, 1, 11}, {true, 9, 19}, {false, 2, 31}}, 3, 3,
+     "1@a1 9@a2 2@a3", 3, 0},
+    /* a holds 1 and 3, b holds 2 and 3: 1 and 2 are both free to go
+     * first, the earlier stamp (2's) goes first */
+    {"two heads, the earlier first",
+     {{false, 1, 20}, {false, 3, 40}},
+     {{true, 2, 10}, {false, 3, 41}}, 2, 2, "2@b1 1@a1 3@a2", 1, 0},
+    /* a retransmission: identical bytes twice in a, once in b; the
+     * first in b is the first in a */
+    {"a repeat matches by its rank",
+     {{false, 5, 10}, {true, 5, 20}, {false, 5, 30}, {true, 6, 40}},
+     {{false, 5, 11}, {true, 5, 21}, {false, 5, 31}}, 4, 3,
+     "5@a1 5@a2 5@a3 6@a4", 3, 0},
+    /* what only one capture holds is drawn too */
+    {"disjoint captures", {{false, 1, 10}}, {{true, 2, 20}}, 1, 1,
+     "1@a1 2@b1", 0, 0},
+    /* the captures disagree on the order: the earliest head goes, and
+     * the conflict is counted */
+    {"captures that disagree",
+     {{false, 1, 10}, {false, 2, 20}},
+     {{false, 2, 5}, {false, 1, 30}}, 2, 2, "2@a2 1@a1", 2, 1},
+};
+
+START_TEST(test_merge_captures)
+{
+	struct roce_capture c[2];
+	struct roce_ladder l;
+	char rows[256];
+	int fd[2];
+
+	hand_capture(merges[_i].a, merges[_i].na, &c[0], &fd[0]);
+	hand_capture(merges[_i].b, merges[_i].nb, &c[1], &fd[1]);
+	struct roce_ladder_input in = {.caps = c, .ncaps = 2,
+				       .only_flow = ROCE_LADDER_ALL_FLOWS};
+	ck_assert_int_eq(roce_ladder_build_many(&in, &l), 0);
+	packet_rows(&l, rows, sizeof(rows));
+	ck_assert_msg(!strcmp(rows, merges[_i].rows), "%s: rows %s, want %s",
+		      merges[_i].what, rows, merges[_i].rows);
+	ck_assert_uint_eq(l.shared, merges[_i].shared);
+	ck_assert_uint_eq(l.out_of_order, merges[_i].out_of_order);
+	roce_ladder_free(&l);
+	for (int k = 0; k < 2; k++) {
+		roce_capture_free(&c[k]);
+		close(fd[k]);
+	}
+}
+END_TEST
+
+/* b's events, from a trace of a process whose own capture is not given:
+ * placed by the ICRC of the last frame b saw, among the frames of a's
+ * capture; an event after a frame no capture holds goes by time, counted. */
+START_TEST(test_events_placed_by_last_frame)
+{
+	static const uint8_t b_gid[16] = {[10] = 0xff, [11] = 0xff, 10, 0, 0, 2};
+	static const struct hand_pkt a[] = {
+	    {false, 1, 10}, {true, 7, 20}, {false, 1, 30}, {false, 2, 40}};
+	struct hand_pkt lost = {true, 8, 35};
+	uint8_t buf[ROCE_FRAME_MAX];
+	uint32_t icrc[4], lost_icrc;
+	struct roce_capture c;
+	struct roce_ladder l;
+	int fd;
+
+	for (int i = 0; i < 4; i++)
+		hand_frame(&a[i], buf, &icrc[i]);
+	hand_frame(&lost, buf, &lost_icrc);
+	hand_capture(a, 4, &c, &fd);
+	/* b's CQE after the second copy of PSN 1 (its 3rd frame: same
+	 * ICRC as its 1st), its WQE after its own send, one event after a
+	 * frame of b's that a's capture does not hold */
+	struct rocemu_event evs[3] = {
+	    event(ROCEMU_EV_WQE, b_gid, 0x12, 0, NULL),
+	    event(ROCEMU_EV_CQE, b_gid, 0x12, 0, "SUCCESS"),
+	    event(ROCEMU_EV_CQE, b_gid, 0x12, 0, "SUCCESS")};
+	evs[0].seen = 2, evs[0].last_icrc = icrc[1];
+	evs[1].seen = 3, evs[1].last_icrc = icrc[2];
+	evs[2].seen = 4, evs[2].last_icrc = lost_icrc, evs[2].time_ns = 36;
+	struct roce_ladder_trace t = {.evs = evs, .n = 3};
+	struct roce_ladder_input in = {.caps = &c, .ncaps = 1, .traces = &t,
+				       .ntraces = 1,
+				       .only_flow = ROCE_LADDER_ALL_FLOWS};
+	ck_assert_int_eq(roce_ladder_build_many(&in, &l), 0);
+	/* P1 P7 WQE P1 CQE CQE(by time: after 30, before 40) P2 */
+	static const enum roce_ladder_row_kind want[] = {
+	    ROCE_LADDER_PACKET, ROCE_LADDER_PACKET, ROCE_LADDER_WQE,
+	    ROCE_LADDER_PACKET, ROCE_LADDER_CQE,    ROCE_LADDER_CQE,
+	    ROCE_LADDER_PACKET};
+	ck_assert_uint_eq(l.charts[0].n, 7);
+	for (size_t i = 0; i < 7; i++)
+		ck_assert_msg(l.charts[0].rows[i].kind == want[i], "row %zu: %s",
+			      i, l.charts[0].rows[i].label);
+	ck_assert_uint_eq(l.charts[0].rows[3].frame_no, 3);
+	ck_assert_uint_eq(l.by_time[0], 1);
+	roce_ladder_free(&l);
+	/* the same events as an older trace would have them (frames, no
+	 * seen/last) with two captures: refused */
+	struct roce_capture two[2] = {c, c};
+	for (int i = 0; i < 3; i++)
+		evs[i].seen = evs[i].last_icrc = 0, evs[i].frames = 1;
+	in.caps = two;
+	in.ncaps = 2;
+	ck_assert_int_eq(roce_ladder_build_many(&in, &l), -EDOM);
+	roce_capture_free(&c);
+	close(fd);
+}
+END_TEST
+
+/* SEND psn 5 and its RNR NAK back (here: a SEND back) seven times, then
+ * the SEND that gets through: one row for the run, counting 7, with its
+ * first and last frames; nothing folded when collapse is off or a run
+ * is too short. */
+START_TEST(test_collapse_runs)
+{
+	struct hand_pkt h[16];
+	struct roce_capture c;
+	struct roce_ladder l;
+	int fd;
+	size_t n = 0;
+
+	for (int i = 0; i < 7; i++) {
+		h[n++] = (struct hand_pkt){false, 5, 10 * n};
+		h[n++] = (struct hand_pkt){true, 9, 10 * n};
+	}
+	h[n++] = (struct hand_pkt){false, 5, 10 * n};
+	h[n++] = (struct hand_pkt){true, 6, 10 * n};
+	hand_capture(h, n, &c, &fd);
+	struct roce_ladder_input in = {.caps = &c, .ncaps = 1,
+				       .only_flow = ROCE_LADDER_ALL_FLOWS};
+	ck_assert_int_eq(roce_ladder_build_many(&in, &l), 0);
+	ck_assert_uint_eq(l.charts[0].n, 16);
+	roce_ladder_free(&l);
+	in.collapse = true;
+	ck_assert_int_eq(roce_ladder_build_many(&in, &l), 0);
+	ck_assert_uint_eq(l.charts[0].n, 5);
+	const struct roce_ladder_row *r = &l.charts[0].rows[2];
+	ck_assert_int_eq(r->kind, ROCE_LADDER_REPEAT);
+	ck_assert_uint_eq(r->repeat, 7);
+	ck_assert_uint_eq(r->period, 2);
+	ck_assert_uint_eq(r->first_no, 1);
+	ck_assert_uint_eq(r->frame_no, 14);
+	ck_assert_uint_eq(l.collapsed, 11);
+	ck_assert_uint_eq(l.charts[0].rows[3].frame_no, 15);
+	roce_ladder_free(&l);
+	roce_capture_free(&c);
+	close(fd);
+	/* two repeats are no run */
+	hand_capture(h + 10, 6, &c, &fd);
+	ck_assert_int_eq(roce_ladder_build_many(&in, &l), 0);
+	ck_assert_uint_eq(l.charts[0].n, 6);
+	roce_ladder_free(&l);
+	roce_capture_free(&c);
+	close(fd);
+}
+END_TEST
+
+/* A why event is an error note with its rule, kept when the text is
+ * cut to fit; a state event a plain note. */
+START_TEST(test_why_and_state_notes)
+{
+	/* b's QP is the one the packet names (a's QPN is not in it) */
+	static const uint8_t b_gid[16] = {[10] = 0xff, [11] = 0xff, 10, 0, 0, 2};
+	static const struct hand_pkt h[] = {{false, 1, 10}};
+	struct roce_capture c;
+	struct roce_ladder l;
+	char *text = NULL;
+	size_t len = 0;
+	int fd;
+
+	hand_capture(h, 1, &c, &fd);
+	struct rocemu_event evs[2] = {
+	    event(ROCEMU_EV_WHY, b_gid, 0x12, 1, NULL),
+	    event(ROCEMU_EV_STATE, b_gid, 0x12, 1, NULL)};
+	strcpy(evs[0].rule, "IBTA_9.9.9");
+	memset(evs[0].text, 'w', 200);
+	memcpy(evs[0].text, "modify_qp RTR:", 14);
+	strcpy(evs[1].text, "QP 0x11 RTS sq_psn 0x2");
+	ck_assert_int_eq(roce_ladder_build(&c, evs, 2, ROCE_LADDER_ALL_FLOWS, &l),
+			 0);
+	ck_assert_uint_eq(l.charts[0].n, 3);
+	const struct roce_ladder_row *why = &l.charts[0].rows[1];
+	ck_assert_int_eq(why->kind, ROCE_LADDER_WHY);
+	ck_assert_int_eq(why->style, ROCE_LADDER_ERROR);
+	ck_assert_str_eq(why->rule, "IBTA_9.9.9");
+	ck_assert_int_eq(l.charts[0].rows[2].kind, ROCE_LADDER_STATE);
+	ck_assert_int_eq(l.charts[0].rows[2].style, ROCE_LADDER_NORMAL);
+	FILE *out = open_memstream(&text, &len);
+	ck_assert_int_eq(roce_ladder_write_text(out, &l), 0);
+	fclose(out);
+	ck_assert_msg(strstr(text, " why: modify_qp RTR:www"), "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, "w [IBTA_9.9.9] !|"));
+	ck_assert_ptr_nonnull(strstr(text, " state: QP 0x11 RTS sq_psn 0x2 =|"));
+	for (char *line = text; line; line = strchr(line + 1, '\n'))
+		ck_assert_uint_le(strcspn(line + 1, "\n"), 100);
+	free(text);
+	roce_ladder_free(&l);
+	roce_capture_free(&c);
+	close(fd);
+}
+END_TEST
+
+/* A file cut in the middle of its third record: the two before it. */
+START_TEST(test_partial_capture_kept)
+{
+	static const struct hand_pkt h[] = {
+	    {false, 1, 10}, {true, 2, 20}, {false, 3, 30}};
+	char path[64], err[ROCE_PCAP_ERRLEN];
+	struct roce_capture c;
+	bool partial;
+	int fd;
+	struct stat st;
+
+	hand_capture(h, 3, &c, &fd);
+	roce_capture_free(&c);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(ftruncate(fd, st.st_size - 5), 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ck_assert_int_ne(roce_capture_load(path, &c, err), 0);
+	ck_assert_int_eq(roce_ladder_capture_load(path, &c, err, &partial), 0);
+	ck_assert(partial);
+	ck_assert_uint_eq(c.n, 2);
+	ck_assert_ptr_nonnull(strstr(err, "truncated"));
+	roce_capture_free(&c);
+	close(fd);
+}
+END_TEST
+
 Suite *ladder_suite(void)
 {
 	Suite *s = suite_create("ladder");
@@ -461,6 +775,12 @@ Suite *ladder_suite(void)
 	tcase_add_test(tc, test_render_escapes_trace_names);
 	tcase_add_test(tc, test_trace_long_comment_is_one_line);
 	tcase_add_test(tc, test_svg_too_tall_refused);
+	tcase_add_loop_test(tc, test_merge_captures, 0,
+			    sizeof(merges) / sizeof(merges[0]));
+	tcase_add_test(tc, test_events_placed_by_last_frame);
+	tcase_add_test(tc, test_collapse_runs);
+	tcase_add_test(tc, test_partial_capture_kept);
+	tcase_add_test(tc, test_why_and_state_notes);
 	suite_add_tcase(s, tc);
 	return s;
 }
