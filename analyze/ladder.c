@@ -197,10 +197,38 @@ static int placed_cmp(const void *pa, const void *pb)
 /* Per chart: its events (a slice of the sorted placed array), the next
  * to draw, and the rows allocated. */
 struct placing {
+	struct roce_ladder *l; /* owns the why and state notes' texts */
 	const struct placed *ev;
 	size_t *cursor, *end, *cap;
 	int64_t t0;
 };
+
+/* A why or state note's whole text, printable, kept by l for r to point
+ * to (r->text; the label holds only its start). 0, or -ENOMEM. */
+static int keep_text(struct roce_ladder *l, const struct rocemu_event *ev,
+		     struct roce_ladder_row *r)
+{
+	if (r->kind != ROCE_LADDER_WHY && r->kind != ROCE_LADDER_STATE)
+		return 0;
+	size_t n = strnlen(ev->text, ROCEMU_EV_TEXT);
+	char *t = malloc(n + 1);
+	char **grown = reallocarray(l->texts, l->ntexts + 1, sizeof(*grown));
+	if (!t || !grown) {
+		free(t);
+		if (grown)
+			l->texts = grown;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)ev->text[i];
+		t[i] = b >= 0x20 && b < 0x7f ? (char)b : '?';
+	}
+	t[n] = '\0';
+	l->texts = grown;
+	l->texts[l->ntexts++] = t;
+	r->text = t;
+	return 0;
+}
 
 /* Places chart k's events that go before packet i of the sequence;
  * SIZE_MAX places all that are left. */
@@ -215,7 +243,7 @@ static int place_events(struct placing *pl, size_t k, size_t i,
 			break;
 		note_row(p->ev, pl->t0, &r);
 		r.col = p->col;
-		if (push_row(ch, &pl->cap[k], &r))
+		if (keep_text(pl->l, p->ev, &r) || push_row(ch, &pl->cap[k], &r))
 			return -ENOMEM;
 	}
 	return 0;
@@ -425,7 +453,7 @@ nomem:
 static int build_charts(const struct roce_ladder_input *in,
 			const struct ladder_seq *s, struct roce_ladder *l)
 {
-	struct placing pl = {.t0 = s->t0};
+	struct placing pl = {.l = l, .t0 = s->t0};
 	struct placed *p = NULL;
 	size_t nev = 0;
 	int rc = place_all(in, s, l, &p, &nev);
@@ -519,6 +547,9 @@ void roce_ladder_free(struct roce_ladder *l)
 {
 	for (size_t k = 0; k < l->n; k++)
 		free(l->charts[k].rows);
+	for (size_t k = 0; k < l->ntexts; k++)
+		free(l->texts[k]);
+	free(l->texts);
 	free(l->charts);
 	free(l->by_time);
 	memset(l, 0, sizeof(*l));

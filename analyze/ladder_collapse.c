@@ -13,7 +13,8 @@ static bool same_row(const struct roce_ladder_row *a,
 {
 	return a->kind == b->kind && a->col == b->col && a->style == b->style &&
 	       a->kind != ROCE_LADDER_REPEAT &&
-	       !strncmp(a->label, b->label, sizeof(a->label));
+	       !strncmp(a->label, b->label, sizeof(a->label)) &&
+	       !strcmp(a->text ? a->text : "", b->text ? b->text : "");
 }
 
 /* How many times rows[i, i + p) occurs from i on, back to back. */

@@ -182,6 +182,13 @@ static void write_note(FILE *out, const struct roce_ladder_row *r, int y)
 	fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"%s\" fill=\"%s\">",
 		r->col ? x - 10 : x + 10, y + 4, r->col ? "end" : "start",
 		fill);
+	if (r->text) {
+		/* the whole text where a viewer shows it (on hover): the
+		 * label drawn is its start */
+		fputs("<title>", out);
+		put_text(out, r->text);
+		fputs("</title>", out);
+	}
 	put_text(out, r->label);
 	if (r->kind == ROCE_LADDER_WHY && r->rule[0]) {
 		fputs(" [", out);

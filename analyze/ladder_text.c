@@ -2,6 +2,8 @@
 /* The ladder as plain text: two lifelines, an arrow line per packet, notes against a lifeline. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ladder_time.h"
@@ -121,9 +123,62 @@ static void put_plain(FILE *out, const char *s)
 		fputc(*s >= 0x20 && *s < 0x7f ? *s : '?', out);
 }
 
+/*
+ * A why or state note whole: its text (and rule) in pieces as wide as
+ * the lane allows, the first with its mark and time, the rest under it
+ * on lines of their own with no time ("  |    rest of it      |").
+ */
+static void write_long_note(FILE *out, const struct roce_ladder_row *r,
+			    size_t w)
+{
+	char all[ROCEMU_EV_TEXT + ROCEMU_EV_NAME + 16], lane[LANE_MAX + 1],
+	    t[32];
+	/* every piece as wide as the indented ones, so none is cut */
+	size_t room = w - DECOR - 2, n, at = 0;
+	bool first = true;
+
+	snprintf(all, sizeof(all), "%s: %s%s%s%s",
+		 r->kind == ROCE_LADDER_WHY ? "why" : "state", r->text,
+		 r->rule[0] ? " [" : "", r->rule, r->rule[0] ? "]" : "");
+	n = strlen(all);
+	ladder_seconds(r->rel_ns, t, sizeof(t));
+	while (at < n) {
+		size_t k = n - at > room ? room : n - at;
+		/* break at a space where one is near the end */
+		if (at + k < n)
+			for (size_t b = k; b > room / 2; b--)
+				if (all[at + b] == ' ') {
+					k = b;
+					break;
+				}
+		struct roce_ladder_row piece = *r;
+		snprintf(piece.label, sizeof(piece.label), "%s%.*s",
+			 first ? "" : "  ", (int)k, all + at);
+		note_lane(&piece, piece.label, w, lane);
+		if (!first)
+			lane[r->col == 0 ? 0 : w - 1] = ' ';
+		lane[w] = '\0';
+		for (size_t i = 0; i < w; i++)
+			if (lane[i] < 0x20 || lane[i] >= 0x7f)
+				lane[i] = '?';
+		fprintf(out, "%*s|%s|%s%s\n", MARGIN, "", lane,
+			first ? "  " : "", first ? t : "");
+		first = false;
+		at += k;
+		while (at < n && all[at] == ' ')
+			at++;
+	}
+}
+
 static void write_row(FILE *out, const struct roce_ladder_row *r, size_t w,
 		      size_t captures)
 {
+	if (r->text &&
+	    (r->kind == ROCE_LADDER_WHY || r->kind == ROCE_LADDER_STATE)) {
+		write_long_note(out, r, w);
+		return;
+	}
+
 	char lane[LANE_MAX + 1], t[32], f[32], text[2 * ROCE_LADDER_LABEL];
 
 	row_text(r, w, captures, text, sizeof(text));

@@ -90,6 +90,18 @@ static int copy_name(char dst[ROCEMU_EV_NAME], const char *v)
 	return 0;
 }
 
+/* A rule as rocemu_event_format writes it: its spaces were written as
+ * '_' (a field is one word), and are spaces again. */
+static int copy_rule(char dst[ROCEMU_EV_NAME], const char *v)
+{
+	if (copy_name(dst, v))
+		return -EINVAL;
+	for (char *p = dst; *p; p++)
+		if (*p == '_')
+			*p = ' ';
+	return 0;
+}
+
 static int parse_u64(const char *v, int base, uint64_t *out)
 {
 	char *end;
@@ -120,7 +132,7 @@ static int parse_field(struct rocemu_event *ev, const char *key, const char *v,
 	case 3: return roce_gid_parse(v, ev->gid);
 	case 6: return copy_name(ev->op, v);
 	case 7: return copy_name(ev->status, v);
-	case 12: return strcmp(v, "-") ? copy_name(ev->rule, v) : 0;
+	case 12: return strcmp(v, "-") ? copy_rule(ev->rule, v) : 0;
 	}
 	if (parse_u64(v, i == 4 || i == 11 ? 16 : 10, &n))
 		return -EINVAL;

@@ -14,9 +14,14 @@
  * mem_check.c).
  */
 #if defined(__SANITIZE_THREAD__)
+/* ThreadSanitizer's runtime: the calling thread's reads are not watched
+ * from Begin to the matching End (they nest); nothing is returned. */
 void AnnotateIgnoreReadsBegin(const char *file, int line);
+/* Ends what AnnotateIgnoreReadsBegin began. */
 void AnnotateIgnoreReadsEnd(const char *file, int line);
+/* As AnnotateIgnoreReadsBegin, for the thread's writes. */
 void AnnotateIgnoreWritesBegin(const char *file, int line);
+/* Ends what AnnotateIgnoreWritesBegin began. */
 void AnnotateIgnoreWritesEnd(const char *file, int line);
 #define DMA_BEGIN()                                        \
 	(AnnotateIgnoreReadsBegin(__FILE__, __LINE__),     \

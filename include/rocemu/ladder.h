@@ -51,6 +51,9 @@ struct roce_ladder_row {
 	uint64_t repeat, first_no;
 	char label[ROCE_LADDER_LABEL];
 	char rule[ROCEMU_EV_NAME]; /* ROCE_LADDER_WHY: the rule it cites */
+	/* ROCE_LADDER_WHY, ROCE_LADDER_STATE: the whole text, label's
+	 * longer form (the ladder's texts own it); NULL for other rows */
+	const char *text;
 };
 
 struct roce_ladder_chart {
@@ -73,6 +76,8 @@ struct roce_ladder {
 	size_t out_of_order;	/* packets drawn against a capture's order
 				 * (the captures disagree) */
 	size_t collapsed;	/* rows folded into ROCE_LADDER_REPEAT rows */
+	char **texts;		/* what the rows' text fields point to */
+	size_t ntexts;
 };
 
 /* The most captures one ladder merges (frames are lettered a to p). */

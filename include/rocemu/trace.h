@@ -46,7 +46,9 @@ struct rocemu_event {
 	 * after that frame in any capture that holds it, the peer's too. */
 	uint64_t seen;
 	uint32_t last_icrc;
-	char rule[ROCEMU_EV_NAME];  /* why: the rule, e.g. "IBTA 9.7.5.1.5" */
+	/* why: the rule, e.g. "IBTA 9.7.5.1.5"; written with its spaces as
+	 * '_' and read back with spaces (a rule has no '_' of its own) */
+	char rule[ROCEMU_EV_NAME];
 	char text[ROCEMU_EV_TEXT];  /* why, state: words, no newline */
 };
 

@@ -195,9 +195,15 @@ def read_trace(path):
     for line in open(path):
         if line.startswith("#") or not line.strip():
             continue
-        words = line.split()
+        # a why or state line ends in " text=" and words, spaces and all
+        head, sep, text = line.rstrip("\n").partition(" text=")
+        words = head.split()
         ev = dict(w.split("=", 1) for w in words[1:])
         ev["kind"] = words[0]
+        if sep:
+            ev["text"] = text
+        if "rule" in ev:
+            ev["rule"] = ev["rule"].replace("_", " ")
         evs.append(ev)
     return evs
 
@@ -208,6 +214,7 @@ TITLE = re.compile(r"^flow (\d+): (\S+), (\d+) packets")
 HEADS = re.compile(r"^(\S+ qp (?:0x[0-9a-f]+|\?))\s+(\S+ qp (?:0x[0-9a-f]+|\?))$")
 ARROW = re.compile(r"^  \|(.*)\|  #([a-p]?)(\d+) (-?\d+\.\d+)$")
 NOTE = re.compile(r"^  \|(.*)\|  (-?\d+\.\d+)$")
+CONT = re.compile(r"^  \|(.*)\|$")
 
 
 def parse_text(text):
@@ -247,6 +254,12 @@ def parse_text(text):
             col = 0 if lane[0] in "*!=" else 1
             ch["rows"].append({"kind": "note", "col": col,
                                "label": lane.strip(" *!=")})
+            continue
+        # a why or state note's text goes on under it, with no time
+        m = CONT.match(line)
+        if m and m.group(1).strip() and ch["rows"] and \
+                ch["rows"][-1]["kind"] == "note":
+            ch["rows"][-1]["label"] += " " + m.group(1).strip()
     return charts
 
 
@@ -366,6 +379,9 @@ def check_notes(name, charts, evs):
         if len(pairs) != len(notes):
             fail("%s flow %d: notes in the wrong columns" % (name, ch["flow"]))
         for (i, r), (e, col) in sorted(pairs, key=lambda x: x[0][0]):
+            if e["kind"] in ("why", "state"):
+                check_text_note(name, r, e, col)
+                continue
             ring = {"wqe": "SQ", "rwqe": "RQ", "cqe": "CQ"}[e["kind"]]
             want = "%s %s[%s] %s" % ("CQE" if ring == "CQ" else "WQE", ring,
                                      e["slot"], e["op"])
@@ -387,6 +403,18 @@ def check_notes(name, charts, evs):
             causal(name, ch["rows"], i, e, col)
             placed += 1
     return placed
+
+
+def check_text_note(name, r, e, col):
+    """A why or state note says its event's whole text (and a why its
+    rule), however many lines it takes, in its event's column."""
+    full = "%s: %s" % (e["kind"], e["text"])
+    if e["kind"] == "why" and e.get("rule", "-") != "-":
+        full += " [%s]" % e["rule"]
+    words = lambda t: "".join(t.split())  # wrapped anywhere
+    if words(r["label"]) != words(full) or r["col"] != col:
+        fail("%s: note %r in column %d, event wants %r in %d" %
+             (name, r["label"], r["col"], full, col))
 
 
 def after_icrc(name, ch, i, e, want):
@@ -552,9 +580,19 @@ def svg_rows(path):
             if k.get("class") == "packet":
                 right = float(k.get("x1")) < float(k.get("x2"))
                 rows.append("arrow " + ("->" if right else "<-"))
-            elif k.tag == SVG_NS + "text" and not re.match(r"#\d+ ", k.text):
-                rows.append(k.text)
+            elif k.tag == SVG_NS + "text" and not re.match(r"#\d+ ", label_of(k)):
+                label = label_of(k)
+                if label.startswith("why: "):
+                    # a reason names keys a run chooses afresh
+                    label = re.sub(r"0x[0-9a-f]+", "0x?", label)
+                rows.append(label)
     return rows
+
+
+def label_of(text):
+    """A <text>'s own words, without the <title> a why or state note
+    carries its whole text in."""
+    return (text.text or "") + "".join((c.tail or "") for c in text)
 
 
 def compare(old, new):

@@ -73,8 +73,10 @@ START_TEST(test_event_round_trips)
 	ev.slot = UINT32_MAX;
 	ev.seen = UINT64_MAX;
 	ev.last_icrc = UINT32_MAX;
-	if (ev.kind == ROCEMU_EV_WHY)
+	if (ev.kind == ROCEMU_EV_WHY) {
 		memset(ev.rule, 'r', ROCEMU_EV_NAME - 1);
+		memcpy(ev.rule, "IBTA 9.7", 8); /* its space goes out as '_' */
+	}
 	if (ev.kind == ROCEMU_EV_WHY || ev.kind == ROCEMU_EV_STATE) {
 		/* the longest text, with the other keys' shapes in it */
 		memset(ev.text, 'x', ROCEMU_EV_TEXT - 1);
@@ -722,9 +724,19 @@ START_TEST(test_why_and_state_notes)
 	FILE *out = open_memstream(&text, &len);
 	ck_assert_int_eq(roce_ladder_write_text(out, &l), 0);
 	fclose(out);
-	ck_assert_msg(strstr(text, " why: modify_qp RTR:www"), "%s", text);
-	ck_assert_ptr_nonnull(strstr(text, "w [IBTA_9.9.9] !|"));
-	ck_assert_ptr_nonnull(strstr(text, " state: QP 0x11 RTS sq_psn 0x2 =|"));
+	/* the why note whole, over as many lines as it takes: its mark on
+	 * the first, then every one of its 186 'w's, then its rule */
+	char *why_at = strstr(text, " why: modify_qp RTR:www");
+	ck_assert_msg(why_at, "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, "www !|"));
+	char *state_at = strstr(why_at, " state: QP 0x11 RTS sq_psn 0x2 =|");
+	ck_assert_msg(state_at, "%s", text);
+	unsigned ws = 0;
+	for (char *p = why_at; p < state_at; p++)
+		ws += *p == 'w';
+	ck_assert_uint_eq(ws, 1 + 186); /* "why" and the text's */
+	char *rule_at = strstr(why_at, "[IBTA_9.9.9]");
+	ck_assert_msg(rule_at && rule_at < state_at, "%s", text);
 	for (char *line = text; line; line = strchr(line + 1, '\n'))
 		ck_assert_uint_le(strcspn(line + 1, "\n"), 100);
 	free(text);
