@@ -123,50 +123,72 @@ static void put_plain(FILE *out, const char *s)
 		fputc(*s >= 0x20 && *s < 0x7f ? *s : '?', out);
 }
 
+enum { PIECES_MAX = ROCEMU_EV_TEXT + ROCEMU_EV_NAME + 16 };
+
+/* all[0, n) cut into pieces of at most room bytes, at a space near the
+ * end of each where there is one: their starts and lengths. Returns how
+ * many; the widest in *widest. */
+static size_t cut_pieces(const char *all, size_t n, size_t room,
+			 size_t *at, size_t *len, size_t *widest)
+{
+	size_t k = 0, i = 0;
+
+	*widest = 0;
+	while (i < n && k < PIECES_MAX) {
+		size_t l = n - i > room ? room : n - i;
+		if (i + l < n)
+			for (size_t b = l; b > room / 2; b--)
+				if (all[i + b] == ' ') {
+					l = b;
+					break;
+				}
+		at[k] = i;
+		len[k] = l;
+		*widest = l > *widest ? l : *widest;
+		k++;
+		i += l;
+		while (i < n && all[i] == ' ')
+			i++;
+	}
+	return k;
+}
+
 /*
  * A why or state note whole: its text (and rule) in pieces as wide as
- * the lane allows, the first with its mark and time, the rest under it
- * on lines of their own with no time ("  |    rest of it      |").
+ * the lane allows, the first with its mark and time, the rest indented
+ * under it on lines of their own with no time ("  |    rest of it  |").
+ * On the right lifeline the block is set flush with its widest piece.
  */
 static void write_long_note(FILE *out, const struct roce_ladder_row *r,
 			    size_t w)
 {
-	char all[ROCEMU_EV_TEXT + ROCEMU_EV_NAME + 16], lane[LANE_MAX + 1],
-	    t[32];
+	char all[PIECES_MAX], lane[LANE_MAX + 1], t[32];
+	size_t at[PIECES_MAX], len[PIECES_MAX], widest;
 	/* every piece as wide as the indented ones, so none is cut */
-	size_t room = w - DECOR - 2, n, at = 0;
-	bool first = true;
+	size_t room = w - DECOR - 2;
 
 	snprintf(all, sizeof(all), "%s: %s%s%s%s",
 		 r->kind == ROCE_LADDER_WHY ? "why" : "state", r->text,
 		 r->rule[0] ? " [" : "", r->rule, r->rule[0] ? "]" : "");
-	n = strlen(all);
+	size_t k = cut_pieces(all, strlen(all), room, at, len, &widest);
+	/* where the pieces start: after the mark on the left, so that the
+	 * widest indented one ends before the mark on the right */
+	size_t from = r->col == 0 ? 2 : w - 2 - (widest + (k > 1 ? 2 : 0));
+
 	ladder_seconds(r->rel_ns, t, sizeof(t));
-	while (at < n) {
-		size_t k = n - at > room ? room : n - at;
-		/* break at a space where one is near the end */
-		if (at + k < n)
-			for (size_t b = k; b > room / 2; b--)
-				if (all[at + b] == ' ') {
-					k = b;
-					break;
-				}
-		struct roce_ladder_row piece = *r;
-		snprintf(piece.label, sizeof(piece.label), "%s%.*s",
-			 first ? "" : "  ", (int)k, all + at);
-		note_lane(&piece, piece.label, w, lane);
-		if (!first)
-			lane[r->col == 0 ? 0 : w - 1] = ' ';
+	for (size_t i = 0; i < k; i++) {
+		fill(lane, ' ', w);
+		if (i == 0)
+			lane[r->col == 0 ? 0 : w - 1] = r->kind == ROCE_LADDER_WHY
+								? '!'
+								: '=';
+		memcpy(lane + from + (i ? 2 : 0), all + at[i], len[i]);
 		lane[w] = '\0';
-		for (size_t i = 0; i < w; i++)
-			if (lane[i] < 0x20 || lane[i] >= 0x7f)
-				lane[i] = '?';
-		fprintf(out, "%*s|%s|%s%s\n", MARGIN, "", lane,
-			first ? "  " : "", first ? t : "");
-		first = false;
-		at += k;
-		while (at < n && all[at] == ' ')
-			at++;
+		for (size_t j = 0; j < w; j++)
+			if (lane[j] < 0x20 || lane[j] >= 0x7f)
+				lane[j] = '?';
+		fprintf(out, "%*s|%s|%s%s\n", MARGIN, "", lane, i ? "" : "  ",
+			i ? "" : t);
 	}
 }
 

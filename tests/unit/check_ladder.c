@@ -728,7 +728,11 @@ START_TEST(test_why_and_state_notes)
 	 * the first, then every one of its 186 'w's, then its rule */
 	char *why_at = strstr(text, " why: modify_qp RTR:www");
 	ck_assert_msg(why_at, "%s", text);
-	ck_assert_ptr_nonnull(strstr(text, "www !|"));
+	char *eol = strchr(why_at, '\n');
+	ck_assert_ptr_nonnull(eol);
+	char *mark = strstr(why_at, "!|");
+	ck_assert_msg(mark && mark < eol, "the mark on the first line: %s",
+		      text);
 	char *state_at = strstr(why_at, " state: QP 0x11 RTS sq_psn 0x2 =|");
 	ck_assert_msg(state_at, "%s", text);
 	unsigned ws = 0;
