@@ -85,7 +85,11 @@ struct roce_ladder {
 
 /* A run repeated at least this many times collapses (period 1 to
  * ROCE_LADDER_MAX_PERIOD rows). */
-enum { ROCE_LADDER_MIN_REPEAT = 3, ROCE_LADDER_MAX_PERIOD = 4 };
+/* A run folds from 9 repeats on: every finite retry count gives at most 8
+ * tries (1 + retry_cnt 7; 1 + rnr_retry 6), which are drawn whole, as a
+ * reader learning the retry rules wants to count them; only a retry "for
+ * ever" (rnr_retry 7) and longer runs fold. */
+enum { ROCE_LADDER_MIN_REPEAT = 9, ROCE_LADDER_MAX_PERIOD = 4 };
 
 /* One trace's events, in its file's order. */
 struct roce_ladder_trace {

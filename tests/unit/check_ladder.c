@@ -643,19 +643,19 @@ START_TEST(test_events_placed_by_last_frame)
 }
 END_TEST
 
-/* SEND psn 5 and its RNR NAK back (here: a SEND back) seven times, then
- * the SEND that gets through: one row for the run, counting 7, with its
- * first and last frames; nothing folded when collapse is off or a run
- * is too short. */
+/* SEND psn 5 and its RNR NAK back (here: a SEND back) ten times, then
+ * the SEND that gets through: one row for the run, counting 10, with its
+ * first and last frames; nothing folded when collapse is off or a run is
+ * too short: eight repeats (what 1 + retry_cnt 7 gives) stay whole. */
 START_TEST(test_collapse_runs)
 {
-	struct hand_pkt h[16];
+	struct hand_pkt h[22];
 	struct roce_capture c;
 	struct roce_ladder l;
 	int fd;
 	size_t n = 0;
 
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < 10; i++) {
 		h[n++] = (struct hand_pkt){false, 5, 10 * n};
 		h[n++] = (struct hand_pkt){true, 9, 10 * n};
 	}
@@ -665,26 +665,26 @@ START_TEST(test_collapse_runs)
 	struct roce_ladder_input in = {.caps = &c, .ncaps = 1,
 				       .only_flow = ROCE_LADDER_ALL_FLOWS};
 	ck_assert_int_eq(roce_ladder_build_many(&in, &l), 0);
-	ck_assert_uint_eq(l.charts[0].n, 16);
+	ck_assert_uint_eq(l.charts[0].n, 22);
 	roce_ladder_free(&l);
 	in.collapse = true;
 	ck_assert_int_eq(roce_ladder_build_many(&in, &l), 0);
 	ck_assert_uint_eq(l.charts[0].n, 5);
 	const struct roce_ladder_row *r = &l.charts[0].rows[2];
 	ck_assert_int_eq(r->kind, ROCE_LADDER_REPEAT);
-	ck_assert_uint_eq(r->repeat, 7);
+	ck_assert_uint_eq(r->repeat, 10);
 	ck_assert_uint_eq(r->period, 2);
 	ck_assert_uint_eq(r->first_no, 1);
-	ck_assert_uint_eq(r->frame_no, 14);
-	ck_assert_uint_eq(l.collapsed, 11);
-	ck_assert_uint_eq(l.charts[0].rows[3].frame_no, 15);
+	ck_assert_uint_eq(r->frame_no, 20);
+	ck_assert_uint_eq(l.collapsed, 17);
+	ck_assert_uint_eq(l.charts[0].rows[3].frame_no, 21);
 	roce_ladder_free(&l);
 	roce_capture_free(&c);
 	close(fd);
-	/* two repeats are no run */
-	hand_capture(h + 10, 6, &c, &fd);
+	/* eight repeats and the last pair: no run */
+	hand_capture(h + 4, 18, &c, &fd);
 	ck_assert_int_eq(roce_ladder_build_many(&in, &l), 0);
-	ck_assert_uint_eq(l.charts[0].n, 6);
+	ck_assert_uint_eq(l.charts[0].n, 18);
 	roce_ladder_free(&l);
 	roce_capture_free(&c);
 	close(fd);
