@@ -349,6 +349,19 @@ void comp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 	if (roce_psn_cmp(psn, qp->comp.psn) < 0 ||
 	    roce_psn_cmp(psn, qp->req.max_psn) >= 0) {
 		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
+		if (qp->comp.psn == qp->req.max_psn)
+			dev_why(qp->dev, ROCEMU_WHY_DROP, qp->qpn, NULL, 0,
+				"IBTA 9.7.6.1.1",
+				"drop: %s psn 0x%x answers nothing outstanding "
+				"(qp 0x%x has no request unanswered): ignored",
+				ib->op->name, psn, qp->qpn);
+		else
+			dev_why(qp->dev, ROCEMU_WHY_DROP, qp->qpn, NULL, 0,
+				"IBTA 9.7.6.1.1",
+				"drop: %s psn 0x%x answers nothing outstanding "
+				"(qp 0x%x waits for psn 0x%x to 0x%x): ignored",
+				ib->op->name, psn, qp->qpn, qp->comp.psn,
+				roce_psn_add(qp->req.max_psn, ROCE_PSN_MASK));
 		return;
 	}
 	bool read = ib->op->flags & ROCE_OPF_READ;
@@ -388,7 +401,7 @@ void comp_timer(struct rocemu_qp *qp, enum timer_kind kind)
 		why_wqe_error(qp, wqe_at(qp, qp->comp.psn),
 			      IBV_WC_RETRY_EXC_ERR, "IBTA 9.7.6.1.3",
 			      "%u retries of psn 0x%x unanswered (retry_cnt "
-			      "%u): no ACK came before the timer, timeout %u",
+			      "%u): no ACK for it came before the timer, timeout %u",
 			      qp->attr.retry_cnt, qp->comp.psn,
 			      qp->attr.retry_cnt, qp->attr.timeout);
 		fail(qp, wqe_at(qp, qp->comp.psn), IBV_WC_RETRY_EXC_ERR);

@@ -526,7 +526,15 @@ static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
 	 * later WRITE may have changed those bytes since. */
 	if ((fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE)) ||
 	    ib->bth.opcode == ROCE_OP_RC_ATOMIC_WRITE) {
-		owe_ack(qp, roce_psn_add(qp->resp.psn, ROCE_PSN_MASK));
+		uint32_t last = roce_psn_add(qp->resp.psn, ROCE_PSN_MASK);
+		/* what a sender that numbers its packets wrong sees */
+		dev_why(qp->dev, ROCEMU_WHY_DROP, qp->qpn, NULL, 0,
+			"IBTA 9.7.5.1.1",
+			"duplicate: %s psn 0x%x is behind the expected psn 0x%x, "
+			"a repeat of a packet taken before: acknowledged again "
+			"(psn 0x%x), its payload not delivered",
+			ib->op->name, ib->bth.psn, qp->resp.psn, last);
+		owe_ack(qp, last);
 		return;
 	}
 	/* test-only (device.h): a duplicate READ dropped, a duplicate

@@ -317,7 +317,7 @@ START_TEST(test_retry_exceeded)
 	ck_assert_int_eq(poll1(&p, &p.a).status, IBV_WC_RETRY_EXC_ERR);
 	snprintf(want, sizeof(want),
 		 "RETRY_EXC_ERR: qp 0x%x SEND wr_id 4: 3 retries of psn 0x50 "
-		 "unanswered (retry_cnt 3): no ACK came before the timer, "
+		 "unanswered (retry_cnt 3): no ACK for it came before the timer, "
 		 "timeout 10 [IBTA 9.7.6.1.3]", qpn(&p.a));
 	assert_heard(&h, want);
 	snprintf(want, sizeof(want),
@@ -325,6 +325,44 @@ START_TEST(test_retry_exceeded)
 		 "completed in error, the reason before): 1 send and 0 "
 		 "receive WQEs flushed [IBTA 10.3.1, 11.4.2.1]", qpn(&p.a));
 	assert_heard(&h, want);
+	heard_end(&p, &h);
+	pair_down(&p);
+}
+END_TEST
+
+/* A SEND numbered behind what the responder expects (told 0x105, sent
+ * from 0x100): to the responder a repeat, acknowledged again and not
+ * delivered; that ACK answers nothing the requester has outstanding and
+ * is dropped there; each side says so, and the SEND ends in retries. */
+START_TEST(test_duplicate_and_stray_ack)
+{
+	static const uint8_t gid_a[16] = {[10] = 0xff, [11] = 0xff, 10, 0, 0, 1};
+	struct pair p;
+	struct pair_opts o = { .exact = true, .timeout = 10, .retry_cnt = 1,
+			       .rnr_retry = 7, .min_rnr_timer = 1,
+			       .psn_a = 0x100, .psn_b = 0x200 };
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct heard h;
+	char want[512];
+
+	pair_up(&p, &o);
+	ck_assert_int_eq(rocemu_qp_modify(p.b.qp, &reset, IBV_QP_STATE), 0);
+	ck_assert_int_eq(qp_connect(p.b.qp, qpn(&p.a), gid_a, 0x200, 0x105, &o),
+			 0);
+	listen_whys(&p, &h);
+	ck_assert_int_eq(post_recv1(&p.b, 9, 0, 64), 0);
+	post_send1(&p.a, IBV_WR_SEND, 4, 0, 10, 0, 0, 0);
+	ck_assert_int_eq(poll1(&p, &p.a).status, IBV_WC_RETRY_EXC_ERR);
+	assert_heard(&h, "duplicate: RC_SEND_ONLY psn 0x100 is behind the "
+			 "expected psn 0x105, a repeat of a packet taken "
+			 "before: acknowledged again (psn 0x104), its payload "
+			 "not delivered [IBTA 9.7.5.1.1]");
+	snprintf(want, sizeof(want),
+		 "drop: RC_ACK psn 0x104 answers nothing outstanding (qp 0x%x "
+		 "waits for psn 0x100 to 0x100): ignored [IBTA 9.7.6.1.1]",
+		 qpn(&p.a));
+	assert_heard(&h, want);
+	ck_assert_int_eq(cq_count(&p, &p.b), 0); /* nothing delivered */
 	heard_end(&p, &h);
 	pair_down(&p);
 }
@@ -565,6 +603,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_packet_to_qp_in_init);
 	tcase_add_test(tc, test_unknown_qp);
 	tcase_add_test(tc, test_retry_exceeded);
+	tcase_add_test(tc, test_duplicate_and_stray_ack);
 	tcase_add_test(tc, test_ud_drops);
 	tcase_add_test(tc, test_refused_verbs);
 	tcase_add_test(tc, test_off_still_traces);
