@@ -312,7 +312,7 @@ static int client(struct end *e, const struct peer *srv)
 		wr.wr.rdma.remote_addr = srv->addr + WRITE_AT;
 		wr.wr.rdma.rkey = srv->rkey;
 		if (!strcmp(e->breaks, "rkey"))
-			wr.wr.rdma.rkey ^= 0x100; /* not the server's key */
+			wr.wr.rdma.rkey ^= 0x800000; /* not the server's key */
 		rc = run_wr(e, &wr, "RDMA WRITE");
 	}
 	fprintf(e->out, "%s\n", rc ? "failed" : "done");

@@ -90,23 +90,27 @@ has noaddr.out "rocemu's libibverbs"
 
 # run NAME "SERVER ARGS" "CLIENT ARGS": the doc's two commands in folder
 # NAME, the server in the background, each process with its capture and
-# trace; NAME/server.out, client.out and ladder.out (the client's ladder);
-# sets sst and cst, their exit statuses.
+# trace (and ROCEMU_EXPLAIN=1 when $EXPLAIN is set); NAME/server.out,
+# client.out and ladder.out (the client's capture with both traces: one
+# picture of both ends); sets sst and cst, their exit statuses.
 run() {
 	local name=$1 spid
 	mkdir -p "$name" && cd "$name" || exit 1
 	# shellcheck disable=SC2086
-	ROCEMU_ADDR=$srv ROCEMU_PCAP=server.pcap ROCEMU_TRACE=server.trace \
+	env ${EXPLAIN:+ROCEMU_EXPLAIN=1} ROCEMU_ADDR=$srv ROCEMU_PCAP=server.pcap \
+		ROCEMU_TRACE=server.trace \
 		timeout 60 ../rc_server_client server $srv $2 >server.out 2>&1 &
 	spid=$!
 	wait_listen 18515 || bad "$name: the server does not listen"
 	# shellcheck disable=SC2086
-	ROCEMU_ADDR=$cli ROCEMU_PCAP=client.pcap ROCEMU_TRACE=client.trace \
+	env ${EXPLAIN:+ROCEMU_EXPLAIN=1} ROCEMU_ADDR=$cli ROCEMU_PCAP=client.pcap \
+		ROCEMU_TRACE=client.trace \
 		timeout 60 ../rc_server_client client $srv $3 >client.out 2>&1
 	cst=$?
 	wait $spid
 	sst=$?
-	rocemu ladder client.pcap --trace client.trace >ladder.out 2>&1
+	rocemu ladder client.pcap --trace client.trace --trace server.trace \
+		>ladder.out 2>&1
 	cd ..
 }
 
@@ -137,11 +141,17 @@ has good/ladder.out "4 packets (2 and 2)"
 # Wrong rkey: the responder answers the WRITE with a NAK, remote access
 # error (IBTA 9.7.5.1, 10.6: an R_Key must name a region of the QP's PD; 9.7.5.2.4) and
 # the requester completes it with that status; the SEND before it is fine.
+EXPLAIN=1
 run rkey "" "--break rkey"
 [ $cst != 0 ] && ok || bad "rkey: the client passed"
 has rkey/client.out "RDMA WRITE wr_id 2 completed with remote access error"
 rows rkey/ladder.out 1 "RC_ACK psn 0x000101 NAK REM_ACCESS_ERR"
 has rkey/ladder.out "CQE CQ[1] RDMA_WRITE REM_ACCESS_ERR wr_id 2"
+# explain mode: the responder names the key the WRITE carried (the
+# server's rkey with bit 23 flipped) and why
+has rkey/server.out "rocemu: why: NAK remote access (sent to $cli qp 0x11 psn 0x101): RC_RDMA_WRITE_ONLY rkey 0x800"
+has rkey/server.out "matches no MR or memory window of qp 0x11's PD [IBTA 9.7.5.1, 10.6]"
+has rkey/client.out "rocemu: why: REM_ACCESS_ERR: qp 0x11 RDMA_WRITE wr_id 2"
 doc rkey "$C" rkey/client.out
 doc rkey "rocemu ladder" rkey/ladder.out
 
@@ -153,6 +163,8 @@ has recv/client.out "RNR retry counter exceeded"
 rows recv/ladder.out 4 "RC_SEND_ONLY psn 0x000100"
 rows recv/ladder.out 4 "RNR_NAK"
 has recv/ladder.out "CQE CQ[0] SEND RNR_RETRY_EXC_ERR wr_id 1"
+has recv/server.out "rocemu: why: RNR NAK (sent to $cli qp 0x11 psn 0x100): qp 0x11 has no receive WQE posted (RQ empty)"
+has recv/client.out "after 3 RNR retries (rnr_retry 3)"
 doc recv "rocemu ladder" recv/ladder.out
 
 # Wrong PSN told: the responder expects 0x000105; 0x000100 is behind it, a
@@ -165,6 +177,11 @@ has psn/server.out "first PSN 0x000105"
 has psn/client.out "transport retry counter exceeded"
 rows psn/ladder.out 8 "RC_SEND_ONLY psn 0x000100"
 has psn/ladder.out "CQE CQ[0] SEND RETRY_EXC_ERR wr_id 1"
+# the server told 0x105, the client sending 0x100: a repeat to the one,
+# an ACK for nothing (0x104, the one before 0x105) to the other
+has psn/server.out "rocemu: why: duplicate: RC_SEND_ONLY psn 0x100 is behind the expected psn 0x105"
+has psn/client.out "rocemu: why: drop: RC_ACK psn 0x104 answers nothing outstanding"
+has psn/client.out "7 retries of psn 0x100 unanswered (retry_cnt 7)"
 doc psn "rocemu ladder" psn/ladder.out
 
 # Client left in RTR: it may receive but not send; ibv_post_send fails at
@@ -173,6 +190,7 @@ run rtr "" "--break rtr"
 [ $cst != 0 ] && ok || bad "rtr: the client passed"
 has rtr/client.out "left in RTR"
 has rtr/client.out "ibv_post_send SEND: Invalid argument"
+has rtr/client.out "rocemu: why: post_send: qp 0x11 is in RTR; sending needs RTS [IBTA 10.3.1]"
 has rtr/ladder.out "no RoCEv2 packets"
 doc rtr "$C" rtr/client.out
 doc rtr "rocemu ladder" rtr/ladder.out
