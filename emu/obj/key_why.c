@@ -60,8 +60,9 @@ void rkey_why(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
 	struct rocemu_mw *mw = mw_find(qp->dev, rkey >> 8);
 
 	if (mr && mr->pd != qp->pd)
-		snprintf(buf, n, "rkey 0x%x is an MR of another PD than qp "
-				 "0x%x's", rkey, qp->qpn);
+		snprintf(buf, n, "rkey 0x%x is an MR of PD %u, not of qp "
+				 "0x%x's PD %u", rkey, mr->pd->handle, qp->qpn,
+			 qp->pd->handle);
 	else if (mr && (mr->access & access) != access)
 		snprintf(buf, n, "MR 0x%x lacks %s", rkey, right_name(access));
 	else if (mr && !roce_range_in_region(va, len, mr->iova, mr->len))
@@ -74,5 +75,6 @@ void rkey_why(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
 		window_why(qp, mw, va, len, access, buf, n);
 	else
 		snprintf(buf, n, "rkey 0x%x matches no MR or memory window of "
-				 "qp 0x%x's PD", rkey, qp->qpn);
+				 "PD %u (qp 0x%x's)", rkey, qp->pd->handle,
+			 qp->qpn);
 }

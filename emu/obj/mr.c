@@ -14,9 +14,16 @@ struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d)
 	CORE_GUARD(d->core);
 	struct rocemu_pd *pd = calloc(1, sizeof(*pd));
 
-	if (pd)
+	if (pd) {
 		pd->dev = d;
+		pd->handle = ++d->pds_made;
+	}
 	return pd;
+}
+
+uint32_t rocemu_pd_handle(const struct rocemu_pd *pd)
+{
+	return pd->handle;
 }
 
 int rocemu_pd_free(struct rocemu_pd *pd)

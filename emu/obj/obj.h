@@ -113,6 +113,7 @@ struct rocemu_dev {
 	uint64_t why_cnt[ROCEMU_WHY_KINDS];
 	char why_last[ROCEMU_WHY_KINDS][ROCEMU_EV_TEXT];
 	char why_rule[ROCEMU_WHY_KINDS][ROCEMU_EV_NAME];
+	uint32_t pds_made;		/* PDs allocated so far (their handles) */
 };
 
 /* Whether the device was told to break rule m (test-only). */
@@ -213,6 +214,7 @@ void dev_forget_events(struct rocemu_dev *d, const void *element);
 struct rocemu_pd {
 	struct rocemu_dev *dev;
 	unsigned users;
+	uint32_t handle;	/* its number on the device: 1, 2, ... */
 };
 
 struct rocemu_mr {

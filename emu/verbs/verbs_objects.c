@@ -36,6 +36,9 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		return or_errno(NULL, ENOMEM);
 	}
 	pd->pd.context = context;
+	/* what explain mode's reasons call it (ibv_pd.handle is the
+	 * kernel's number of the PD on a NIC) */
+	pd->pd.handle = rocemu_pd_handle(pd->p);
 	return &pd->pd;
 }
 

@@ -440,6 +440,10 @@ int rocemu_dev_get_async_event(struct rocemu_dev *d,
 
 struct rocemu_pd *rocemu_pd_alloc(struct rocemu_dev *d);
 int rocemu_pd_free(struct rocemu_pd *pd);	/* -EBUSY while in use */
+/* The PD's number on its device (1, 2, ... in the order they were
+ * allocated), which explain mode's reasons name and the drop-in gives
+ * programs as ibv_pd.handle. pd is unchanged. */
+uint32_t rocemu_pd_handle(const struct rocemu_pd *pd);
 
 /* Registers [addr, addr+len) with IBV_ACCESS_* flags; NULL and errno set:
  * EINVAL for bad flags (e.g. remote write without local write), EFAULT

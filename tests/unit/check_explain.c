@@ -76,13 +76,15 @@ START_TEST(test_wrong_rkey)
 	pair_up(&p, &o);
 	listen_whys(&p, &h);
 	uint32_t rkey = rocemu_mr_rkey(p.b.mr) ^ 0x100;
+	/* b's device made one PD: the first is number 1 */
+	ck_assert_uint_eq(rocemu_pd_handle(p.b.pd), 1);
 	post_send1(&p.a, IBV_WR_RDMA_WRITE, 1, 0, 64, addr_of(&p.b, 0), rkey, 0);
 	ck_assert_int_eq(poll1(&p, &p.a).status, IBV_WC_REM_ACCESS_ERR);
 	snprintf(want, sizeof(want),
 		 "NAK remote access (sent to 10.0.0.1 qp 0x%x psn 0x10): "
 		 "RC_RDMA_WRITE_ONLY rkey 0x%x matches no MR or memory window "
-		 "of qp 0x%x's PD [IBTA 9.7.5.1, 10.6]", qpn(&p.a), rkey,
-		 qpn(&p.b));
+		 "of PD %u (qp 0x%x's) [IBTA 9.7.5.1, 10.6]", qpn(&p.a), rkey,
+		 rocemu_pd_handle(p.b.pd), qpn(&p.b));
 	assert_heard(&h, want);
 	snprintf(want, sizeof(want),
 		 "REM_ACCESS_ERR: qp 0x%x RDMA_WRITE wr_id 1: the responder "
@@ -582,8 +584,9 @@ START_TEST(test_keep_for_stats)
 	snprintf(want, sizeof(want),
 		 "> why nak_rem_access 1 last: NAK remote access (sent to "
 		 "10.0.0.1 qp 0x%x psn 0x60): RC_RDMA_WRITE_ONLY rkey 0x%x "
-		 "matches no MR or memory window of qp 0x%x's PD [IBTA 9.7.5.1, "
-		 "10.6]\n", qpn(&p.a), rkey, qpn(&p.b));
+		 "matches no MR or memory window of PD %u (qp 0x%x's) [IBTA "
+		 "9.7.5.1, 10.6]\n", qpn(&p.a), rkey, rocemu_pd_handle(p.b.pd),
+		 qpn(&p.b));
 	ck_assert_msg(strstr(out, want), "wanted\n%s\nin\n%s", want, out);
 	free(out);
 	pair_down(&p);

@@ -150,7 +150,8 @@ has rkey/ladder.out "CQE CQ[1] RDMA_WRITE REM_ACCESS_ERR wr_id 2"
 # explain mode: the responder names the key the WRITE carried (the
 # server's rkey with bit 23 flipped) and why
 has rkey/server.out "rocemu: why: NAK remote access (sent to $cli qp 0x11 psn 0x101): RC_RDMA_WRITE_ONLY rkey 0x800"
-has rkey/server.out "matches no MR or memory window of qp 0x11's PD [IBTA 9.7.5.1, 10.6]"
+# the server's only PD, its first: number 1
+has rkey/server.out "matches no MR or memory window of PD 1 (qp 0x11's) [IBTA 9.7.5.1, 10.6]"
 has rkey/client.out "rocemu: why: REM_ACCESS_ERR: qp 0x11 RDMA_WRITE wr_id 2"
 doc rkey "$C" rkey/client.out
 doc rkey "rocemu ladder" rkey/ladder.out

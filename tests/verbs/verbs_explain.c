@@ -82,8 +82,9 @@ static void wrong_rkey(struct pair *p)
 	CHECK(!pair_wait(p->a.cq, &wc), "WRITE completion");
 	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR, "WRITE status %d",
 	      wc.status);
-	printf("used a_qpn 0x%x\nused b_qpn 0x%x\nused bad_rkey 0x%x\n",
-	       p->a.qp->qp_num, p->b.qp->qp_num, rkey);
+	printf("used a_qpn 0x%x\nused b_qpn 0x%x\nused bad_rkey 0x%x\n"
+	       "used b_pd %u\n",
+	       p->a.qp->qp_num, p->b.qp->qp_num, rkey, p->b.qp->pd->handle);
 }
 
 int main(void)

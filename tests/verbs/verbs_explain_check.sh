@@ -10,6 +10,7 @@ set -u
 work=$2
 used() { sed -n "s/^used $1 //p" "$work/out"; }
 grh=$(used grh_qpn) a=$(used a_qpn) b=$(used b_qpn) rkey=$(used bad_rkey)
+pd=$(used b_pd)
 addr=127.0.0.160
 fails=0
 want() { # want TEXT RULE: once on stderr, and in the trace
@@ -28,7 +29,7 @@ want() { # want TEXT RULE: once on stderr, and in the trace
 want "modify_qp qp $grh INIT->RTR: RoCE needs ah_attr.is_global=1 and a GID index (every RoCE packet carries a GRH or IP header)" \
 	"IBTA A16, A17 (RoCE)"
 want "post_send: qp $grh is in INIT; sending needs RTS" "IBTA 10.3.1"
-want "NAK remote access (sent to $addr qp $a psn 0x0): RC_RDMA_WRITE_ONLY rkey $rkey matches no MR or memory window of qp $b's PD" \
+want "NAK remote access (sent to $addr qp $a psn 0x0): RC_RDMA_WRITE_ONLY rkey $rkey matches no MR or memory window of PD $pd (qp $b's)" \
 	"IBTA 9.7.5.1, 10.6"
 want "REM_ACCESS_ERR: qp $a RDMA_WRITE wr_id 9: the responder NAKed psn 0x0 with remote access error" \
 	"IBTA 9.7.5.1, 11.6.3.1"
@@ -36,7 +37,7 @@ grep -q "^why .* qp=0x0*${a#0x} .* op=RDMA_WRITE wr_id=9 .* text=REM_ACCESS_ERR"
 	"$work/verbs_explain.trace" ||
 	{ echo "FAIL: the WRITE's why event lacks its op or wr_id"; fails=$((fails + 1)); }
 # ROCEMU_STATS=FILE: the count of each kind and its last reason
-grep -qxF "why nak_rem_access 1 last: NAK remote access (sent to $addr qp $a psn 0x0): RC_RDMA_WRITE_ONLY rkey $rkey matches no MR or memory window of qp $b's PD [IBTA 9.7.5.1, 10.6]" \
+grep -qxF "why nak_rem_access 1 last: NAK remote access (sent to $addr qp $a psn 0x0): RC_RDMA_WRITE_ONLY rkey $rkey matches no MR or memory window of PD $pd (qp $b's) [IBTA 9.7.5.1, 10.6]" \
 	"$work/verbs_explain.stats" ||
 	{ echo "FAIL: no why line of the NAK in the counters file"; fails=$((fails + 1)); }
 grep -qx "why verb 2 last: .*" "$work/verbs_explain.stats" ||
