@@ -8,13 +8,51 @@
 #include "obj.h"
 #include "rocemu/grh.h"
 
-/* A QP on an SRQ has no receive queue of its own: max_recv_wr may be 0. */
-static bool caps_ok(const struct ibv_qp_cap *c, bool srq)
+/* One capability against the device's limit: the reason it is refused
+ * (at most n bytes into buf), or false when it fits. */
+static bool cap_over(char *buf, size_t n, const char *name, uint32_t v,
+		     uint32_t lo, uint32_t hi, const char *limit)
 {
-	return c->max_send_wr >= 1 && c->max_send_wr <= MAX_QP_WR &&
-	       (c->max_recv_wr >= 1 || srq) && c->max_recv_wr <= MAX_QP_WR &&
-	       c->max_send_sge <= MAX_SGE && c->max_recv_sge <= MAX_SGE &&
-	       c->max_inline_data <= MAX_INLINE;
+	if (v >= lo && v <= hi)
+		return false;
+	if (v < lo)
+		snprintf(buf, n, "cap.%s %u: at least %u", name, v, lo);
+	else
+		snprintf(buf, n, "cap.%s %u is more than the device's %s %u "
+				 "(ibv_query_device)", name, v, limit, hi);
+	return true;
+}
+
+/* Why attr cannot make a QP (at most n bytes into buf), or false when it
+ * can. A QP on an SRQ has no receive queue of its own: max_recv_wr may
+ * be 0. */
+static bool create_refused(const struct ibv_qp_init_attr *attr, char *buf,
+			   size_t n)
+{
+	const struct ibv_qp_cap *c = &attr->cap;
+	bool srq = attr->srq != NULL;
+
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
+		snprintf(buf, n, "qp_type %d: rocemu makes RC, UC and UD QPs",
+			 (int)attr->qp_type);
+		return true;
+	}
+	if (!attr->send_cq || !attr->recv_cq) {
+		snprintf(buf, n, "no %s: a QP needs both CQs",
+			 attr->send_cq ? "recv_cq" : "send_cq");
+		return true;
+	}
+	return cap_over(buf, n, "max_send_wr", c->max_send_wr, 1, MAX_QP_WR,
+			"max_qp_wr") ||
+	       cap_over(buf, n, "max_recv_wr", c->max_recv_wr, srq ? 0 : 1,
+			MAX_QP_WR, "max_qp_wr") ||
+	       cap_over(buf, n, "max_send_sge", c->max_send_sge, 0, MAX_SGE,
+			"max_sge") ||
+	       cap_over(buf, n, "max_recv_sge", c->max_recv_sge, 0, MAX_SGE,
+			"max_sge") ||
+	       cap_over(buf, n, "max_inline_data", c->max_inline_data, 0,
+			MAX_INLINE, "inline limit");
 }
 
 static bool qpn_in_use(void *dev, uint32_t qpn)
@@ -30,9 +68,11 @@ struct rocemu_qp *rocemu_qp_new(struct rocemu_pd *pd,
 
 	bool known = attr->qp_type == IBV_QPT_RC ||
 		     attr->qp_type == IBV_QPT_UC || attr->qp_type == IBV_QPT_UD;
+	char why[160];
 
-	if (!known || !attr->send_cq || !attr->recv_cq ||
-	    !caps_ok(&attr->cap, attr->srq != NULL)) {
+	if (create_refused(attr, why, sizeof(why))) {
+		dev_why(d, ROCEMU_WHY_VERB, 0, NULL, 0, "IBTA 11.2.5.1",
+			"create_qp: %s", why);
 		errno = known ? EINVAL : EOPNOTSUPP;
 		return NULL;
 	}

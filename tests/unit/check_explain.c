@@ -461,7 +461,7 @@ static const int rtr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 
 /* Refused verbs: RTR without a GRH, RTR without the destination QP,
  * INIT to RTS, post_send in RTR, post_recv in RESET, reg_mr with remote
- * write alone. */
+ * write alone, create_qp past the device's max_qp_wr. */
 START_TEST(test_refused_verbs)
 {
 	struct pair p;
@@ -525,7 +525,22 @@ START_TEST(test_refused_verbs)
 		 "or _REMOTE_ATOMIC needs IBV_ACCESS_LOCAL_WRITE too "
 		 "[ibv_reg_mr(3)]", mem, IBV_ACCESS_REMOTE_WRITE);
 	assert_heard(&h, want);
-	ck_assert_uint_eq(rocemu_dev_why_count(p.b.dev, ROCEMU_WHY_VERB), 6);
+	/* a send queue past what ibv_query_device says the device takes */
+	struct ibv_device_attr da;
+	rocemu_dev_attr(p.b.dev, &da);
+	struct ibv_qp_init_attr big = {
+		.send_cq = (void *)p.b.cq, .recv_cq = (void *)p.b.cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = (uint32_t)da.max_qp_wr + 1,
+			 .max_recv_wr = 1 },
+	};
+	ck_assert_ptr_null(rocemu_qp_new(p.b.pd, &big));
+	snprintf(want, sizeof(want),
+		 "create_qp: cap.max_send_wr %d is more than the device's "
+		 "max_qp_wr %d (ibv_query_device) [IBTA 11.2.5.1]",
+		 da.max_qp_wr + 1, da.max_qp_wr);
+	assert_heard(&h, want);
+	ck_assert_uint_eq(rocemu_dev_why_count(p.b.dev, ROCEMU_WHY_VERB), 7);
 	heard_end(&p, &h);
 	rocemu_qp_free(qp);
 	pair_down(&p);
