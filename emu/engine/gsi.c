@@ -13,11 +13,11 @@
 static const char *not_a_mad(const struct roce_frame *f)
 {
 	if (f->ib.bth.opcode != ROCE_OP_UD_SEND_ONLY)
-		return "not UD SEND Only";
+		return "QP1 takes UD SEND Only";
 	if (f->ib.deth.qkey != ROCE_CM_QP1_QKEY)
-		return "Q_Key";
+		return "QP1's Q_Key is 0x80010000";
 	if (f->ib.payload_len != ROCE_MAD_LEN)
-		return "not one MAD";
+		return "a MAD is 256 bytes";
 	return NULL;
 }
 
@@ -26,10 +26,15 @@ void gsi_receive(struct rocemu_dev *d, const struct roce_frame *f)
 	const char *why = not_a_mad(f);
 
 	if (!why && !d->gsi_ops)
-		why = "no CM";
+		why = "no connection manager runs on this device";
 	if (why) {
 		dev_count(d, ROCEMU_CNT_RX_DROP_GSI);
 		core_trace(d->core, "%s qp1 drop: %s", d->name, why);
+		dev_why(d, ROCEMU_WHY_DROP, 1, NULL, 0, "IBTA ch. 13 (GSI)",
+			"drop: %s psn 0x%x to QP1 (the GSI QP) from qp 0x%x: %s",
+			f->ib.op->name, f->ib.bth.psn,
+			f->ib.exts & ROCE_EXT_DETH ? f->ib.deth.src_qp : 0,
+			why);
 		return;
 	}
 	struct gsi_mad m = { .mad = f->ib.payload, .hop_limit = f->ttl,

@@ -89,14 +89,26 @@ static void rc_send(struct roce_frame *f)
 	f->ib.bth.opcode = ROCE_OP_RC_SEND_ONLY;
 }
 
+/* Explain mode's reasons, one "text [rule]" line each. */
+static void gsi_why(void *arg, const struct rocemu_event *ev)
+{
+	fprintf(arg, "%s [%s]\n", ev->text, ev->rule);
+}
+
 /* Each packet to QP1 that is no GSI MAD is dropped and counted as such,
- * not as a packet for an unknown QP, and nothing answers it. */
+ * not as a packet for an unknown QP, and nothing answers it; explain mode
+ * says which rule of QP1's it broke. */
 START_TEST(test_gsi_refuses_non_mads)
 {
 	struct rocemu_world *w = rocemu_world_new(1);
 	struct rocemu_dev *a = dev_at(w, 1), *b = dev_at(w, 2);
 	uint8_t mad[ROCE_MAD_LEN + 8];
+	char *said = NULL;
+	size_t said_len = 0;
+	FILE *f = open_memstream(&said, &said_len);
 
+	ck_assert_ptr_nonnull(f);
+	rocemu_world_explain(w, gsi_why, f);
 	req_mad(mad);
 	inject_gsi(w, mad, ROCE_MAD_LEN, wrong_qkey);
 	inject_gsi(w, mad, ROCE_MAD_LEN, with_imm);
@@ -104,6 +116,23 @@ START_TEST(test_gsi_refuses_non_mads)
 	inject_gsi(w, mad, ROCE_MAD_LEN - 4, NULL);	/* truncated MAD */
 	inject_gsi(w, mad, ROCE_MAD_LEN + 8, NULL);	/* too long */
 	ck_assert_uint_eq(rocemu_dev_counter(b, ROCEMU_CNT_RX_DROP_GSI), 5);
+	rocemu_world_explain(w, NULL, NULL);
+	fclose(f);
+	static const char *const whys[] = {
+	    "drop: UD_SEND_ONLY psn 0x0 to QP1 (the GSI QP) from qp 0x1: "
+	    "QP1's Q_Key is 0x80010000 [IBTA ch. 13 (GSI)]\n",
+	    "drop: UD_SEND_ONLY_IMM psn 0x0 to QP1 (the GSI QP) from qp 0x1: "
+	    "QP1 takes UD SEND Only [IBTA ch. 13 (GSI)]\n",
+	    "drop: RC_SEND_ONLY psn 0x0 to QP1 (the GSI QP) from qp 0x0: "
+	    "QP1 takes UD SEND Only [IBTA ch. 13 (GSI)]\n",
+	    "drop: UD_SEND_ONLY psn 0x0 to QP1 (the GSI QP) from qp 0x1: a "
+	    "MAD is 256 bytes [IBTA ch. 13 (GSI)]\n",
+	};
+	for (size_t i = 0; i < sizeof(whys) / sizeof(whys[0]); i++)
+		ck_assert_msg(strstr(said, whys[i]), "wanted %s in\n%s", whys[i],
+			      said);
+	free(said);
+	ck_assert_uint_eq(rocemu_dev_why_count(b, ROCEMU_WHY_DROP), 5);
 	ck_assert_uint_eq(rocemu_dev_counter(b, ROCEMU_CNT_RX_DROP_UNKNOWN_QP), 0);
 	ck_assert_uint_eq(rocemu_dev_counter(b, ROCEMU_CNT_TX_PACKETS), 0);
 	ck_assert_uint_eq(rocemu_dev_counter(a, ROCEMU_CNT_RX_PACKETS), 0);
