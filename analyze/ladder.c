@@ -434,7 +434,12 @@ static int place_all(const struct roce_ladder_input *in,
 			p[at].seq = at;
 			p[at].chart = event_chart(keys, nkeys, l, p[at].ev,
 						  &p[at].col);
-			l->events_unplaced += p[at].chart == l->n;
+			/* a reason of no QP (a refused create_qp, a
+			 * reg_mr) belongs to no flow: not a miss */
+			l->events_unplaced += p[at].chart == l->n &&
+					      !(p[at].ev->qpn == 0 &&
+						(p[at].ev->kind == ROCEMU_EV_WHY ||
+						 p[at].ev->kind == ROCEMU_EV_STATE));
 		}
 	}
 	qsort(p, total, sizeof(*p), placed_cmp);

@@ -68,7 +68,9 @@ struct roce_ladder_chart {
 struct roce_ladder {
 	size_t n;
 	struct roce_ladder_chart *charts; /* by flow id */
-	size_t events_unplaced; /* events whose QP is in no charted flow */
+	size_t events_unplaced; /* events whose QP is in no charted flow
+				 * (why and state events of no QP, e.g.
+				 * a refused create_qp, aside) */
 	size_t captures;	/* capture inputs (frames are "#a3" when 2+) */
 	size_t *by_time;	/* per trace: events placed by time, as the
 				 * packet they follow is in no capture */
