@@ -298,5 +298,32 @@ visits=$(sed -n 's/^replay: 1 flows, 20001 packets, \([0-9]*\) packet visits$/\1
 	bad "one flow of 20000 SENDs: exit $rc, ${visits:-no} packet visits: $(tail -n 2 "$work/oneflow.txt")"
 rm -f "$work/oneflow.pcap" "$work/oneflow.txt"
 
+# 7. State replay rebuilds from the capture (mkcap --state).
+# A SEND with Invalidate of R_Key 0x77 that the responder accepted, and a
+# WRITE with 0x77 it refused after that: 0x77 was a type 2 memory window
+# (IBTA 10.6.7.2: a peer may invalidate only such a window, an MR's key
+# stays valid). Before, replay knew no window: rocemu NAKed the SEND as
+# an invalid request, labelled as rxe's SEND-INV-MR-KEY although the
+# captured ACK's MSN (2) shows a completed message. Now rocemu binds a
+# type 2 window over the WRITE's region through its QP, and answers all
+# three requests as captured.
+"$mkcap" --state "$work/mw2.pcap" mw2 || bad "mkcap --state mw2"
+timeout 120 "$rocemu" replay "$work/mw2.pcap" >"$work/mw2.txt" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "3 requests fed, 3 answers the same, 1 of 1 receives completed, no divergence" \
+	"$work/mw2.txt" && ! grep -q "known difference" "$work/mw2.txt" && ok ||
+	bad "SEND with Invalidate of a type 2 window: exit $rc: $(cat "$work/mw2.txt")"
+# A SEND of 64 bytes refused with a NAK remote operational error, as rxe
+# answers one longer than its receive: replay posted no receive, rocemu
+# sent an RNR NAK, an unexplained divergence (exit 1). Now it gives
+# rocemu a receive too short for the message; rocemu NAKs it Invalid
+# Request, the known difference RECV-TOO-SMALL (exit 0).
+"$mkcap" --state "$work/recvlen.pcap" recvlen || bad "mkcap --state recvlen"
+timeout 120 "$rocemu" replay "$work/recvlen.pcap" >"$work/recvlen.txt" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "answer 2 diverges as known difference RECV-TOO-SMALL: aeth syndrome: captured 0x63, rocemu 0x61$" \
+	"$work/recvlen.txt" && ok ||
+	bad "a SEND longer than its receive: exit $rc: $(cat "$work/recvlen.txt")"
+
 echo "replay_cli: $pass passed, $fail failed"
 [ $fail = 0 ]
