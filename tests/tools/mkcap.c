@@ -869,7 +869,7 @@ int main(int argc, char **argv)
 				"       mkcap --rc-bench OUT.pcap COUNT\n"
 				"       mkcap --replay OUT.pcap "
 				"wrap|bigread|lowqpn|badpad|backnak|sendinv\n"
-				"       mkcap --state OUT.pcap mw2|recvlen\n"
+				"       mkcap --state OUT.pcap mw2|recvlen|resend\n"
 				"       mkcap --why OUT.pcap range|silent|invreq\n"
 				"       mkcap --cm OUT.pcap connect|reject|sidr|"
 				"bad|bad-tid|bad-comm|\n"
@@ -927,6 +927,9 @@ int main(int argc, char **argv)
  *            Remote Operational Error NAK (0x63), as Linux rxe answers a
  *            SEND longer than its receive buffer
  *            (conformance/differences.md, RECV-TOO-SMALL)
+ *   resend   a SEND sent again by the requester's timer before its ACK
+ *            came, both ACKed, then the next SEND and its ACK, as rxe in
+ *            a slow guest (DUP-REQ)
  */
 static int gen_state(const char *name)
 {
@@ -951,6 +954,16 @@ static int gen_state(const char *name)
 					.plen = 64 });
 		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 2, 1,
 					.syn = ROCE_AETH_NAK_REM_OP });
+	} else if (!strcmp(name, "resend")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 1,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 1,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 2,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 2, 2 });
 	} else {
 		fprintf(stderr, "mkcap: no state capture '%s'\n", name);
 		return 2;
