@@ -34,11 +34,13 @@ struct replay_opts {
 	int flow;		/* -1: every flow */
 	bool verbose;
 	bool requester;		/* --as requester */
+	bool strict;		/* --strict: a known difference fails too */
 };
 
 static const char usage_text[] =
 	"usage: rocemu replay CAPTURE [--as responder|requester] [--flow N]\n"
-	"                            [--write FILE] [--differences FILE] [-v]\n"
+	"                            [--write FILE] [--differences FILE]\n"
+	"                            [--strict] [-v]\n"
 	"\n"
 	"Feeds the requests of each RC, UC and UD flow of a capture, in\n"
 	"captured order, to rocemu playing the captured responder (its\n"
@@ -65,14 +67,17 @@ static const char usage_text[] =
 	"                  the list of differences (default: the conformance\n"
 	"                  home's differences.md, as rocemu conform's --known,\n"
 	"                  when there is one)\n"
+	"  --strict        a divergence the list of differences explains fails\n"
+	"                  the run too (exit 1): it is still named and counted\n"
+	"                  apart\n"
 	"  -v              every answer that agrees, too, and at the end the\n"
 	"                  packets looked at (\"packet visits\")\n"
 	"  -h, --help      print this text and exit\n"
 	"\n"
 	"Exit status:\n"
 	"  0  rocemu answers as captured, or diverges only where the list of\n"
-	"     differences says it does\n"
-	"  1  an unexplained divergence\n"
+	"     differences says it does (not with --strict)\n"
+	"  1  an unexplained divergence, or with --strict any divergence\n"
 	"  2  a usage or file error, or a flow that could not be replayed\n"
 	"     (docs/capture-limits.md)\n";
 
@@ -83,6 +88,7 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 		{ "as", required_argument, NULL, 'a' },
 		{ "write", required_argument, NULL, 'w' },
 		{ "differences", required_argument, NULL, 'd' },
+		{ "strict", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -97,6 +103,7 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 			break;
 		case 'w': o->write = optarg; break;
 		case 'd': o->differences = optarg; break;
+		case 's': o->strict = true; break;
 		case 'a':
 			if (strcmp(optarg, "responder") &&
 			    strcmp(optarg, "requester")) {
@@ -216,7 +223,7 @@ static int replay_dir(const struct roce_capture *cap,
 		const char *id;
 		rc = rp_compare(&p, &res, o->known, o->verbose, stdout, &id);
 		count(o->tally, rc, id);
-		if (id)
+		if (id && !o->strict)
 			rc = 0;
 	} else if (rc == 1) {
 		o->tally->unexplained++;

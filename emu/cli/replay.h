@@ -16,8 +16,20 @@
 struct rp_region {
 	uint32_t rkey;		/* as captured */
 	uint64_t lo, hi;	/* captured VAs, [lo, hi) */
+	bool sized;		/* lo, hi set: some request reached it */
+	/* a SEND with Invalidate the captured responder accepted named it
+	 * (first such request: inv_at) */
+	bool invalidated;
+	size_t inv_at;
+	/* a type 2 memory window (IBTA 10.6.7.2): invalidated, and a
+	 * request naming it refused after that. Any other key the captured
+	 * responder was asked to invalidate stays unknown to rocemu (an
+	 * MR's key: SEND-INV-MR-KEY in conformance/differences.md). */
+	bool window;
 	uint8_t *buf;		/* rocemu's memory for it, hi - lo bytes */
 	struct rocemu_mr *mr;
+	struct rocemu_mw *mw;	/* the window bound over mr, or NULL */
+	uint32_t key;		/* the R_Key rocemu gave it (mr's or mw's) */
 };
 
 /*
@@ -60,6 +72,7 @@ struct rp_plan {
 	size_t nreq, nresp;		/* requests to feed, answers captured */
 	struct rp_region *regions;
 	size_t nregions;
+	size_t windows;			/* regions that are windows */
 	/* accepted requests whose range wraps past 2^64: left out of the
 	 * regions (rocemu refuses them); the first of them */
 	size_t wrapped, first_wrapped;
@@ -143,6 +156,11 @@ struct rp_region *rp_region_of(const struct rp_plan *p, uint32_t rkey);
  * Constant time: rp_plan_make decided every request in one pass.
  */
 bool rp_accepted(const struct rp_plan *p, size_t k);
+
+/* Whether the captured responder refused request k with a NAK invalid
+ * request or remote operational error (what a SEND longer than its
+ * receive buffer gets: IBTA 9.7.5.2; rxe: RECV-TOO-SMALL). */
+bool rp_failed(const struct rp_plan *p, size_t k);
 
 /*
  * The bytes the captured responder returned for READ request k, in

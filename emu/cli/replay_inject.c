@@ -11,7 +11,8 @@ static uint32_t refused_key(const struct rp_plan *p, uint32_t rkey)
 {
 	for (size_t i = 0; i < p->nregions; i++)
 		if (p->regions[i].mr &&
-		    rocemu_mr_rkey(p->regions[i].mr) == rkey)
+		    (rocemu_mr_rkey(p->regions[i].mr) == rkey ||
+		     p->regions[i].key == rkey))
 			return rkey ^ 0xff;	/* another key, same index */
 	return rkey;
 }
@@ -21,6 +22,10 @@ static bool map(const struct rp_plan *p, uint32_t *rkey, uint64_t *va)
 {
 	struct rp_region *g = rp_region_of(p, *rkey);
 
+	/* a key only named by a SEND with Invalidate, and no window:
+	 * nothing stands for it */
+	if (g && !g->sized && !g->window)
+		g = NULL;
 	if (!g) {
 		uint32_t k = refused_key(p, *rkey);
 		bool changed = k != *rkey;
@@ -31,7 +36,20 @@ static bool map(const struct rp_plan *p, uint32_t *rkey, uint64_t *va)
 	 * not hold this lies outside rocemu's MR too (the sum wraps as
 	 * unsigned arithmetic does), and rocemu's own checks refuse it. */
 	*va = (uintptr_t)g->buf + (*va - g->lo);
-	*rkey = rocemu_mr_rkey(g->mr);
+	*rkey = g->key;
+	return true;
+}
+
+/* A SEND with Invalidate's R_Key: a window's becomes rocemu's window's;
+ * true when the packet changed. Any other stays as captured (a key
+ * rocemu never gave out, refused as the IBTA says). */
+static bool map_ieth(const struct rp_plan *p, uint32_t *ieth)
+{
+	struct rp_region *g = rp_region_of(p, *ieth);
+
+	if (!g || !g->window || !g->mw)
+		return false;
+	*ieth = g->key;
 	return true;
 }
 
@@ -48,6 +66,8 @@ int rp_inject(const struct rp_plan *p, size_t k, struct rocemu_world *w)
 		rebuild |= map(p, &f.ib.reth.rkey, &f.ib.reth.va);
 	if (f.ib.exts & ROCE_EXT_ATMETH)
 		rebuild |= map(p, &f.ib.atmeth.rkey, &f.ib.atmeth.va);
+	if (f.ib.exts & ROCE_EXT_IETH)
+		rebuild |= map_ieth(p, &f.ib.ieth);
 	if (!rebuild) {
 		rocemu_world_inject(w, c->data, c->caplen);
 		return 0;

@@ -73,12 +73,19 @@ static bool has_aeth(const struct roce_cap_pkt *c)
 	return c->f.ib.exts & ROCE_EXT_AETH;
 }
 
+/* V_FAILED: refused with a NAK invalid request or remote operational
+ * error, which a SEND gets when the receive cannot hold it */
+enum { V_REFUSED, V_ACCEPTED, V_PENDING, V_FAILED };
+
 bool rp_accepted(const struct rp_plan *p, size_t k)
 {
-	return !p->verdict || p->verdict[k];
+	return !p->verdict || p->verdict[k] == V_ACCEPTED;
 }
 
-enum { V_REFUSED, V_ACCEPTED, V_PENDING };
+bool rp_failed(const struct rp_plan *p, size_t k)
+{
+	return p->verdict && p->verdict[k] == V_FAILED;
+}
 #define NONE SIZE_MAX
 
 /*
@@ -179,11 +186,16 @@ static void answer(struct pending *q, size_t k)
 	bool ack = !has_aeth(c) ||
 		   roce_aeth_type(c->f.ib.aeth.syndrome) == ROCE_AETH_ACK;
 
+	uint8_t no = V_REFUSED;
+
+	if (has_aeth(c) && (c->f.ib.aeth.syndrome == ROCE_AETH_NAK_INV_REQ ||
+			    c->f.ib.aeth.syndrome == ROCE_AETH_NAK_REM_OP))
+		no = V_FAILED;
 	while (q->head != NONE &&
 	       roce_psn_cmp(psn, psn_of(q->p, q->head)) >= 0) {
 		size_t r = q->head;
 		bool ok = ack || psn_of(q->p, r) != psn;
-		unlink_req(q, r, ok ? V_ACCEPTED : V_REFUSED);
+		unlink_req(q, r, ok ? V_ACCEPTED : no);
 	}
 }
 
@@ -308,6 +320,53 @@ struct rp_region *rp_region_of(const struct rp_plan *p, uint32_t rkey)
 	return NULL;
 }
 
+/* A region for rkey, reaching nothing yet, or NULL (-ENOMEM). */
+static struct rp_region *new_region(struct rp_plan *p, uint32_t rkey)
+{
+	struct rp_region *r = realloc(p->regions,
+				      (p->nregions + 1) * sizeof(*r));
+
+	if (!r)
+		return NULL;
+	p->regions = r;
+	r = &p->regions[p->nregions++];
+	memset(r, 0, sizeof(*r));
+	r->rkey = rkey;
+	return r;
+}
+
+/*
+ * What request k, accepted or refused as rp_accepted says, tells of the
+ * keys a SEND with Invalidate named: an accepted one notes its key; a
+ * request refused after that with such a key shows it was a type 2
+ * window the SEND invalidated (IBTA 10.6.7.2: an MR's key stays valid,
+ * and only a window bound through the QP may be invalidated by a peer).
+ * 0 or -ENOMEM.
+ */
+static int note_invalidation(struct rp_plan *p, size_t k, bool has_range,
+			     uint32_t rkey)
+{
+	const struct roce_ib *ib = &rp_pkt(p, k)->f.ib;
+	struct rp_region *r;
+
+	if ((ib->exts & ROCE_EXT_IETH) && rp_accepted(p, k)) {
+		r = rp_region_of(p, ib->ieth);
+		if (!r && !(r = new_region(p, ib->ieth)))
+			return -ENOMEM;
+		if (!r->invalidated) {
+			r->invalidated = true;
+			r->inv_at = k;
+		}
+	}
+	if (has_range && !rp_accepted(p, k) &&
+	    (r = rp_region_of(p, rkey)) && r->invalidated && !r->window &&
+	    r->inv_at < k) {
+		r->window = true;
+		p->windows++;
+	}
+	return 0;
+}
+
 /* Widens rkey's region to [va, va + len), creating it: 0, -ERANGE when
  * the range wraps past 2^64 (nothing changed), or -ENOMEM. */
 static int region_add(struct rp_plan *p, uint32_t rkey, uint64_t va,
@@ -319,13 +378,12 @@ static int region_add(struct rp_plan *p, uint32_t rkey, uint64_t va,
 	if (!roce_range_end(va, len, &end))
 		return -ERANGE;
 	if (!r) {
-		r = realloc(p->regions, (p->nregions + 1) * sizeof(*r));
+		r = new_region(p, rkey);
 		if (!r)
 			return -ENOMEM;
-		p->regions = r;
-		r = &p->regions[p->nregions++];
-		memset(r, 0, sizeof(*r));
-		r->rkey = rkey;
+	}
+	if (!r->sized) {
+		r->sized = true;
 		r->lo = va;
 		r->hi = end;
 	}
@@ -422,9 +480,12 @@ static int scan(struct rp_plan *p)
 		count_send(p, c, &msg);
 		if (op_flags(c) & ROCE_OPF_READ)
 			p->read_bytes += c->f.ib.reth.len;
-		uint32_t rkey;
-		uint64_t va, len;
-		if (!remote_range(c, &rkey, &va, &len) || !rp_accepted(p, k))
+		uint32_t rkey = 0;
+		uint64_t va = 0, len = 0;
+		bool ranged = remote_range(c, &rkey, &va, &len);
+		if (note_invalidation(p, k, ranged, rkey))
+			return -ENOMEM;
+		if (!ranged || !rp_accepted(p, k))
 			continue;
 		int rc = region_add(p, rkey, va, len);
 		if (rc == -ENOMEM)

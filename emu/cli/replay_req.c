@@ -388,23 +388,76 @@ static bool lost_before_capture(const struct req_run *r, size_t i, size_t k,
 	return false;
 }
 
+/* True for an answer that asks the requester to send again: a NAK or an
+ * RNR NAK (IBTA 9.7.5.2). */
+static bool asks_again(const struct roce_cap_pkt *c)
+{
+	return (c->f.ib.exts & ROCE_EXT_AETH) &&
+	       roce_aeth_type(c->f.ib.aeth.syndrome) != ROCE_AETH_ACK;
+}
+
+/* What the requests compared so far say of sending again: the highest
+ * PSN, and the last NAK or RNR NAK until the requester has gone back to
+ * its PSN and on to that highest one again. */
+struct resend {
+	bool have;
+	uint32_t highest;
+	bool asked, going_back;
+	uint32_t from;		/* the NAK's PSN */
+};
+
+/*
+ * A captured request the captured requester sent again by its transport
+ * timer (IBTA 9.7.6.1.3): its PSN is not past the highest compared, and
+ * no NAK or RNR NAK asked for it. Whether that timer fires before the ACK
+ * comes is timing (DUP-REQ in the list of differences); rocemu, fed the
+ * ACK as soon as it has sent what it answers, does not send it again.
+ */
+static bool timer_resend(const struct resend *s, uint32_t psn)
+{
+	return s->have && roce_psn_cmp(psn, s->highest) <= 0 &&
+	       !(s->asked && roce_psn_cmp(psn, s->from) >= 0);
+}
+
+static void resend_compared(struct resend *s, uint32_t psn)
+{
+	if (!s->have || roce_psn_cmp(psn, s->highest) > 0)
+		s->highest = psn;
+	s->have = true;
+	if (s->asked && psn == s->from)
+		s->going_back = true;
+	if (s->going_back && psn == s->highest)
+		s->asked = s->going_back = false;
+}
+
 static int compare_all(struct req_run *r, bool verbose, FILE *out)
 {
 	const struct rp_plan *p = r->p;
 	char text[RP_DIFF_LEN];
-	size_t i = 0, answers = 0, lost = 0;
+	size_t i = 0, answers = 0, lost = 0, resent = 0;
 	uint32_t last = 0;
 	bool have_last = false;
+	struct resend rs = { 0 };
 
 	for (size_t k = 0; k < p->n; k++) {
 		r->col.ts_ns = rp_pkt(p, k)->ts_ns;
 		if (rp_is_answer(p, k)) {
 			feed(r, k);
 			answers++;
+			if (asks_again(rp_pkt(p, k))) {
+				rs.asked = true;
+				rs.going_back = false;
+				rs.from = ib_of(p, k)->bth.psn;
+			}
 			continue;
 		}
 		if (!rp_is_request(p, k))
 			continue;
+		if (p->fl->kind == ROCE_FLOW_RC &&
+		    timer_resend(&rs, ib_of(p, k)->bth.psn)) {
+			resent++;
+			continue;
+		}
 		if (!wait_for(r, i))
 			return diverged(r, k, i, "rocemu sent no such request",
 					out);
@@ -419,6 +472,7 @@ static int compare_all(struct req_run *r, bool verbose, FILE *out)
 			return diverged(r, k, i, text, out);
 		last = cf->ib.bth.psn;
 		have_last = true;
+		resend_compared(&rs, last);
 		if (verbose)
 			rp_line(out, "same", &rp_pkt(p, k)->f,
 				rp_pkt(p, k)->no, rp_rel(p, k));
@@ -433,6 +487,9 @@ static int compare_all(struct req_run *r, bool verbose, FILE *out)
 	if (lost)
 		fprintf(out, ", %zu not in the capture (a gap in its PSNs: lost "
 			     "before it)", lost);
+	if (resent)
+		fprintf(out, ", %zu sent again by its timer (timing: DUP-REQ, "
+			     "IBTA 9.7.6.1.3)", resent);
 	fprintf(out, ", no divergence\n");
 	return 0;
 }

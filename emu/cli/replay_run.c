@@ -26,6 +26,42 @@ struct run {
 	uint32_t last_posted;		/* first PSN of the last SEND given one */
 };
 
+/*
+ * A type 2 window over g's MR, bound through rocemu's QP (the one the
+ * captured SEND with Invalidate reaches: IBTA 10.6.7.2 lets a peer
+ * invalidate only a window bound through the QP it sends to), with the
+ * rights the MR has. 0 or -errno.
+ */
+static int bind_window(struct run *r, struct rp_region *g, size_t len,
+		       int rights)
+{
+	g->mw = rocemu_mw_alloc(r->d.pd, IBV_MW_TYPE_2);
+	if (!g->mw)
+		return -errno;
+	struct ibv_send_wr wr = {
+		.wr_id = UINT64_MAX, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_mw = { .mw = (struct ibv_mw *)g->mw,
+			     .rkey = (rocemu_mw_rkey(g->mw) + 1) & 0xff,
+			     .bind_info = {
+				     .mr = (struct ibv_mr *)g->mr,
+				     .addr = (uintptr_t)g->buf,
+				     .length = len,
+				     .mw_access_flags = (unsigned)rights } },
+	};
+	struct ibv_send_wr *bad;
+	int rc = rocemu_post_send(r->d.qp, &wr, &bad);
+	if (rc)
+		return rc < 0 ? rc : -rc;
+	rocemu_world_settle(r->d.w, RP_SETTLE_NS);
+	struct ibv_wc wc;
+	if (rocemu_cq_poll(r->d.cq, 1, &wc) != 1 ||
+	    wc.status != IBV_WC_SUCCESS)
+		return -EINVAL;
+	g->key = rocemu_mw_rkey(g->mw);
+	return 0;
+}
+
 static int setup_memory(struct run *r)
 {
 	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -38,9 +74,16 @@ static int setup_memory(struct run *r)
 		g->buf = calloc(1, len + 8);
 		if (!g->buf)
 			return -ENOMEM;
-		g->mr = rocemu_mr_reg(r->d.pd, g->buf, len, rw);
+		g->mr = rocemu_mr_reg(r->d.pd, g->buf, len,
+				      rw | (g->window ? IBV_ACCESS_MW_BIND : 0));
 		if (!g->mr)
 			return -errno;
+		g->key = rocemu_mr_rkey(g->mr);
+		if (g->window) {
+			int rc = bind_window(r, g, len, rw & ~IBV_ACCESS_LOCAL_WRITE);
+			if (rc)
+				return rc;
+		}
 	}
 	r->rbuf = calloc(1, rp_rbuf_len(r->p));
 	if (!r->rbuf)
@@ -70,9 +113,15 @@ static int setup(struct run *r)
 
 static void teardown(struct run *r)
 {
-	for (size_t i = 0; i < r->p->nregions; i++)
-		if (r->p->regions[i].mr)
-			rocemu_mr_dereg(r->p->regions[i].mr);
+	for (size_t i = 0; i < r->p->nregions; i++) {
+		struct rp_region *g = &r->p->regions[i];
+		if (g->mw)	/* first: an MR with a window bound stays */
+			rocemu_mw_dealloc(g->mw);
+		if (g->mr)
+			rocemu_mr_dereg(g->mr);
+		g->mw = NULL;
+		g->mr = NULL;
+	}
 	if (r->rmr)
 		rocemu_mr_dereg(r->rmr);
 	free(r->rbuf);
@@ -100,10 +149,15 @@ static int maybe_post_recv(struct run *r, size_t k)
 		return 0;
 	if (r->posted_any && roce_psn_cmp(psn, r->last_posted) <= 0)
 		return 0;
-	if (!rp_accepted(r->p, k))
+	/* Refused with an RNR NAK: no receive. With a NAK invalid request
+	 * or remote operational error: one too short for the message (a
+	 * SEND's first packet carries a byte at least; else it fits). */
+	bool short_one = rp_failed(r->p, k) && c->f.ib.payload_len;
+	if (!rp_accepted(r->p, k) && !short_one)
 		return 0;
 	struct ibv_sge sge = { .addr = (uintptr_t)r->rbuf,
-			       .length = rp_rbuf_len(r->p),
+			       .length = short_one ? c->f.ib.payload_len - 1
+						   : rp_rbuf_len(r->p),
 			       .lkey = rocemu_mr_lkey(r->rmr) };
 	struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;

@@ -25,6 +25,22 @@ for cap in pcaps/rxe/*.pcap pcaps/rocemu/*.pcap "$work/demo.pcap"; do
 		bad "$cap: exit $rc"; head -n 8 "$out"
 	fi
 done
+# The lab's own rxe captures, when the checkout sits beside them
+# (RXE_PCAPS names another directory): no unexplained divergence, as
+# responder.
+rxe_dir=${RXE_PCAPS:-../shared/pcaps/rxe}
+if [ -d "$rxe_dir" ]; then
+	for cap in "$rxe_dir"/*.pcap; do
+		for as in responder requester; do
+			out=$work/lab-$as-$(basename "$cap" .pcap).txt
+			timeout 60 "$rocemu" replay --as $as "$cap" >"$out" 2>&1
+			rc=$?
+			if [ $rc = 0 ] && ! grep -q "diverges:" "$out"; then ok; else
+				bad "$cap as $as: exit $rc"; head -n 8 "$out"
+			fi
+		done
+	done
+fi
 # an RC capture gives a summary line per requesting side
 grep -q "no divergence" "$work/read_bw.rxe.txt" && ok ||
 	bad "read_bw: no summary line"
@@ -201,6 +217,18 @@ rc=$?
 	grep -q "replay: 1 known difference (SEND-INV-MR-KEY), 0 unexplained divergences" \
 		"$work/sendinv.known" && ok ||
 	bad "SEND with Invalidate, the list: exit $rc: $(cat "$work/sendinv.known")"
+# --strict: the same known difference fails the run (exit 1), still
+# named; before, --strict was an unknown option (exit 2).
+timeout 120 "$rocemu" replay --strict "$work/sendinv.pcap" >"$work/sendinv.strict" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "answer 2 diverges as known difference SEND-INV-MR-KEY" \
+	"$work/sendinv.strict" && ok ||
+	bad "SEND with Invalidate, --strict: exit $rc: $(head -n 2 "$work/sendinv.strict")"
+# A clean capture whose ACKs are only coalesced otherwise passes --strict:
+# that is no divergence (docs/replay.md, "Accepted as the same").
+timeout 120 "$rocemu" replay --strict pcaps/rxe/write_bw.pcap >"$work/strict.write_bw" 2>&1
+rc=$?
+[ $rc = 0 ] && ok || bad "write_bw, --strict: exit $rc: $(head -n 2 "$work/strict.write_bw")"
 # The list is the conformance home's by default (the checkout's here).
 timeout 120 "$rocemu" replay "$work/sendinv.pcap" >"$work/sendinv.home" 2>&1
 rc=$?
@@ -297,6 +325,49 @@ visits=$(sed -n 's/^replay: 1 flows, 20001 packets, \([0-9]*\) packet visits$/\1
 		"$work/oneflow.txt" && ok ||
 	bad "one flow of 20000 SENDs: exit $rc, ${visits:-no} packet visits: $(tail -n 2 "$work/oneflow.txt")"
 rm -f "$work/oneflow.pcap" "$work/oneflow.txt"
+
+# 7. State replay rebuilds from the capture (mkcap --state).
+# A SEND with Invalidate of R_Key 0x77 that the responder accepted, and a
+# WRITE with 0x77 it refused after that: 0x77 was a type 2 memory window
+# (IBTA 10.6.7.2: a peer may invalidate only such a window, an MR's key
+# stays valid). Before, replay knew no window: rocemu NAKed the SEND as
+# an invalid request, labelled as rxe's SEND-INV-MR-KEY although the
+# captured ACK's MSN (2) shows a completed message. Now rocemu binds a
+# type 2 window over the WRITE's region through its QP, and answers all
+# three requests as captured.
+"$mkcap" --state "$work/mw2.pcap" mw2 || bad "mkcap --state mw2"
+timeout 120 "$rocemu" replay "$work/mw2.pcap" >"$work/mw2.txt" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "3 requests fed, 3 answers the same, 1 of 1 receives completed, no divergence" \
+	"$work/mw2.txt" && ! grep -q "known difference" "$work/mw2.txt" && ok ||
+	bad "SEND with Invalidate of a type 2 window: exit $rc: $(cat "$work/mw2.txt")"
+# A SEND of 64 bytes refused with a NAK remote operational error, as rxe
+# answers one longer than its receive: replay posted no receive, rocemu
+# sent an RNR NAK, an unexplained divergence (exit 1). Now it gives
+# rocemu a receive too short for the message; rocemu NAKs it Invalid
+# Request, the known difference RECV-TOO-SMALL (exit 0).
+"$mkcap" --state "$work/recvlen.pcap" recvlen || bad "mkcap --state recvlen"
+timeout 120 "$rocemu" replay "$work/recvlen.pcap" >"$work/recvlen.txt" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "answer 2 diverges as known difference RECV-TOO-SMALL: aeth syndrome: captured 0x63, rocemu 0x61$" \
+	"$work/recvlen.txt" && ok ||
+	bad "a SEND longer than its receive: exit $rc: $(cat "$work/recvlen.txt")"
+
+# A SEND the captured requester sent again by its timer before the ACK
+# came (timing, DUP-REQ): as requester, rocemu (fed the ACK at once) sends
+# the next SEND instead; that was "request 2 diverges: psn" (exit 1). It
+# is now counted apart, and the next SEND compared.
+"$mkcap" --state "$work/resend.pcap" resend || bad "mkcap --state resend"
+timeout 120 "$rocemu" replay --as requester "$work/resend.pcap" >"$work/resend.txt" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "2 requests the same, 3 answers fed, 1 sent again by its timer (timing: DUP-REQ, IBTA 9.7.6.1.3), no divergence" \
+	"$work/resend.txt" && ok ||
+	bad "a request sent again by the timer, as requester: exit $rc: $(cat "$work/resend.txt")"
+# ... while one sent again after a NAK is compared: loss.pcap's three
+# packets after the sequence NAK are rocemu's too
+grep -q "6 requests the same" "$work/req-loss.rxe.txt" &&
+	! grep -q "sent again" "$work/req-loss.rxe.txt" && ok ||
+	bad "loss.pcap as requester: $(cat "$work/req-loss.rxe.txt")"
 
 echo "replay_cli: $pass passed, $fail failed"
 [ $fail = 0 ]

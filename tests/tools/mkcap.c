@@ -843,6 +843,8 @@ static int gen_sequence_seeds(const char *dir, int argc, char **argv)
 	return 0;
 }
 
+static int gen_state(const char *name);
+
 int main(int argc, char **argv)
 {
 	char err[ROCE_PCAP_ERRLEN];
@@ -857,6 +859,7 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "--bench") &&
 			 strcmp(argv[1], "--rc-bench") &&
 			 strcmp(argv[1], "--replay") &&
+			 strcmp(argv[1], "--state") &&
 			 strcmp(argv[1], "--why") &&
 			 strcmp(argv[1], "--cm") &&
 			 strcmp(argv[1], "--flows") &&
@@ -866,6 +869,7 @@ int main(int argc, char **argv)
 				"       mkcap --rc-bench OUT.pcap COUNT\n"
 				"       mkcap --replay OUT.pcap "
 				"wrap|bigread|lowqpn|badpad|backnak|sendinv\n"
+				"       mkcap --state OUT.pcap mw2|recvlen|resend\n"
 				"       mkcap --why OUT.pcap range|silent|invreq\n"
 				"       mkcap --cm OUT.pcap connect|reject|sidr|"
 				"bad|bad-tid|bad-comm|\n"
@@ -883,9 +887,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "--replay") || !strcmp(argv[1], "--cm") ||
-	    !strcmp(argv[1], "--why")) {
+	    !strcmp(argv[1], "--why") || !strcmp(argv[1], "--state")) {
 		const char *name = argc > 3 ? argv[3] : "";
 		int rc = argv[1][2] == 'r' ? gen_replay(name)
+			 : argv[1][2] == 's' ? gen_state(name)
 			 : argv[1][2] == 'w' ? gen_why(name) : gen_cm(name);
 		if (rc) {
 			roce_pcap_finish(out);
@@ -906,6 +911,62 @@ int main(int argc, char **argv)
 	if (roce_pcap_finish(out)) {
 		fprintf(stderr, "mkcap: writing %s failed\n", argv[2]);
 		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Captures of state replay rebuilds from the capture (docs/replay.md), by
+ * name; the requester is 10.0.0.1 QP 0x100, the responder 10.0.0.2 QP
+ * 0x200, every RETH names R_Key 0x77:
+ *   mw2      a WRITE of 32 bytes at 0x1000, ACKed; a SEND with
+ *            Invalidate of R_Key 0x77, ACKed (MSN 2); the same WRITE
+ *            again, refused with a remote access NAK: 0x77 was a type 2
+ *            memory window, invalidated by the SEND
+ *   recvlen  a SEND of 16 bytes, ACKed; one of 64 bytes refused with a
+ *            Remote Operational Error NAK (0x63), as Linux rxe answers a
+ *            SEND longer than its receive buffer
+ *            (conformance/differences.md, RECV-TOO-SMALL)
+ *   resend   a SEND sent again by the requester's timer before its ACK
+ *            came, both ACKed, then the next SEND and its ACK, as rxe in
+ *            a slow guest (DUP-REQ)
+ */
+static int gen_state(const char *name)
+{
+	const uint32_t A = 0x100, B = 0x200;
+
+	if (!strcmp(name, "mw2")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_WRITE_ONLY, 1, 0,
+					0x1000, 32, 32 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY_INV, 2,
+					.plen = 16, .ieth = 0x77 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 2, 2 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_RDMA_WRITE_ONLY, 3, 0,
+					0x1000, 32, 32 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 3, 2,
+					.syn = ROCE_AETH_NAK_REM_ACCESS });
+	} else if (!strcmp(name, "recvlen")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 1,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 2,
+					.plen = 64 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 2, 1,
+					.syn = ROCE_AETH_NAK_REM_OP });
+	} else if (!strcmp(name, "resend")) {
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 1,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 1,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 1, 1 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_SEND_ONLY, 2,
+					.plen = 16 });
+		crafted(&(struct cpkt){ A, B, ROCE_OP_RC_ACK, 2, 2 });
+	} else {
+		fprintf(stderr, "mkcap: no state capture '%s'\n", name);
+		return 2;
 	}
 	return 0;
 }
