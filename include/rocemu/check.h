@@ -73,6 +73,13 @@ int roce_check_packet(struct roce_check *c, uint64_t no,
 		      unsigned flow, unsigned dir, enum roce_flow_kind kind);
 
 /*
+ * The capture time, ns, of the packets roce_check_packet judges from now
+ * on (call it before each). Without it the rules that weigh time (capture
+ * loss a link could carry, a reaction to a NAK) give no finding.
+ */
+void roce_check_time(struct roce_check *c, uint64_t ts_ns);
+
+/*
  * The end of the capture: reports what was still open (a PSN gap nothing
  * explained, an ACK for a PSN never sent, a last request that asked for
  * no acknowledgement). Call once; later packets are not judged.

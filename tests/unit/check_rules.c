@@ -631,10 +631,16 @@ START_TEST(test_fitting_naks_pass)
 			     .plen = 64, .reth_len = 64, .ackreq = true });
 	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101, .msn = 1,
 			     .syndrome = ROCE_AETH_NAK_REM_ACCESS });
-	/* a SEND with Invalidate names an R_Key: any NAK may answer it */
-	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_ONLY_INV, .psn = 102,
+	judge(&c, 0, &r);
+	nothing(&r);
+	/* a SEND with Invalidate names an R_Key: any NAK may answer it (a
+	 * capture of its own: the fatal NAK above ends that QP's work) */
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, ACK(100, 1));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_ONLY_INV, .psn = 101,
 			     .plen = 64, .ackreq = true });
-	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 102, .msn = 2,
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101, .msn = 1,
 			     .syndrome = ROCE_AETH_NAK_REM_ACCESS });
 	judge(&c, 0, &r);
 	nothing(&r);
