@@ -142,8 +142,8 @@ static void msn_order(struct roce_check *c, const struct chk_pkt *p)
 	if (!(p->flags & ROCE_OPF_ACK) || (p->flags & ROCE_OPF_ATOMIC))
 		return;
 	if (d->ack_msn_set && roce_psn_cmp(raw, d->ack_msn) < 0)
-		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2", "MSN 0x%06x goes back from 0x%06x (frame "
+		chk_report_also(c, p->no, d->ack_msn_no, p->flow, p->dir,
+			   ROCE_CHECK_ERROR, "9.7.5.2", "MSN 0x%06x goes back from 0x%06x (frame "
 			   "%llu): the MSN counts the messages the responder "
 			   "completed and never decreases (9.7.5.2, C9-148)",
 			   raw, d->ack_msn, (unsigned long long)d->ack_msn_no);

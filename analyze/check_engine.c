@@ -71,6 +71,20 @@ void chk_report(struct roce_check *c, uint64_t no, unsigned flow,
 	va_end(ap);
 }
 
+void chk_report_also(struct roce_check *c, uint64_t no, uint64_t also,
+		     unsigned flow, unsigned dir, enum roce_check_class cls,
+		     const char *rule, const char *fmt, ...)
+{
+	struct roce_violation v = { .no = no, .flow = flow, .dir = dir,
+				    .cls = cls, .rule = rule, .packets = 1,
+				    .also = also };
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(c, &v, fmt, ap);
+	va_end(ap);
+}
+
 void chk_report_loss(struct roce_check *c, uint64_t no, unsigned flow,
 		     unsigned dir, uint32_t lo, uint32_t hi, const char *rule,
 		     const char *fmt, ...)

@@ -57,6 +57,7 @@ struct chk_gap {
 	uint64_t span_ns;	/* capture time from the request before it
 				 * to frame no; 0 when the capture has none */
 	uint32_t pkt_len;	/* the direction's smallest request frame */
+	uint64_t prev_no;	/* the request before the gap, 0 */
 };
 
 /* Where the requester is inside a message. */
@@ -187,6 +188,12 @@ struct chk_pkt {
 void chk_report(struct roce_check *c, uint64_t no, unsigned flow,
 		unsigned dir, enum roce_check_class cls, const char *rule,
 		const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* The same, naming also the earlier frame that makes the finding. */
+void chk_report_also(struct roce_check *c, uint64_t no, uint64_t also,
+		     unsigned flow, unsigned dir, enum roce_check_class cls,
+		     const char *rule, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
 
 /* The same for capture loss of PSNs lo..hi (all counted). */
 void chk_report_loss(struct roce_check *c, uint64_t no, unsigned flow,

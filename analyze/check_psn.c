@@ -40,8 +40,8 @@ static bool impossible_loss(struct roce_check *c, const struct chk_gap *g,
 	uint64_t n = (uint64_t)roce_psn_diff(g->hi, g->lo) + 1;
 	if (n <= fit)
 		return false;
-	chk_report(c, g->no, flow, dir, ROCE_CHECK_ERROR, "9.7.1",
-		   "PSN 0x%06x follows a gap of %llu PSNs (0x%06x..0x%06x) "
+	chk_report_also(c, g->no, g->prev_no, flow, dir, ROCE_CHECK_ERROR,
+		   "9.7.1", "PSN 0x%06x follows a gap of %llu PSNs (0x%06x..0x%06x) "
 		   "%llu ns after the request before it: at 400 Gb/s with "
 		   "%u-byte frames at most %llu packets fit, so they were "
 		   "never sent and not lost by the capture: the requester "
@@ -62,6 +62,7 @@ static void add_gap(struct roce_check *c, const struct chk_pkt *p,
 				   ? c->now - d->req_ts + (c->now == d->req_ts)
 				   : 0,
 		.pkt_len = d->min_req_len,
+		.prev_no = d->last_req_no,
 	};
 
 	if (p->fl->kind == ROCE_FLOW_UC) {

@@ -19,8 +19,9 @@ void chk_seqnak(struct roce_check *c, const struct chk_pkt *p)
 		return;
 	if (d->answered && d->acked_no &&
 	    roce_psn_cmp(d->acked_psn, p->psn) >= 0) {
-		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2.1", "PSN sequence error NAK names psn "
+		chk_report_also(c, p->no, d->acked_no, p->flow, p->dir,
+			   ROCE_CHECK_ERROR, "9.7.5.2.1",
+			   "PSN sequence error NAK names psn "
 			   "0x%06x, but frame %llu already acknowledged up to "
 			   "0x%06x: the responder had that PSN, nothing was "
 			   "missing (9.7.5.2.1)", p->psn,
@@ -28,8 +29,8 @@ void chk_seqnak(struct roce_check *c, const struct chk_pkt *p)
 		return;
 	}
 	if (d->seqnak_no && d->seqnak_psn == p->psn) {
-		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2.1", "a second PSN sequence error NAK for "
+		chk_report_also(c, p->no, d->seqnak_no, p->flow, p->dir,
+			   ROCE_CHECK_ERROR, "9.7.5.2.1", "a second PSN sequence error NAK for "
 			   "psn 0x%06x (the first: frame %llu) and the "
 			   "requester sent nothing again in between: the "
 			   "responder NAKs a gap once, then drops what follows "
@@ -53,9 +54,9 @@ void chk_seqnak_req(const struct chk_pkt *p, bool fresh)
 }
 
 static void not_back(struct roce_check *c, unsigned flow, unsigned dir,
-		     struct chk_dir *d, const char *since)
+		     struct chk_dir *d, uint64_t also, const char *since)
 {
-	chk_report(c, d->seqnak_no, flow, 1 - dir, ROCE_CHECK_ERROR,
+	chk_report_also(c, d->seqnak_no, also, flow, 1 - dir, ROCE_CHECK_ERROR,
 		   "9.7.5.2.1", "PSN sequence error NAK for psn 0x%06x, and "
 		   "the requester never went back to it (%s): after that NAK "
 		   "the requester resends from the PSN named, and the "
@@ -76,7 +77,7 @@ void chk_seqnak_covered(struct roce_check *c, const struct chk_pkt *p,
 		return;
 	snprintf(since, sizeof(since), "frame %llu acknowledges up to "
 		 "0x%06x", (unsigned long long)p->no, psn);
-	not_back(c, p->flow, 1 - p->dir, d, since);
+	not_back(c, p->flow, 1 - p->dir, d, p->no, since);
 }
 
 /* At the end: a NAK the requester never followed although it sent new
@@ -90,5 +91,5 @@ void chk_seqnak_finish(struct roce_check *c, unsigned flow, unsigned dir)
 	    d->req_ts <= d->seqnak_ts ||
 	    d->req_ts - d->seqnak_ts <= CHK_GRACE_NS)
 		return;
-	not_back(c, flow, dir, d, "it sent new requests until the end");
+	not_back(c, flow, dir, d, d->last_req_no, "it sent new requests until the end");
 }

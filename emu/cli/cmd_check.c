@@ -269,6 +269,8 @@ static void print_finding(const struct check_run *run,
 		json_str(ft);
 		putchar(',');
 	}
+	if (v->also)
+		printf("\"also\":%llu,", (unsigned long long)v->also);
 	printf("\"rule\":");
 	json_str(v->rule);
 	printf(",\"text\":");

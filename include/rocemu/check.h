@@ -33,6 +33,9 @@ struct roce_violation {
 	enum roce_check_class cls;
 	const char *rule;	/* "C9-110", "9.7.1", "A17.3.3" ... */
 	uint32_t packets;	/* a loss: the packets missing; else 1 */
+	uint64_t also;		/* the earlier frame that makes the finding
+				 * with this one (the NAK a later request
+				 * breaks, the ACK a NAK contradicts), 0 */
 	char text[ROCE_CHECK_TEXT];	/* one sentence, the rule named */
 };
 

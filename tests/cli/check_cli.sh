@@ -328,6 +328,24 @@ for n in 14 15 16 17 18; do
 done
 one_rule "$work/jump.pcap" "a PSN jump no link could carry" 9.7.1 14
 expect_grep "$work/out" "follows a gap of 2000000 PSNs ($(hex6 $(($(dump_field "$good" 14 psn)))).." "PSN jump: the gap"
+# --json names the other frame of each as "also"
+while read -r cap frame also; do
+	"$rocemu" check --json "$work/$cap.pcap" >"$work/out"
+	if python3 -c '
+import json, sys
+f = [o for o in map(json.loads, open(sys.argv[1])) if o.get("class") == "error"]
+assert len(f) == 1 and f[0]["frame"] == int(sys.argv[2]), f
+assert f[0]["also"] == int(sys.argv[3]), f
+' "$work/out" "$frame" "$also"; then ok; else bad "--json also: $cap"; fi
+done <<'EOF3'
+fatal_req 13 6
+fatal_resp 3 2
+seq_none 16 15
+s1 16 17
+seq_twice 4 3
+msn_back2 17 16
+jump 14 13
+EOF3
 
 # -q: the total alone
 expect_exit 1 "-q" -- "$rocemu" check -q "$work/icrc.pcap"
