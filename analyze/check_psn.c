@@ -68,7 +68,10 @@ static void add_gap(struct roce_check *c, const struct chk_pkt *p,
 	if (p->fl->kind == ROCE_FLOW_UC) {
 		/* UC has no answers: nothing tells a sender's skip from a
 		 * loss, and the receiver drops the rest of the message
-		 * either way (9.8.3). */
+		 * either way (9.8.3). Unless no link could have carried
+		 * that many: then the sender skipped them. */
+		if (impossible_loss(c, &gap, p->flow, p->dir))
+			return;
 		d->had_loss = true;
 		chk_report_loss(c, p->no, p->flow, p->dir, lo, hi, "9.8.3",
 				"PSN 0x%06x follows 0x%06x: PSNs 0x%06x..0x%06x "

@@ -1195,6 +1195,55 @@ START_TEST(test_seq_nak_follows_a_gap)
 }
 END_TEST
 
+/* A sequence NAK the requester ignores to the end of the capture, new
+ * requests going on 20 ms after it: an error at the NAK (9.7.5.2.1);
+ * within 10 ms the capture may have stopped before the go-back. */
+START_TEST(test_seq_nak_never_followed)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101, .msn = 1,
+			     .syndrome = ROCE_AETH_NAK_PSN_SEQ });
+	add(&c, SEND_ONLY(102));
+	stamp(&c, 0, T0);
+	c.ts[3] = c.ts[2] + (_i ? 20 : 2) * MS;
+	judge(&c, 0, &r);
+	counts(&r, _i ? 1 : 0, 0);
+	if (_i) {
+		ck_assert_str_eq(r.v[0].rule, "9.7.5.2.1");
+		ck_assert_uint_eq(r.v[0].no, 3);
+		ck_assert_uint_eq(r.v[0].also, 4);
+	}
+}
+END_TEST
+
+/* UC: a gap is loss (9.8.3), unless a link could not have carried it in
+ * the time the capture shows: then the sender skipped (9.7.1). */
+START_TEST(test_uc_gap_a_link_could_not_carry)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_ONLY, .psn = 100,
+			     .plen = 64 });
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_ONLY,
+			     .psn = _i ? 100000 : 102, .plen = 64 });
+	stamp(&c, 0, T0);
+	judge(&c, 0, &r);
+	if (_i) {
+		one_error(&r, "9.7.1", 2);
+		ck_assert_uint_eq(r.v[0].also, 1);
+	} else {
+		counts(&r, 0, 1);
+	}
+}
+END_TEST
+
 /* An ACKNOWLEDGE's MSN never goes back (9.7.5.2). */
 START_TEST(test_msn_goes_back)
 {
@@ -1282,6 +1331,8 @@ Suite *rules_suite(void)
 	tcase_add_test(tc, test_answer_after_fatal_nak);
 	tcase_add_test(tc, test_seq_nak_follows_a_gap);
 	tcase_add_test(tc, test_msn_goes_back);
+	tcase_add_loop_test(tc, test_seq_nak_never_followed, 0, 2);
+	tcase_add_loop_test(tc, test_uc_gap_a_link_could_not_carry, 0, 2);
 	tcase_add_loop_test(tc, test_loss_a_link_could_carry, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
