@@ -328,6 +328,11 @@ for n in 14 15 16 17 18; do
 done
 one_rule "$work/jump.pcap" "a PSN jump no link could carry" 9.7.1 14
 expect_grep "$work/out" "follows a gap of 2000000 PSNs ($(hex6 $(($(dump_field "$good" 14 psn)))).." "PSN jump: the gap"
+# an ACK covering a PSN not yet sent: write_bw's frame 6 made to ACK
+# frame 8's PSN (already a rule before; here on a real capture)
+"$pedit" "$wb" "$work/ack_ahead.pcap" 6 psn "$(dump_field "$wb" 8 psn)" || bad "pcap_edit psn"
+one_rule "$work/ack_ahead.pcap" "an ACK ahead of the requests" 9.7.5.2 6
+expect_grep "$work/out" "answers PSN $(hex6 "$(dump_field "$wb" 8 psn)") before the requester sent it (frame 8)" "ACK ahead: the request named"
 # --json names the other frame of each as "also"
 while read -r cap frame also; do
 	"$rocemu" check --json "$work/$cap.pcap" >"$work/out"
