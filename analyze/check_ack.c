@@ -128,6 +128,30 @@ static void msn_fits(struct roce_check *c, const struct chk_pkt *p,
 	d->off_hi = hi;
 }
 
+/*
+ * The MSN of an ACKNOWLEDGE never goes back: it counts the messages the
+ * responder completed (9.7.5.2, C9-148), and an ACK or NAK carries the
+ * count as it is when sent. Atomic ACKs and READ responses are left out:
+ * a duplicate is answered from the saved result, with its MSN then.
+ */
+static void msn_order(struct roce_check *c, const struct chk_pkt *p)
+{
+	struct chk_dir *d = p->req;
+	uint32_t raw = p->ib->aeth.msn;
+
+	if (!(p->flags & ROCE_OPF_ACK) || (p->flags & ROCE_OPF_ATOMIC))
+		return;
+	if (d->ack_msn_set && roce_psn_cmp(raw, d->ack_msn) < 0)
+		chk_report_also(c, p->no, d->ack_msn_no, p->flow, p->dir,
+			   ROCE_CHECK_ERROR, "9.7.5.2", "MSN 0x%06x goes back from 0x%06x (frame "
+			   "%llu): the MSN counts the messages the responder "
+			   "completed and never decreases (9.7.5.2, C9-148)",
+			   raw, d->ack_msn, (unsigned long long)d->ack_msn_no);
+	d->ack_msn_set = true;
+	d->ack_msn = raw;
+	d->ack_msn_no = p->no;
+}
+
 void chk_aeth(struct roce_check *c, const struct chk_pkt *p)
 {
 	uint8_t syn = p->ib->aeth.syndrome;
@@ -152,11 +176,17 @@ void chk_aeth(struct roce_check *c, const struct chk_pkt *p)
 				   "a NAK travels in an ACKNOWLEDGE packet "
 				   "(9.7.5.2)", p->ib->op->name, syn);
 		else {
+			msn_order(c, p);
 			nak_fits(c, p, type, val);
 			chk_why_nak(c, p, type, val);
+			if (type == ROCE_AETH_NAK && val == ROCE_NAK_PSN_SEQ)
+				chk_seqnak(c, p);
+			else if (type == ROCE_AETH_NAK)
+				chk_fatal_nak(c, p, val);
 		}
 		return;
 	}
+	msn_order(c, p);
 	chk_why_answer(c, p);
 	msn_fits(c, p, covered);
 }

@@ -71,6 +71,20 @@ void chk_report(struct roce_check *c, uint64_t no, unsigned flow,
 	va_end(ap);
 }
 
+void chk_report_also(struct roce_check *c, uint64_t no, uint64_t also,
+		     unsigned flow, unsigned dir, enum roce_check_class cls,
+		     const char *rule, const char *fmt, ...)
+{
+	struct roce_violation v = { .no = no, .flow = flow, .dir = dir,
+				    .cls = cls, .rule = rule, .packets = 1,
+				    .also = also };
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(c, &v, fmt, ap);
+	va_end(ap);
+}
+
 void chk_report_loss(struct roce_check *c, uint64_t no, unsigned flow,
 		     unsigned dir, uint32_t lo, uint32_t hi, const char *rule,
 		     const char *fmt, ...)
@@ -123,6 +137,8 @@ static void judge_request(struct roce_check *c, const struct chk_pkt *p)
 	if (!fresh)
 		p->fl->retransmitted++;
 	chk_why_req(p);
+	chk_fatal_req(c, p, fresh);
+	chk_seqnak_req(p, fresh);
 	if (!fresh && chk_kind_of(p->flags) == CHK_READ)
 		chk_read_again(p);
 	chk_opseq(c, p, fresh);
@@ -135,12 +151,17 @@ static void judge_request(struct roce_check *c, const struct chk_pkt *p)
 		p->req->msg_counted = false;
 	}
 	chk_ackreq(c, p, fresh);
+	struct chk_dir *d = p->req;
+	d->req_ts = c->now;
+	if (!d->min_req_len || p->f->wire_len < d->min_req_len)
+		d->min_req_len = p->f->wire_len;
 }
 
 static void judge_response(struct roce_check *c, const struct chk_pkt *p)
 {
 	if (p->fl->kind != ROCE_FLOW_RC || p->ib->exts != p->ib->op->exts)
 		return;	/* UC has no answers; a cut header says nothing */
+	chk_fatal_answer(c, p);
 	if (p->flags & ROCE_OPF_READ) {
 		chk_mtu(c, p);
 		chk_read_resp(c, p);
@@ -202,6 +223,12 @@ int roce_check_packet(struct roce_check *c, uint64_t no,
 	return 0;
 }
 
+void roce_check_time(struct roce_check *c, uint64_t ts_ns)
+{
+	c->now = ts_ns;
+	c->timed = true;
+}
+
 void roce_check_finish(struct roce_check *c)
 {
 	if (c->finished)
@@ -210,6 +237,7 @@ void roce_check_finish(struct roce_check *c)
 		if (!c->flows[i].used || c->flows[i].kind != ROCE_FLOW_RC)
 			continue;
 		for (unsigned d = 0; d < 2; d++) {
+			chk_seqnak_finish(c, i, d);
 			chk_psn_finish(c, i, d);
 			chk_why_finish(c, i, d);
 		}

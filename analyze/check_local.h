@@ -54,6 +54,10 @@ enum { CHK_RING_MIN = 4, CHK_RING_MAX = 256, CHK_GAPS = 8, CHK_REDO = 4 };
 struct chk_gap {
 	uint64_t no;		/* the frame after the gap */
 	uint32_t lo, hi;	/* missing PSNs, lo..hi */
+	uint64_t span_ns;	/* capture time from the request before it
+				 * to frame no; 0 when the capture has none */
+	uint32_t pkt_len;	/* the direction's smallest request frame */
+	uint64_t prev_no;	/* the request before the gap, 0 */
 };
 
 /* Where the requester is inside a message. */
@@ -126,6 +130,22 @@ struct chk_dir {
 	uint64_t wait_no;
 	struct chk_grant grants[CHK_GRANTS];
 	unsigned ngrants;
+	/* what a packet obliges the two ends to do next (check_fatal.c,
+	 * check_seqnak.c) */
+	uint64_t acked_no;	/* the answer that raised acked_psn */
+	uint64_t req_ts;	/* capture time of the newest request */
+	uint32_t min_req_len;	/* its smallest request frame, 0 none */
+	uint64_t fatal_no;	/* the responder's first fatal NAK, 0 */
+	uint64_t fatal_ts;
+	uint32_t fatal_psn, fatal_high;	/* its PSN; high_psn then */
+	uint8_t fatal_syn;
+	bool fatal_req_said, fatal_resp_said;	/* one finding each */
+	uint64_t seqnak_no;	/* a PSN sequence NAK not yet followed */
+	uint64_t seqnak_ts;
+	uint32_t seqnak_psn;
+	bool ack_msn_set;	/* the newest ACKNOWLEDGE's MSN */
+	uint32_t ack_msn;
+	uint64_t ack_msn_no;
 	/* figures */
 	uint64_t packets;
 };
@@ -146,6 +166,8 @@ struct roce_check {
 	unsigned nflows;
 	uint64_t errors, losses, reasons;
 	bool finished;
+	uint64_t now;			/* capture time of the packet, ns */
+	bool timed;			/* roce_check_time gave it */
 	struct chk_cm *cm;		/* CM connections seen, or NULL */
 };
 
@@ -166,6 +188,12 @@ struct chk_pkt {
 void chk_report(struct roce_check *c, uint64_t no, unsigned flow,
 		unsigned dir, enum roce_check_class cls, const char *rule,
 		const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* The same, naming also the earlier frame that makes the finding. */
+void chk_report_also(struct roce_check *c, uint64_t no, uint64_t also,
+		     unsigned flow, unsigned dir, enum roce_check_class cls,
+		     const char *rule, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
 
 /* The same for capture loss of PSNs lo..hi (all counted). */
 void chk_report_loss(struct roce_check *c, uint64_t no, unsigned flow,
@@ -272,6 +300,28 @@ void chk_why_answer(struct roce_check *c, const struct chk_pkt *p);
 void chk_why_nak(struct roce_check *c, const struct chk_pkt *p,
 		 unsigned type, unsigned code);
 void chk_why_finish(struct roce_check *c, unsigned flow, unsigned dir);
+
+/* Fatal NAKs (invalid request, remote access, remote operational
+ * error) end the QP's work (check_fatal.c): a NAK seen, an answer of the
+ * responder after its fatal NAK, a request of the requester after it. */
+void chk_fatal_nak(struct roce_check *c, const struct chk_pkt *p,
+		   unsigned code);
+void chk_fatal_answer(struct roce_check *c, const struct chk_pkt *p);
+void chk_fatal_req(struct roce_check *c, const struct chk_pkt *p, bool fresh);
+
+/* PSN sequence error NAKs (check_seqnak.c): a NAK seen, a request (the
+ * requester going back), an answer covering PSNs up to psn, the end. */
+void chk_seqnak(struct roce_check *c, const struct chk_pkt *p);
+void chk_seqnak_req(const struct chk_pkt *p, bool fresh);
+void chk_seqnak_covered(struct roce_check *c, const struct chk_pkt *p,
+			uint32_t psn);
+void chk_seqnak_finish(struct roce_check *c, unsigned flow, unsigned dir);
+
+/* Capture time the requester of d had after its newest request before
+ * now, ns (0 when the capture has no time); the grace granted for a
+ * reaction to a NAK (check_fatal.c). */
+enum { CHK_GRACE_NS = 10 * 1000 * 1000 };
+bool chk_after_grace(const struct roce_check *c, uint64_t since_ts);
 
 /* The name of a message kind ("SEND", "RDMA WRITE", ...). */
 const char *chk_kind_name(unsigned kind);

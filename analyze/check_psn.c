@@ -18,15 +18,60 @@ bool chk_psn_lost(const struct chk_dir *d, uint32_t psn)
 	return false;
 }
 
+/*
+ * Capture loss is only claimed where the link could have carried the
+ * missing packets in the capture time between the request before the gap
+ * and the one after it: CHK_LINK_BITS_PER_NS (400 Gb/s), each packet at
+ * least the direction's smallest request frame plus Ethernet's FCS,
+ * preamble and gap (24 bytes), and the time widened by one microsecond
+ * for capture clocks that stamp in microseconds. Returns true when the
+ * gap is too large, after reporting it as the requester's skip.
+ */
+enum { CHK_LINK_BITS_PER_NS = 400, CHK_CLOCK_SLACK_NS = 1000 };
+
+static bool impossible_loss(struct roce_check *c, const struct chk_gap *g,
+			    unsigned flow, unsigned dir)
+{
+	if (!g->span_ns || !g->pkt_len)
+		return false;	/* no time in the capture: cannot tell */
+	uint64_t bits = ((uint64_t)g->pkt_len + 24) * 8;
+	uint64_t fit = (g->span_ns + CHK_CLOCK_SLACK_NS) *
+		       CHK_LINK_BITS_PER_NS / bits;
+	uint64_t n = (uint64_t)roce_psn_diff(g->hi, g->lo) + 1;
+	if (n <= fit)
+		return false;
+	chk_report_also(c, g->no, g->prev_no, flow, dir, ROCE_CHECK_ERROR,
+		   "9.7.1", "PSN 0x%06x follows a gap of %llu PSNs (0x%06x..0x%06x) "
+		   "%llu ns after the request before it: at 400 Gb/s with "
+		   "%u-byte frames at most %llu packets fit, so they were "
+		   "never sent and not lost by the capture: the requester "
+		   "must send PSNs in order (9.7.1)", roce_psn_add(g->hi, 1),
+		   (unsigned long long)n, g->lo, g->hi,
+		   (unsigned long long)g->span_ns, g->pkt_len,
+		   (unsigned long long)fit);
+	return true;
+}
+
 static void add_gap(struct roce_check *c, const struct chk_pkt *p,
 		    uint32_t lo, uint32_t hi)
 {
 	struct chk_dir *d = p->req;
+	struct chk_gap gap = {
+		.no = p->no, .lo = lo, .hi = hi,
+		.span_ns = c->timed && d->req_ts && c->now >= d->req_ts
+				   ? c->now - d->req_ts + (c->now == d->req_ts)
+				   : 0,
+		.pkt_len = d->min_req_len,
+		.prev_no = d->last_req_no,
+	};
 
 	if (p->fl->kind == ROCE_FLOW_UC) {
 		/* UC has no answers: nothing tells a sender's skip from a
 		 * loss, and the receiver drops the rest of the message
-		 * either way (9.8.3). */
+		 * either way (9.8.3). Unless no link could have carried
+		 * that many: then the sender skipped them. */
+		if (impossible_loss(c, &gap, p->flow, p->dir))
+			return;
 		d->had_loss = true;
 		chk_report_loss(c, p->no, p->flow, p->dir, lo, hi, "9.8.3",
 				"PSN 0x%06x follows 0x%06x: PSNs 0x%06x..0x%06x "
@@ -37,6 +82,8 @@ static void add_gap(struct roce_check *c, const struct chk_pkt *p,
 		return;
 	}
 	if (d->answered && roce_psn_cmp(d->acked_psn, lo) >= 0) {
+		if (impossible_loss(c, &gap, p->flow, p->dir))
+			return;
 		note_lost(d, lo, hi);
 		chk_report_loss(c, p->no, p->flow, p->dir, lo, hi, "9.7.1",
 				"PSNs 0x%06x..0x%06x are not in the capture, "
@@ -48,9 +95,10 @@ static void add_gap(struct roce_check *c, const struct chk_pkt *p,
 		/* As many open as it keeps: the newest grows to cover this
 		 * one too (and the PSNs seen between, a coarser report). */
 		d->gaps[CHK_GAPS - 1].hi = hi;
+		d->gaps[CHK_GAPS - 1].span_ns = 0;	/* now unknown */
 		return;
 	}
-	d->gaps[d->ngaps++] = (struct chk_gap){ p->no, lo, hi };
+	d->gaps[d->ngaps++] = gap;
 }
 
 /*
@@ -209,17 +257,23 @@ void chk_answer_psn(struct roce_check *c, const struct chk_pkt *p,
 		}
 		return;
 	}
-	if (!d->answered || roce_psn_cmp(psn, d->acked_psn) > 0)
+	if (!d->answered || roce_psn_cmp(psn, d->acked_psn) > 0) {
 		d->acked_psn = psn;
+		d->acked_no = p->no;
+	}
 	d->answered = true;
+	chk_seqnak_covered(c, p, psn);
 	while (d->ngaps && roce_psn_cmp(psn, d->gaps[0].lo) >= 0) {
 		struct chk_gap *g = &d->gaps[0];
+		if (impossible_loss(c, g, p->flow, 1 - p->dir))
+			goto next;
 		note_lost(d, g->lo, g->hi);
 		chk_report_loss(c, g->no, p->flow, 1 - p->dir, g->lo, g->hi,
 				"9.7.1", "PSNs 0x%06x..0x%06x are not in the "
 				"capture, but frame %llu acknowledges them: "
 				"lost by the capture", g->lo, g->hi,
 				(unsigned long long)p->no);
+next:
 		d->ngaps--;
 		for (unsigned j = 0; j < d->ngaps; j++)
 			d->gaps[j] = d->gaps[j + 1];

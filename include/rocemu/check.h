@@ -33,6 +33,9 @@ struct roce_violation {
 	enum roce_check_class cls;
 	const char *rule;	/* "C9-110", "9.7.1", "A17.3.3" ... */
 	uint32_t packets;	/* a loss: the packets missing; else 1 */
+	uint64_t also;		/* the earlier frame that makes the finding
+				 * with this one (the NAK a later request
+				 * breaks, the ACK a NAK contradicts), 0 */
 	char text[ROCE_CHECK_TEXT];	/* one sentence, the rule named */
 };
 
@@ -71,6 +74,13 @@ void roce_check_free(struct roce_check *c);
 int roce_check_packet(struct roce_check *c, uint64_t no,
 		      const struct roce_frame *f, int rc, const char *why,
 		      unsigned flow, unsigned dir, enum roce_flow_kind kind);
+
+/*
+ * The capture time, ns, of the packets roce_check_packet judges from now
+ * on (call it before each). Without it the rules that weigh time (capture
+ * loss a link could carry, a reaction to a NAK) give no finding.
+ */
+void roce_check_time(struct roce_check *c, uint64_t ts_ns);
 
 /*
  * The end of the capture: reports what was still open (a PSN gap nothing

@@ -217,6 +217,141 @@ assert objs[-1]["summary"]["reasons"] == 1 and objs[-1]["summary"]["errors"] == 
 expect_exit 0 "--no-explain" -- "$rocemu" check --no-explain "$work/range.pcap"
 if grep -q ': reason ' "$work/out"; then bad "--no-explain still gives reasons"; else ok; fi
 
+# ---- what a packet obliges the two ends to do next (issue 30) ----------
+# Real rxe captures, each edited so that one rule breaks (pcap_edit
+# rebuilds the frame, ICRC recomputed); the PSNs and frames named are
+# read from the capture. redit IN OUT [dup N] [delay N NS] [keep N]: dup
+# puts a copy of record N right after it, delay moves records N.. NS
+# nanoseconds later, keep keeps the first N.
+pedit=$build/tests/pcap_edit
+redit() {
+	python3 - "$@" <<'PY'
+import struct, sys
+src, dst, ops = sys.argv[1], sys.argv[2], sys.argv[3:]
+raw = open(src, 'rb').read()
+ns = struct.unpack_from('<I', raw, 0)[0] == 0xa1b23c4d
+hdr, off, recs = raw[:24], 24, []
+while off < len(raw):
+    incl = struct.unpack_from('<I', raw, off + 8)[0]
+    recs.append(bytearray(raw[off:off + 16 + incl]))
+    off += 16 + incl
+while ops:
+    op, n = ops[0], int(ops[1])
+    if op == 'dup':
+        recs.insert(n, bytearray(recs[n - 1]))
+        ops = ops[2:]
+    elif op == 'keep':
+        recs = recs[:n]
+        ops = ops[2:]
+    elif op == 'delay':
+        unit = 1 if ns else 1000
+        for r in recs[n - 1:]:
+            sec, frac = struct.unpack_from('<II', r, 0)
+            t = sec * 10**9 + frac * unit + int(ops[2])
+            struct.pack_into('<II', r, 0, t // 10**9, (t % 10**9) // unit)
+        ops = ops[3:]
+open(dst, 'wb').write(hdr + b''.join(recs))
+PY
+}
+# one_rule CAP NAME RULE FRAME: exit 1, one violation, RULE at FRAME
+one_rule() {
+	expect_exit 1 "$2" -- "$rocemu" check "$1"
+	expect_grep "$work/out" ": 1 rule violations, 0 packets lost by the capture" "$2: one violation"
+	if grep -qE "^frame $4 flow 0 RC [^:]*: rule ${3//./\\.}: " "$work/out"; then ok
+	else bad "$2: no rule $3 at frame $4"; fi
+}
+# Fatal NAK, the requester goes on: rxe's 5000-byte SENDs; the ACK of
+# frame 6 (10.0.0.1 answering 10.0.0.2) made an invalid request NAK, and
+# 10.0.0.2's next SEND (frame 13) moved 20 ms later, past the 10 ms a NAK
+# may take to reach the requester. Kept: frames up to 17 (before 10.0.0.1
+# would answer that SEND). The same timing without the NAK is clean.
+redit "$good" "$work/late.pcap" keep 17 delay 13 20000000
+expect_exit 0 "SEND 20 ms later, no NAK: clean" -- "$rocemu" check "$work/late.pcap"
+"$pedit" "$work/late.pcap" "$work/fatal_req.pcap" 6 syndrome 0x61 || bad "pcap_edit syndrome"
+one_rule "$work/fatal_req.pcap" "requests after a fatal NAK" 9.7.5.2.3 13
+expect_grep "$work/out" "new request RC_SEND_FIRST psn $(hex6 "$(dump_field "$good" 13 psn)") 25080 us after the responder's NAK invalid request for psn $(hex6 "$(dump_field "$good" 6 psn)") (frame 6)" "requests after a fatal NAK: both frames named"
+# within the 10 ms (rxe's 5 ms as captured) it may have crossed the NAK
+redit "$good" "$work/near.pcap" keep 17
+"$pedit" "$work/near.pcap" "$work/fatal_near.pcap" 6 syndrome 0x61 || bad "pcap_edit syndrome"
+expect_exit 0 "a request 5 ms after a fatal NAK may have crossed it" -- "$rocemu" check "$work/fatal_near.pcap"
+# Fatal NAK, the responder answers again: rxe's wrong-rkey WRITE, its
+# remote access NAK repeated as frame 3 and made an ACK.
+cap=pcaps/rxe/err_write_bad_rkey.pcap
+redit "$cap" "$work/nak2.pcap" dup 2
+expect_exit 0 "the same fatal NAK twice is no violation" -- "$rocemu" check "$work/nak2.pcap"
+"$pedit" "$work/nak2.pcap" "$work/fatal_resp.pcap" 3 syndrome 0x1f || bad "pcap_edit syndrome"
+one_rule "$work/fatal_resp.pcap" "an answer after a fatal NAK" 9.7.5.2.4 3
+expect_grep "$work/out" "RC_ACK psn $(hex6 "$(dump_field "$cap" 2 psn)") after this responder's NAK remote access error for psn $(hex6 "$(dump_field "$cap" 2 psn)") (frame 2)" "answer after a fatal NAK: both frames named"
+# PSN sequence NAKs, from rxe's WRITEs (write_bw): frame 15 ACKs up to
+# its PSN; frame 16's ACK made a sequence NAK naming frame 15's PSN:
+# the responder had it, nothing was missing.
+wb=pcaps/rxe/write_bw.pcap
+p15=$(dump_field "$wb" 15 psn) p16=$(dump_field "$wb" 16 psn)
+"$pedit" "$wb" "$work/s1.pcap" 16 syndrome 0x60 || bad "pcap_edit syndrome"
+"$pedit" "$work/s1.pcap" "$work/seq_none.pcap" 16 psn "$p15" || bad "pcap_edit psn"
+one_rule "$work/seq_none.pcap" "a sequence NAK for a PSN already acknowledged" 9.7.5.2.1 16
+expect_grep "$work/out" "names psn $(hex6 "$p15"), but frame 15 already acknowledged up to $(hex6 "$p15")" "sequence NAK, nothing missing: the ACK named"
+# frame 16 made a sequence NAK for its own PSN: the requester never goes
+# back, and frame 17 acknowledges past it.
+one_rule "$work/s1.pcap" "a sequence NAK the requester never follows" 9.7.5.2.1 16
+expect_grep "$work/out" "NAK for psn $(hex6 "$p16"), and the requester never went back to it (frame 17 acknowledges up to $(hex6 "$(dump_field "$wb" 17 psn)"))" "sequence NAK not followed: frames named"
+# rxe's loss capture with its sequence NAK (frame 3) sent twice before
+# the requester goes back: one NAK per gap.
+redit pcaps/rxe/loss.pcap "$work/seq_twice.pcap" dup 3
+one_rule "$work/seq_twice.pcap" "two sequence NAKs for one gap" 9.7.5.2.1 4
+expect_grep "$work/out" "second PSN sequence error NAK for psn $(hex6 "$(dump_field pcaps/rxe/loss.pcap 3 psn)") (the first: frame 3)" "two sequence NAKs: both frames"
+# MSN never goes back: write_bw's ACK of frame 15 (MSN 2) repeated after
+# frame 16's (MSN 3).
+redit "$wb" "$work/msn_back.pcap" dup 15
+redit "$work/msn_back.pcap" "$work/msn_back2.pcap"
+python3 - "$work/msn_back.pcap" "$work/msn_back2.pcap" <<'PY'
+import struct, sys
+raw = open(sys.argv[1], 'rb').read()
+hdr, off, recs = raw[:24], 24, []
+while off < len(raw):
+    incl = struct.unpack_from('<I', raw, off + 8)[0]
+    recs.append(raw[off:off + 16 + incl])
+    off += 16 + incl
+recs[15], recs[16] = recs[16], recs[15]	# the copy after frame 16's ACK
+open(sys.argv[2], 'wb').write(hdr + b''.join(recs))
+PY
+one_rule "$work/msn_back2.pcap" "an MSN that goes back" 9.7.5.2 17
+expect_grep "$work/out" "MSN $(hex6 "$(dump_field "$wb" 15 msn)") goes back from $(hex6 "$(dump_field "$wb" 16 msn)") (frame 16)" "MSN back: both frames"
+# Capture loss only where a link could carry it: frames 14-18 of rxe's
+# 5000-byte SENDs (10.0.0.2's requests and 10.0.0.1's ACK of them) moved
+# 2,000,000 PSNs on: the ACK covers the jump, but 2 million packets do
+# not fit in the 27 us between frames 13 and 14, even at 400 Gb/s.
+cp "$good" "$work/jump.pcap"
+for n in 14 15 16 17 18; do
+	"$pedit" "$work/jump.pcap" "$work/jump2.pcap" $n psn $(($(dump_field "$good" $n psn) + 2000000)) || bad "pcap_edit psn $n"
+	mv "$work/jump2.pcap" "$work/jump.pcap"
+done
+one_rule "$work/jump.pcap" "a PSN jump no link could carry" 9.7.1 14
+expect_grep "$work/out" "follows a gap of 2000000 PSNs ($(hex6 $(($(dump_field "$good" 14 psn)))).." "PSN jump: the gap"
+# an ACK covering a PSN not yet sent: write_bw's frame 6 made to ACK
+# frame 8's PSN (already a rule before; here on a real capture)
+"$pedit" "$wb" "$work/ack_ahead.pcap" 6 psn "$(dump_field "$wb" 8 psn)" || bad "pcap_edit psn"
+one_rule "$work/ack_ahead.pcap" "an ACK ahead of the requests" 9.7.5.2 6
+expect_grep "$work/out" "answers PSN $(hex6 "$(dump_field "$wb" 8 psn)") before the requester sent it (frame 8)" "ACK ahead: the request named"
+# --json names the other frame of each as "also"
+while read -r cap frame also; do
+	"$rocemu" check --json "$work/$cap.pcap" >"$work/out"
+	if python3 -c '
+import json, sys
+f = [o for o in map(json.loads, open(sys.argv[1])) if o.get("class") == "error"]
+assert len(f) == 1 and f[0]["frame"] == int(sys.argv[2]), f
+assert f[0]["also"] == int(sys.argv[3]), f
+' "$work/out" "$frame" "$also"; then ok; else bad "--json also: $cap"; fi
+done <<'EOF3'
+fatal_req 13 6
+fatal_resp 3 2
+seq_none 16 15
+s1 16 17
+seq_twice 4 3
+msn_back2 17 16
+jump 14 13
+EOF3
+
 # -q: the total alone
 expect_exit 1 "-q" -- "$rocemu" check -q "$work/icrc.pcap"
 if [ "$(wc -l <"$work/out")" = 1 ]; then ok; else bad "-q prints more than the total"; fi

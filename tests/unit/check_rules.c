@@ -41,6 +41,7 @@ struct cap {
 	unsigned n;
 	size_t len[MAX_FRAMES];
 	size_t cut[MAX_FRAMES];	/* bytes captured, when not all */
+	uint64_t ts[MAX_FRAMES];	/* capture time, ns; 0: none given */
 	uint8_t buf[MAX_FRAMES][ROCE_FRAME_MAX];
 };
 
@@ -60,6 +61,8 @@ static void judge(const struct cap *cap, uint32_t mtu, struct found *r)
 		int rc = roce_frame_parse(ROCE_LINK_ETH, cap->buf[i], caplen,
 					  cap->len[i], &f, &why);
 		ck_assert_int_ne(rc, -ENOMSG);
+		if (cap->ts[i])
+			roce_check_time(c, cap->ts[i]);
 		int id = roce_flows_classify(t, &f, i + 1, &dir);
 		if (id >= 0) {
 			flow = (unsigned)id;
@@ -118,7 +121,16 @@ static void add(struct cap *cap, struct pk p)
 	int n = roce_frame_build(&f, cap->buf[cap->n], ROCE_FRAME_MAX);
 	ck_assert_int_gt(n, 0);
 	cap->cut[cap->n] = 0;
+	cap->ts[cap->n] = 0;
 	cap->len[cap->n++] = (size_t)n;
+}
+
+/* Stamps the capture's frames from..n-1 one microsecond apart from t ns
+ * on (a time line for the rules that weigh time). */
+static void stamp(struct cap *cap, unsigned from, uint64_t t)
+{
+	for (unsigned i = from; i < cap->n; i++, t += 1000)
+		cap->ts[i] = t;
 }
 
 #define ACK(psn_, msn_) \
@@ -631,10 +643,16 @@ START_TEST(test_fitting_naks_pass)
 			     .plen = 64, .reth_len = 64, .ackreq = true });
 	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101, .msn = 1,
 			     .syndrome = ROCE_AETH_NAK_REM_ACCESS });
-	/* a SEND with Invalidate names an R_Key: any NAK may answer it */
-	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_ONLY_INV, .psn = 102,
+	judge(&c, 0, &r);
+	nothing(&r);
+	/* a SEND with Invalidate names an R_Key: any NAK may answer it (a
+	 * capture of its own: the fatal NAK above ends that QP's work) */
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, ACK(100, 1));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_SEND_ONLY_INV, .psn = 101,
 			     .plen = 64, .ackreq = true });
-	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 102, .msn = 2,
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101, .msn = 1,
 			     .syndrome = ROCE_AETH_NAK_REM_ACCESS });
 	judge(&c, 0, &r);
 	nothing(&r);
@@ -1067,6 +1085,203 @@ START_TEST(test_unexplained_gap_in_real_capture)
 	ck_assert_str_eq(r.v[0].rule, "9.7.1");
 	ck_assert_uint_eq(r.v[0].no, 2);
 }
+
+/* ---- what a packet obliges the two ends to do next --------------------- */
+enum { T0 = 1000000000ull, MS = 1000000 };
+
+/* A WRITE refused with a remote access NAK; later a new SEND. Past the
+ * 10 ms grace it is the requester's error (9.7.5.2.4), at frame 3; within
+ * it, or in a capture without time, nothing can tell. */
+START_TEST(test_request_after_fatal_nak)
+{
+	static struct cap c;
+	struct found r;
+	static const struct {
+		uint64_t after;		/* ns after the NAK; 0: untimed */
+		unsigned errors;
+	} k[] = { { 20 * MS, 1 }, { 2 * MS, 0 }, { 0, 0 } };
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_WRITE_ONLY, .psn = 100,
+			     .plen = 64, .reth_len = 64, .ackreq = true });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 100,
+			     .syndrome = ROCE_AETH_NAK_REM_ACCESS });
+	add(&c, SEND_ONLY(101));
+	if (k[_i].after) {
+		stamp(&c, 0, T0);
+		c.ts[2] = c.ts[1] + k[_i].after;
+	}
+	judge(&c, 0, &r);
+	if (k[_i].errors)
+		one_error(&r, "9.7.5.2.4", 3);
+	else
+		nothing(&r);
+}
+END_TEST
+
+/* After its invalid request NAK the responder ACKs: an error (9.7.5.2.3)
+ * at the ACK; the same NAK repeated is not. */
+START_TEST(test_answer_after_fatal_nak)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101,
+			     .syndrome = ROCE_AETH_NAK_INV_REQ });
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101,
+			     .syndrome = ROCE_AETH_NAK_INV_REQ });
+	judge(&c, 0, &r);
+	nothing(&r);
+	add(&c, ACK(101, 2));
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2.3", 5);
+}
+END_TEST
+
+/* PSN sequence NAKs (9.7.5.2.1): 102 is skipped; the NAK names it; the
+ * requester goes back. A NAK naming a PSN an ACK covered, a second NAK
+ * before any go-back, an ACK past the NAKed PSN without a go-back: each
+ * an error at the frame named. */
+START_TEST(test_seq_nak_follows_a_gap)
+{
+	static struct cap c;
+	struct found r;
+	struct pk nak = { .op = ROCE_OP_RC_ACK, .psn = 102,
+			  .syndrome = ROCE_AETH_NAK_PSN_SEQ, .msn = 2 };
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, SEND_ONLY(103));	/* 102 lost on the wire */
+	add(&c, nak);
+	add(&c, SEND_ONLY(102));	/* back to 102 */
+	add(&c, SEND_ONLY(103));
+	add(&c, ACK(103, 4));
+	judge(&c, 0, &r);
+	nothing(&r);
+
+	c.n = 4;			/* the same NAK again, nothing resent */
+	add(&c, nak);
+	add(&c, SEND_ONLY(102));
+	add(&c, SEND_ONLY(103));
+	add(&c, ACK(103, 4));
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2.1", 5);
+
+	c.n = 3;			/* never back; 103 acknowledged */
+	add(&c, nak);
+	add(&c, ACK(103, 4));
+	judge(&c, 0, &r);
+	counts(&r, 1, 1);		/* and 102 then lost by the capture */
+	for (unsigned i = 0; i < r.n; i++)
+		if (r.v[i].cls == ROCE_CHECK_ERROR) {
+			ck_assert_str_eq(r.v[i].rule, "9.7.5.2.1");
+			ck_assert_uint_eq(r.v[i].no, 4);
+		}
+
+	c.n = 0;			/* 102 acknowledged, then NAKed */
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, SEND_ONLY(102));
+	add(&c, ACK(102, 3));
+	add(&c, SEND_ONLY(103));
+	nak.msn = 3;
+	add(&c, nak);
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2.1", 6);
+}
+END_TEST
+
+/* A sequence NAK the requester ignores to the end of the capture, new
+ * requests going on 20 ms after it: an error at the NAK (9.7.5.2.1);
+ * within 10 ms the capture may have stopped before the go-back. */
+START_TEST(test_seq_nak_never_followed)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 101, .msn = 1,
+			     .syndrome = ROCE_AETH_NAK_PSN_SEQ });
+	add(&c, SEND_ONLY(102));
+	stamp(&c, 0, T0);
+	c.ts[3] = c.ts[2] + (_i ? 20 : 2) * MS;
+	judge(&c, 0, &r);
+	counts(&r, _i ? 1 : 0, 0);
+	if (_i) {
+		ck_assert_str_eq(r.v[0].rule, "9.7.5.2.1");
+		ck_assert_uint_eq(r.v[0].no, 3);
+		ck_assert_uint_eq(r.v[0].also, 4);
+	}
+}
+END_TEST
+
+/* UC: a gap is loss (9.8.3), unless a link could not have carried it in
+ * the time the capture shows: then the sender skipped (9.7.1). */
+START_TEST(test_uc_gap_a_link_could_not_carry)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_ONLY, .psn = 100,
+			     .plen = 64 });
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_ONLY,
+			     .psn = _i ? 100000 : 102, .plen = 64 });
+	stamp(&c, 0, T0);
+	judge(&c, 0, &r);
+	if (_i) {
+		one_error(&r, "9.7.1", 2);
+		ck_assert_uint_eq(r.v[0].also, 1);
+	} else {
+		counts(&r, 0, 1);
+	}
+}
+END_TEST
+
+/* An ACKNOWLEDGE's MSN never goes back (9.7.5.2). */
+START_TEST(test_msn_goes_back)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));
+	add(&c, ACK(100, 1));
+	add(&c, ACK(101, 2));
+	add(&c, ACK(100, 1));	/* a stale MSN */
+	judge(&c, 0, &r);
+	one_error(&r, "9.7.5.2", 5);
+}
+END_TEST
+
+/* PSNs 101.. skipped up to 101 + jump, the ACK covering them, 1 us after
+ * the request before: one packet fits (capture loss), 100000 do not
+ * (9.7.1, at the frame after the gap). */
+START_TEST(test_loss_a_link_could_carry)
+{
+	static struct cap c;
+	struct found r;
+	static const uint32_t jump[] = { 1, 100000 };
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101 + jump[_i]));
+	add(&c, ACK(101 + jump[_i], 1 + jump[_i]));
+	stamp(&c, 0, T0);
+	judge(&c, 0, &r);
+	if (_i == 0)
+		counts(&r, 0, 1);
+	else
+		one_error(&r, "9.7.1", 2);
+}
+END_TEST
 END_TEST
 
 Suite *rules_suite(void)
@@ -1112,6 +1327,13 @@ Suite *rules_suite(void)
 			    sizeof(golden) / sizeof(golden[0]));
 	tcase_add_test(tc, test_capture_loss_is_not_an_error);
 	tcase_add_test(tc, test_unexplained_gap_in_real_capture);
+	tcase_add_loop_test(tc, test_request_after_fatal_nak, 0, 3);
+	tcase_add_test(tc, test_answer_after_fatal_nak);
+	tcase_add_test(tc, test_seq_nak_follows_a_gap);
+	tcase_add_test(tc, test_msn_goes_back);
+	tcase_add_loop_test(tc, test_seq_nak_never_followed, 0, 2);
+	tcase_add_loop_test(tc, test_uc_gap_a_link_could_not_carry, 0, 2);
+	tcase_add_loop_test(tc, test_loss_a_link_could_carry, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
