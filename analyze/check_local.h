@@ -32,6 +32,7 @@ struct chk_msg {
 	uint32_t rkey;
 	uint32_t dma_len;
 	uint64_t va;
+	uint32_t rd_upto;	/* READs and atomics sent up to this one */
 };
 
 /* A remote access the responder granted (answered without a NAK): the
@@ -126,6 +127,27 @@ struct chk_dir {
 	uint64_t wait_no;
 	struct chk_grant grants[CHK_GRANTS];
 	unsigned ngrants;
+	/* RNR NAK timing and retries (check_rnr.c) */
+	bool rnr_wait;		/* an RNR NAK's timer runs for rnr_wait_psn */
+	uint32_t rnr_wait_psn, rnr_wait_us;
+	uint64_t rnr_wait_ns, rnr_wait_no;
+	uint32_t rnr_tries_psn;	/* the PSN rnr_tries counts retries of */
+	uint32_t rnr_tries;
+	bool rnr_told;		/* its count is reported */
+	/* what a CM REQ/REP announced for this requester (check_cm.c) */
+	bool cm_known;
+	uint8_t cm_rnr_retry;	/* the peer's RNR Retry Count */
+	uint8_t cm_depth;	/* its own Initiator Depth */
+	/* READs and atomics in flight (check_atomic.c) */
+	uint32_t rd_sent, rd_done;	/* fresh ones sent, answered */
+	uint32_t rd_max;	/* the most in flight at once */
+	uint64_t rd_max_no;	/* the request that made it */
+	bool rd_told;		/* the bound's violation is reported */
+	struct {
+		uint32_t psn;
+		uint64_t orig, no;
+	} atm_saved[4];		/* the latest atomic ACKs' original values */
+	unsigned natm;
 	/* figures */
 	uint64_t packets;
 };
@@ -147,6 +169,8 @@ struct roce_check {
 	uint64_t errors, losses, reasons;
 	bool finished;
 	struct chk_cm *cm;		/* CM connections seen, or NULL */
+	bool have_time;			/* now_ns is the packet's time */
+	uint64_t now_ns;
 };
 
 /* What a rule file is handed: the packet and where it belongs. */
@@ -272,6 +296,20 @@ void chk_why_answer(struct roce_check *c, const struct chk_pkt *p);
 void chk_why_nak(struct roce_check *c, const struct chk_pkt *p,
 		 unsigned type, unsigned code);
 void chk_why_finish(struct roce_check *c, unsigned flow, unsigned dir);
+
+/* RNR NAK rules (check_rnr.c): a request sent again after an RNR NAK
+ * comes no earlier than its timer allows, and its retries stay within
+ * what the QP could have; an RNR NAK starts the timer. */
+void chk_rnr_req(struct roce_check *c, const struct chk_pkt *p, bool fresh);
+void chk_rnr_nak(struct roce_check *c, const struct chk_pkt *p,
+		 unsigned code);
+void chk_rnr_finish(struct roce_check *c, unsigned flow, unsigned dir);
+
+/* READs and atomics in flight (check_atomic.c): a fresh one counted,
+ * any answer counted against them, the most in flight said at the end. */
+void chk_rd_req(struct roce_check *c, const struct chk_pkt *p, bool fresh);
+void chk_rd_answer(const struct chk_pkt *p);
+void chk_rd_finish(struct roce_check *c, unsigned flow, unsigned dir);
 
 /* The name of a message kind ("SEND", "RDMA WRITE", ...). */
 const char *chk_kind_name(unsigned kind);

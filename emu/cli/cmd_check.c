@@ -174,6 +174,7 @@ static int check_frame(struct check_run *run, unsigned link,
 		flow = (unsigned)id;
 		kind = roce_flows_get(run->flows, flow)->kind;
 	}
+	roce_check_time(run->chk, rec->ts_ns);
 	return roce_check_packet(run->chk, run->frames, &f, rc, why, flow,
 				 dir, kind);
 }

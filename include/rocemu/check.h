@@ -73,6 +73,13 @@ int roce_check_packet(struct roce_check *c, uint64_t no,
 		      unsigned flow, unsigned dir, enum roce_flow_kind kind);
 
 /*
+ * The capture time of the packets roce_check_packet judges next, in
+ * nanoseconds (a pcap record's): the timing rules (the RNR NAK timer)
+ * judge only packets whose time was given.
+ */
+void roce_check_time(struct roce_check *c, uint64_t ts_ns);
+
+/*
  * The end of the capture: reports what was still open (a PSN gap nothing
  * explained, an ACK for a PSN never sent, a last request that asked for
  * no acknowledgement). Call once; later packets are not judged.

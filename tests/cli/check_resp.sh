@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# rocemu check's responder-side rules (RNR NAK timer and retries, READ and
+# atomic resources, duplicates answered from the saved result), each on a
+# real rxe capture doctored to break that rule alone (pcap_edit builds the
+# edited frame again, ICRC included), against the clean original.
+# usage: tests/cli/check_resp.sh BUILD_DIR
+set -u
+build=${1:?usage: check_resp.sh BUILD_DIR}
+rocemu=$build/bin/rocemu
+edit=$build/tests/pcap_edit
+work=$build/check_resp
+rm -rf "$work" && mkdir -p "$work"
+. "$(dirname "$0")/../lib/cli_lib.sh"
+
+# clean: CAPTURE passes with no rule violation.
+clean() {
+	expect_exit 0 "$1 is clean" -- "$rocemu" check "$1"
+	expect_grep "$work/out" ": 0 rule violations" "$1 total"
+}
+
+# breaks CAPTURE FRAME RULE WORDS: exit 1, one violation, at FRAME by RULE.
+breaks() {
+	expect_exit 1 "$1 breaks $3" -- "$rocemu" check "$1"
+	expect_grep "$work/out" "frame $2 flow 0 " "$1 names frame $2"
+	expect_grep "$work/out" "rule $3: " "$1 names rule $3"
+	expect_grep "$work/out" "$4" "$1 says why"
+	expect_grep "$work/out" ": 1 rule violations" "$1 breaks one rule"
+	"$rocemu" check --json "$1" >"$work/json"
+	expect_grep "$work/json" "\"frame\":$2,\"class\":\"error\"" "$1 JSON frame"
+}
+
+# RNR NAK timer (IBTA 9.7.5.2.8, the RNR timer table): rnr_retry.pcap's
+# NAK (frame 2, t=0.000276) asks for 491.52 ms (code 31), the retry
+# (frame 3) comes at t=0.522325: on time. Code 0 asks for 655.36 ms, which
+# no tolerance of capture clocks (an eighth plus 1 ms) brings below 522 ms.
+cap=pcaps/rxe/rnr_retry.pcap
+clean "$cap"
+"$edit" "$cap" "$work/rnr_early.pcap" 2 syndrome 0x20 || bad "pcap_edit rnr"
+breaks "$work/rnr_early.pcap" 3 9.7.5.2.8 "after the RNR NAK at frame 2, whose timer field asks for at least 655360 us"
+# code 30 (327.68 ms) is met: the timer alone decides
+"$edit" "$cap" "$work/rnr_ok.pcap" 2 syndrome 0x3e || bad "pcap_edit rnr 30"
+clean "$work/rnr_ok.pcap"
+
+# A duplicate atomic is answered from the saved result (9.7.5.1.1):
+# atomic_cas.pcap with its second CMP_SWAP (frame 3) sent again at the
+# first's PSN, and its answer (frame 4) carrying that PSN and MSN 1; the
+# second CMP_SWAP's own PSN is then missing (capture loss, a later ACK
+# covers it). Frame 4 still carries the value the second CMP_SWAP read,
+# not the one frame 2 returned: it was executed again.
+cap=pcaps/rxe/atomic_cas.pcap
+clean "$cap"
+"$edit" "$cap" "$work/d1.pcap" 3 psn 0xc73566 &&
+	"$edit" "$work/d1.pcap" "$work/d2.pcap" 4 psn 0xc73566 &&
+	"$edit" "$work/d2.pcap" "$work/dup_exec.pcap" 4 msn 1 ||
+	bad "pcap_edit dup"
+breaks "$work/dup_exec.pcap" 4 9.7.5.1.1 "frame 2 answered that atomic with 0x6a0f57ad6c18380c"
+# the same duplicate answered with frame 2's original value: no violation
+"$edit" "$work/dup_exec.pcap" "$work/dup_saved.pcap" 4 atmack 0x6a0f57ad6c18380c ||
+	bad "pcap_edit saved"
+clean "$work/dup_saved.pcap"
+
+# The most READs/atomics in flight is said (a reason, no violation):
+# atomic_cas.pcap sends frames 5, 6, 7 before frame 8 answers frame 5.
+expect_exit 0 "in flight" -- "$rocemu" check "$cap"
+expect_grep "$work/out" "frame 7 flow 0 RC 10.0.0.2 qp 0x1e > 10.0.0.1 qp 0x17: reason 9.7.5.2: up to 3 READs and atomics" "in-flight reason"
+
+echo "check_resp: $pass passed, $fail failed"
+[ "$fail" = 0 ]
