@@ -65,5 +65,19 @@ clean "$work/dup_saved.pcap"
 expect_exit 0 "in flight" -- "$rocemu" check "$cap"
 expect_grep "$work/out" "frame 7 flow 0 RC 10.0.0.2 qp 0x1e > 10.0.0.1 qp 0x17: reason 9.7.5.2: up to 3 READs and atomics" "in-flight reason"
 
+# rocemu ladder --check draws the finding after the frame it names (the
+# retry, frame 3), as an error note in text and in SVG; the clean
+# original and a ladder without --check get no rule-broken note.
+expect_exit 0 "ladder --check" -- "$rocemu" ladder --check "$work/rnr_early.pcap" --svg "$work/early.svg"
+grep -A1 -F -- "#3 " "$work/out" >"$work/after3"
+expect_grep "$work/after3" "|! check: rule broken: RC_SEND_ONLY at PSN 0x001000" "mark after frame 3"
+expect_grep "$work/out" "(9.7.5.2.8) [9.7.5.2.8]" "mark names its rule"
+expect_grep "$work/early.svg" 'fill="#c00000"><title>rule broken: RC_SEND_ONLY at PSN 0x001000' "SVG error mark"
+expect_exit 0 "ladder --check clean" -- "$rocemu" ladder --check pcaps/rxe/rnr_retry.pcap
+if grep -q "rule broken" "$work/out"; then bad "clean ladder marked"; else ok; fi
+expect_grep "$work/out" "check: reason: RNR NAK" "clean ladder shows the reason"
+expect_exit 0 "ladder without --check" -- "$rocemu" ladder "$work/rnr_early.pcap"
+if grep -q "check:" "$work/out"; then bad "marks without --check"; else ok; fi
+
 echo "check_resp: $pass passed, $fail failed"
 [ "$fail" = 0 ]
