@@ -127,8 +127,8 @@ void chk_rd_finish(struct roce_check *c, unsigned flow, unsigned dir)
 {
 	struct chk_dir *d = &c->flows[flow].dir[dir];
 
-	if (d->rd_max < 2)
-		return;
+	if (d->rd_max < 2 || d->rd_told)
+		return;	/* one at a time says nothing; a violation said it */
 	chk_report(c, d->rd_max_no, flow, dir, ROCE_CHECK_REASON, "9.7.5.2",
 		   "up to %u READs and atomics were outstanding at once (frame "
 		   "%llu): the requester's max_rd_atomic and the responder's "

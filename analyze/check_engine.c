@@ -200,6 +200,7 @@ int roce_check_packet(struct roce_check *c, uint64_t no,
 	if (kind == ROCE_FLOW_UD) {
 		chk_cm_mad(c, no, f, flow, dir);
 	} else if (kind == ROCE_FLOW_RC && (p.flags & ROCE_OPF_REQ)) {
+		p.req = &fl->dir[dir];	/* the CM tells it its bounds */
 		chk_cm_data(c, &p);
 	}
 	if (p.flags & ROCE_OPF_REQ) {

@@ -65,6 +65,23 @@ clean "$work/dup_saved.pcap"
 expect_exit 0 "in flight" -- "$rocemu" check "$cap"
 expect_grep "$work/out" "frame 7 flow 0 RC 10.0.0.2 qp 0x1e > 10.0.0.1 qp 0x17: reason 9.7.5.2: up to 3 READs and atomics" "in-flight reason"
 
+# Bounds a CM REQ/REP in the capture announced (mkcap --resp: REQ, REP,
+# RTU are frames 1-3, flow 1 the RC data). The REP asks for 2 RNR
+# retries: a third retry (frame 10) breaks 9.7.5.2.8; two are clean. The
+# REQ announces Initiator Depth 2: a third READ before any answer (frame
+# 6) breaks 9.7.5.2; two are clean.
+for n in rnr-ok rnr-over depth-ok depth-over; do
+	"$build/tests/mkcap" --resp "$work/$n.pcap" "$n" || bad "mkcap $n"
+done
+clean "$work/rnr-ok.pcap"
+clean "$work/depth-ok.pcap"
+expect_exit 1 "rnr-over" -- "$rocemu" check "$work/rnr-over.pcap"
+expect_grep "$work/out" "frame 10 flow 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x12: rule 9.7.5.2.8: RC_SEND_ONLY at PSN 0x0b0b00 is retry 3 after RNR NAKs, but the CM connection's RNR Retry Count is 2" "rnr retries over the CM's count"
+expect_grep "$work/out" ": 1 rule violations" "rnr-over breaks one rule"
+expect_exit 1 "depth-over" -- "$rocemu" check "$work/depth-over.pcap"
+expect_grep "$work/out" "frame 6 flow 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x12: rule 9.7.5.2: RC_RDMA_READ_REQUEST at PSN 0x0b0b02 makes 3 READs and atomics outstanding, but the CM connection announced Initiator Depth 2" "READs over the CM's depth"
+expect_grep "$work/out" ": 1 rule violations" "depth-over breaks one rule"
+
 # rocemu ladder --check draws the finding after the frame it names (the
 # retry, frame 3), as an error note in text and in SVG; the clean
 # original and a ladder without --check get no rule-broken note.
