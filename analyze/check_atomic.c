@@ -55,6 +55,7 @@ void chk_atomic_ack(struct roce_check *c, const struct chk_pkt *p)
 		return;	/* before the capture, never sent, or lost */
 	struct chk_msg *m = chk_msg_find(d, p->psn);
 	if (m && m->kind == CHK_ATOMIC) {
+		chk_rd_order(c, p, m);
 		saved_result(c, p);
 		return;
 	}
@@ -119,8 +120,10 @@ void chk_rd_answer(const struct chk_pkt *p)
 	struct chk_dir *d = p->req;
 	struct chk_msg *m = answered_msg(p);
 
-	if (m && (int32_t)(m->rd_upto - d->rd_done) > 0)
+	if (m && (int32_t)(m->rd_upto - d->rd_done) > 0) {
 		d->rd_done = m->rd_upto;
+		d->rd_done_no = p->no;
+	}
 }
 
 void chk_rd_finish(struct roce_check *c, unsigned flow, unsigned dir)
@@ -134,4 +137,23 @@ void chk_rd_finish(struct roce_check *c, unsigned flow, unsigned dir)
 		   "%llu): the requester's max_rd_atomic and the responder's "
 		   "max_dest_rd_atomic are at least %u (9.7.5.2)", d->rd_max,
 		   (unsigned long long)d->rd_max_no, d->rd_max);
+}
+
+void chk_rd_order(struct roce_check *c, const struct chk_pkt *p,
+		  const struct chk_msg *m)
+{
+	struct chk_dir *d = p->req;
+
+	/* A retransmitted request is answered again, after later ones (a
+	 * duplicate, 9.7.5.1.1): only a flow with none is judged. */
+	if (p->fl->retransmitted || !m->rd_upto ||
+	    (int32_t)(d->rd_done - m->rd_upto) <= 0)
+		return;
+	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.5",
+		   "%s answers the %s at frame %llu (PSN 0x%06x) after frame "
+		   "%llu answered a later READ or atomic: a responder answers "
+		   "READs and atomics in the order it received them (9.5, "
+		   "transaction ordering)", p->ib->op->name,
+		   chk_kind_name(m->kind), (unsigned long long)m->no,
+		   m->first_psn, (unsigned long long)d->rd_done_no);
 }

@@ -140,6 +140,7 @@ struct chk_dir {
 	uint8_t cm_depth;	/* its own Initiator Depth */
 	/* READs and atomics in flight (check_atomic.c) */
 	uint32_t rd_sent, rd_done;	/* fresh ones sent, answered */
+	uint64_t rd_done_no;	/* the answer that set rd_done */
 	uint32_t rd_max;	/* the most in flight at once */
 	uint64_t rd_max_no;	/* the request that made it */
 	bool rd_told;		/* the bound's violation is reported */
@@ -309,6 +310,11 @@ void chk_rnr_finish(struct roce_check *c, unsigned flow, unsigned dir);
  * any answer counted against them, the most in flight said at the end. */
 void chk_rd_req(struct roce_check *c, const struct chk_pkt *p, bool fresh);
 void chk_rd_answer(const struct chk_pkt *p);
+
+/* A READ response or atomic ACK that opens the answer to m: it must not
+ * come after an answer to a later READ or atomic (check_atomic.c). */
+void chk_rd_order(struct roce_check *c, const struct chk_pkt *p,
+		  const struct chk_msg *m);
 void chk_rd_finish(struct roce_check *c, unsigned flow, unsigned dir);
 
 /* The name of a message kind ("SEND", "RDMA WRITE", ...). */

@@ -60,9 +60,35 @@ breaks "$work/dup_exec.pcap" 4 9.7.5.1.1 "frame 2 answered that atomic with 0x6a
 	bad "pcap_edit saved"
 clean "$work/dup_saved.pcap"
 
+# READ responses in order (9.5): read_bw.pcap with the responses to the
+# READs of frames 9 (PSN 0xd0f123, frames 12-14) and 10 (0xd0f126,
+# frames 15-17) swapped, each record keeping its slot's time: the answer
+# to frame 9's READ now follows one to a later READ. The packets are
+# unchanged (their ICRCs stay right); only their order is.
+swap() {
+	python3 - "$@" <<'PY'
+import struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+raw = open(src, 'rb').read()
+hdr, off, recs = raw[:24], 24, []
+while off < len(raw):
+    incl = struct.unpack_from('<I', raw, off + 8)[0]
+    recs.append(raw[off:off + 16 + incl])
+    off += 16 + incl
+moved = recs[14:17] + recs[11:14]
+for i, r in enumerate(moved):	# the slot's time, the record's bytes
+    recs[11 + i] = recs[11 + i][:8] + r[8:]
+open(dst, 'wb').write(hdr + b''.join(recs))
+PY
+}
+cap=pcaps/rxe/read_bw.pcap
+clean "$cap"
+swap "$cap" "$work/read_swapped.pcap" || bad "swap"
+breaks "$work/read_swapped.pcap" 15 9.5 "answers the RDMA READ at frame 9 (PSN 0xd0f123) after frame 12 answered a later READ"
+
 # The most READs/atomics in flight is said (a reason, no violation):
 # atomic_cas.pcap sends frames 5, 6, 7 before frame 8 answers frame 5.
-expect_exit 0 "in flight" -- "$rocemu" check "$cap"
+expect_exit 0 "in flight" -- "$rocemu" check pcaps/rxe/atomic_cas.pcap
 expect_grep "$work/out" "frame 7 flow 0 RC 10.0.0.2 qp 0x1e > 10.0.0.1 qp 0x17: reason 9.7.5.2: up to 3 READs and atomics" "in-flight reason"
 
 # Bounds a CM REQ/REP in the capture announced (mkcap --resp: REQ, REP,
