@@ -35,6 +35,8 @@ struct cm_conn {
 	uint64_t dreq_tid[2];	/* of side d's last DREQ */
 	bool data_seen[2];	/* side d's first request packet was seen */
 	bool qpn_flagged[2];	/* data from side d to a wrong QPN reported */
+	uint8_t rnr_retry[2];	/* RNR Retry Count the REQ (0), REP (1) asked */
+	uint8_t depth[2];	/* Initiator Depth they announced */
 };
 
 struct chk_cm {
@@ -142,6 +144,8 @@ static void on_req(const struct cm_pkt *p)
 	k->req_tid = p->m->tid;
 	k->qpn[0] = r->local_qpn;
 	k->psn[0] = r->starting_psn;
+	k->rnr_retry[0] = r->rnr_retry_count & 7;
+	k->depth[0] = r->initiator_depth;
 }
 
 /* A REP, REJ or MRA of a REQ echoes its TID. */
@@ -191,6 +195,8 @@ static void on_rep(const struct cm_pkt *p)
 	k->comm[1] = r->local_comm_id;
 	k->qpn[1] = r->local_qpn;
 	k->psn[1] = r->starting_psn;
+	k->rnr_retry[1] = r->rnr_retry_count & 7;
+	k->depth[1] = r->initiator_depth;
 	k->state = CM_REP;
 }
 
@@ -418,6 +424,12 @@ void chk_cm_data(struct roce_check *c, const struct chk_pkt *p)
 		if (k->data_seen[s])
 			return;
 		k->data_seen[s] = true;
+		/* What side s's requester was told: the RNR retries its
+		 * peer's message asked of it, the depth it announced
+		 * itself (12.7, REQ and REP fields). */
+		p->req->cm_known = true;
+		p->req->cm_rnr_retry = k->rnr_retry[1 - s];
+		p->req->cm_depth = k->depth[s];
 		/* A REQ's or REP's starting PSN is the one its sender
 		 * receives with: side s sends from its peer's (Linux's
 		 * ib_cm, and rxe on the wire, read both messages so). */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rocemu/aeth.h"
+
 #include "check_local.h"
 
 struct roce_check *roce_check_new(uint32_t mtu, roce_check_cb cb, void *arg)
@@ -142,6 +144,8 @@ static void judge_request(struct roce_check *c, const struct chk_pkt *p)
 	if (!fresh && chk_kind_of(p->flags) == CHK_READ)
 		chk_read_again(p);
 	chk_opseq(c, p, fresh);
+	chk_rnr_req(c, p, fresh);
+	chk_rd_req(c, p, fresh);
 	if (p->ib->exts == p->ib->op->exts) {
 		chk_len_req(c, p);
 		chk_atomic_req(c, p);
@@ -166,10 +170,16 @@ static void judge_response(struct roce_check *c, const struct chk_pkt *p)
 		chk_mtu(c, p);
 		chk_read_resp(c, p);
 	}
-	if (p->ib->exts & ROCE_EXT_AETH)
+	if (p->ib->exts & ROCE_EXT_AETH) {
+		uint8_t syn = p->ib->aeth.syndrome;
 		chk_aeth(c, p);
+		if (roce_aeth_type(syn) == ROCE_AETH_RNR_NAK &&
+		    (p->flags & ROCE_OPF_ACK) && !(p->flags & ROCE_OPF_ATOMIC))
+			chk_rnr_nak(c, p, roce_aeth_value(syn));
+	}
 	if (p->flags & ROCE_OPF_ATOMIC)
 		chk_atomic_ack(c, p);
+	chk_rd_answer(p);
 }
 
 int roce_check_packet(struct roce_check *c, uint64_t no,
@@ -211,6 +221,7 @@ int roce_check_packet(struct roce_check *c, uint64_t no,
 	if (kind == ROCE_FLOW_UD) {
 		chk_cm_mad(c, no, f, flow, dir);
 	} else if (kind == ROCE_FLOW_RC && (p.flags & ROCE_OPF_REQ)) {
+		p.req = &fl->dir[dir];	/* the CM tells it its bounds */
 		chk_cm_data(c, &p);
 	}
 	if (p.flags & ROCE_OPF_REQ) {
@@ -240,6 +251,8 @@ void roce_check_finish(struct roce_check *c)
 			chk_seqnak_finish(c, i, d);
 			chk_psn_finish(c, i, d);
 			chk_why_finish(c, i, d);
+			chk_rnr_finish(c, i, d);
+			chk_rd_finish(c, i, d);
 		}
 	}
 	c->finished = true;

@@ -32,6 +32,7 @@ struct chk_msg {
 	uint32_t rkey;
 	uint32_t dma_len;
 	uint64_t va;
+	uint32_t rd_upto;	/* READs and atomics sent up to this one */
 };
 
 /* A remote access the responder granted (answered without a NAK): the
@@ -146,6 +147,28 @@ struct chk_dir {
 	bool ack_msn_set;	/* the newest ACKNOWLEDGE's MSN */
 	uint32_t ack_msn;
 	uint64_t ack_msn_no;
+	/* RNR NAK timing and retries (check_rnr.c) */
+	bool rnr_wait;		/* an RNR NAK's timer runs for rnr_wait_psn */
+	uint32_t rnr_wait_psn, rnr_wait_us;
+	uint64_t rnr_wait_ns, rnr_wait_no;
+	uint32_t rnr_tries_psn;	/* the PSN rnr_tries counts retries of */
+	uint32_t rnr_tries;
+	bool rnr_told;		/* its count is reported */
+	/* what a CM REQ/REP announced for this requester (check_cm.c) */
+	bool cm_known;
+	uint8_t cm_rnr_retry;	/* the peer's RNR Retry Count */
+	uint8_t cm_depth;	/* its own Initiator Depth */
+	/* READs and atomics in flight (check_atomic.c) */
+	uint32_t rd_sent, rd_done;	/* fresh ones sent, answered */
+	uint64_t rd_done_no;	/* the answer that set rd_done */
+	uint32_t rd_max;	/* the most in flight at once */
+	uint64_t rd_max_no;	/* the request that made it */
+	bool rd_told;		/* the bound's violation is reported */
+	struct {
+		uint32_t psn;
+		uint64_t orig, no;
+	} atm_saved[4];		/* the latest atomic ACKs' original values */
+	unsigned natm;
 	/* figures */
 	uint64_t packets;
 };
@@ -322,6 +345,24 @@ void chk_seqnak_finish(struct roce_check *c, unsigned flow, unsigned dir);
  * reaction to a NAK (check_fatal.c). */
 enum { CHK_GRACE_NS = 10 * 1000 * 1000 };
 bool chk_after_grace(const struct roce_check *c, uint64_t since_ts);
+/* RNR NAK rules (check_rnr.c): a request sent again after an RNR NAK
+ * comes no earlier than its timer allows, and its retries stay within
+ * what the QP could have; an RNR NAK starts the timer. */
+void chk_rnr_req(struct roce_check *c, const struct chk_pkt *p, bool fresh);
+void chk_rnr_nak(struct roce_check *c, const struct chk_pkt *p,
+		 unsigned code);
+void chk_rnr_finish(struct roce_check *c, unsigned flow, unsigned dir);
+
+/* READs and atomics in flight (check_atomic.c): a fresh one counted,
+ * any answer counted against them, the most in flight said at the end. */
+void chk_rd_req(struct roce_check *c, const struct chk_pkt *p, bool fresh);
+void chk_rd_answer(const struct chk_pkt *p);
+
+/* A READ response or atomic ACK that opens the answer to m: it must not
+ * come after an answer to a later READ or atomic (check_atomic.c). */
+void chk_rd_order(struct roce_check *c, const struct chk_pkt *p,
+		  const struct chk_msg *m);
+void chk_rd_finish(struct roce_check *c, unsigned flow, unsigned dir);
 
 /* The name of a message kind ("SEND", "RDMA WRITE", ...). */
 const char *chk_kind_name(unsigned kind);

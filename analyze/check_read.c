@@ -229,6 +229,8 @@ static bool begin(struct roce_check *c, const struct chk_pkt *p)
 	d->read_flagged = false;
 	d->read_bytes = 0;
 	opening_fits(c, p, m);
+	if (d->read_whole)
+		chk_rd_order(c, p, m);
 	return true;
 }
 

@@ -479,6 +479,8 @@ static int build_charts(const struct roce_ladder_input *in,
 		}
 		rc = l->n ? fill_charts(s, &pl, l) : 0;
 	}
+	if (!rc)
+		rc = ladder_marks(l, in->marks, in->nmarks);
 	for (size_t k = 0; !rc && in->collapse && k < l->n; k++)
 		l->collapsed += ladder_collapse(&l->charts[k]);
 	free(p);

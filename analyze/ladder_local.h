@@ -58,4 +58,15 @@ int ladder_place(const struct ladder_seq *s, const struct roce_ladder_trace *t,
  */
 size_t ladder_collapse(struct roce_ladder_chart *ch);
 
+/*
+ * Draws the n marks in l's charts: each right after the packet row of
+ * its capture and frame, as a why note with row.check set, on the
+ * sender's lifeline; l->marks_unplaced counts those whose frame no chart
+ * draws (a frame of no RC/UC/UD flow, or of a flow not shown). Returns
+ * 0, or -ENOMEM (the charts then hold some marks or none). marks is
+ * unchanged.
+ */
+int ladder_marks(struct roce_ladder *l, const struct roce_ladder_mark *marks,
+		 size_t n);
+
 #endif

@@ -168,7 +168,10 @@ static void write_long_note(FILE *out, const struct roce_ladder_row *r,
 	size_t room = w - DECOR - 2;
 
 	snprintf(all, sizeof(all), "%s: %s%s%s%s",
-		 r->kind == ROCE_LADDER_WHY ? "why" : "state", r->text,
+		 r->kind != ROCE_LADDER_WHY ? "state"
+		 : r->check		   ? "check"
+					   : "why",
+		 r->text,
 		 r->rule[0] ? " [" : "", r->rule, r->rule[0] ? "]" : "");
 	size_t k = cut_pieces(all, strlen(all), room, at, len, &widest);
 	/* where the pieces start: after the mark on the left, so that the

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cli_source.h"
+#include "rocemu/check.h"
 #include "rocemu/ladder.h"
 #include "rocemu/pcapio.h"
 
@@ -22,11 +23,12 @@ struct ladder_opts {
 	const char *svg; /* SVG output file, or NULL */
 	int flow;	 /* ROCE_LADDER_ALL_FLOWS or a flow id */
 	bool collapse;
+	bool check;	 /* --check: the checker's findings marked */
 };
 
 static const char usage_text[] =
     "usage: rocemu ladder CAPTURE... [--trace FILE]... [--flow N]\n"
-    "                     [--svg FILE] [--no-collapse]\n"
+    "                     [--svg FILE] [--no-collapse] [--check]\n"
     "\n"
     "A message sequence chart per flow (two QPs): each packet an arrow\n"
     "from sender to receiver with its opcode, PSN, payload length and\n"
@@ -47,6 +49,10 @@ static const char usage_text[] =
     "  --no-collapse draw every row: by default a run of 3 or more repeats\n"
     "                of the same 1 to 4 rows (a retry for ever) is drawn\n"
     "                once, with a row counting the repeats\n"
+    "  --check       judge each capture as rocemu check does and draw\n"
+    "                every finding as a note after the frame it names:\n"
+    "                \"check: ...\" with its rule, a broken rule marked as\n"
+    "                an error\n"
     "  -h, --help    print this text and exit\n"
     "\n"
     "Exit status:\n"
@@ -69,6 +75,7 @@ static int parse_args(int argc, char **argv, struct ladder_opts *o)
 	    {"svg", required_argument, NULL, 's'},
 	    {"trace", required_argument, NULL, 't'},
 	    {"no-collapse", no_argument, NULL, 'n'},
+	    {"check", no_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -87,6 +94,7 @@ static int parse_args(int argc, char **argv, struct ladder_opts *o)
 			o->traces[o->ntraces++] = optarg;
 			break;
 		case 'n': o->collapse = false; break;
+		case 'c': o->check = true; break;
 		case 'h': fputs(usage_text, stdout); return 1;
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
@@ -133,6 +141,10 @@ struct inputs {
 	struct roce_capture caps[ROCE_LADDER_MAX_CAPTURES];
 	struct roce_ladder_trace traces[MAX_TRACES];
 	bool partial; /* a capture ended mid-record */
+	struct roce_ladder_mark *marks; /* --check: the findings */
+	size_t nmarks, cap;
+	unsigned now;	/* the capture being checked */
+	bool nomem;
 };
 
 static void unload(struct inputs *in, const struct ladder_opts *o)
@@ -141,6 +153,70 @@ static void unload(struct inputs *in, const struct ladder_opts *o)
 		roce_capture_free(&in->caps[c]);
 	for (size_t t = 0; t < o->ntraces; t++)
 		free((void *)in->traces[t].evs);
+	for (size_t m = 0; m < in->nmarks; m++) {
+		free((void *)in->marks[m].rule);
+		free((void *)in->marks[m].text);
+	}
+	free(in->marks);
+}
+
+/* A finding of the checker, kept as a mark (the strings copied: v lives
+ * during the call only). */
+static void keep_mark(const struct roce_violation *v, void *arg)
+{
+	static const char *const cls[] = { "rule broken", "capture loss",
+					   "reason" };
+	struct inputs *in = arg;
+	char text[ROCE_CHECK_TEXT + 32];
+
+	if (in->nmarks == in->cap) {
+		size_t n = in->cap ? 2 * in->cap : 16;
+		struct roce_ladder_mark *m =
+		    reallocarray(in->marks, n, sizeof(*m));
+		if (!m) {
+			in->nomem = true;
+			return;
+		}
+		in->marks = m;
+		in->cap = n;
+	}
+	snprintf(text, sizeof(text), "%s: %s", cls[v->cls % 3], v->text);
+	struct roce_ladder_mark *m = &in->marks[in->nmarks];
+	*m = (struct roce_ladder_mark){ .cap = in->now, .frame_no = v->no,
+					.error = v->cls == ROCE_CHECK_ERROR,
+					.rule = strdup(v->rule ? v->rule : ""),
+					.text = strdup(text) };
+	if (!m->rule || !m->text) {
+		free((void *)m->rule);
+		free((void *)m->text);
+		in->nomem = true;
+		return;
+	}
+	in->nmarks++;
+}
+
+/* Judges capture c (number k) packet by packet, as rocemu check does,
+ * its findings kept as marks. CLI_OK, or CLI_USAGE when out of memory. */
+static int check_capture(struct inputs *in, size_t k)
+{
+	const struct roce_capture *c = &in->caps[k];
+	struct roce_check *chk = roce_check_new(0, keep_mark, in);
+
+	if (!chk)
+		return CLI_USAGE;
+	in->now = (unsigned)k;
+	for (size_t i = 0; i < c->n && !in->nomem; i++) {
+		const struct roce_cap_pkt *p = &c->pkts[i];
+		const struct roce_flow *fl = roce_flows_get(c->flows, p->flow);
+		roce_check_time(chk, p->ts_ns);
+		if (roce_check_packet(chk, p->no, &p->f, p->parse_rc, p->why,
+				      fl ? p->flow : ROCE_CHECK_NO_FLOW,
+				      p->dir, fl ? fl->kind : ROCE_FLOW_OTHER))
+			in->nomem = true;
+	}
+	roce_check_finish(chk);
+	roce_check_free(chk);
+	return in->nomem ? CLI_USAGE : CLI_OK;
 }
 
 /* Loads every trace and capture; CLI_OK or CLI_USAGE with a message. A
@@ -174,6 +250,11 @@ static int load(const struct ladder_opts *o, struct inputs *in)
 				o->caps[c], err,
 				(unsigned long long)in->caps[c].frames);
 		in->partial = in->partial || partial;
+		if (o->check && check_capture(in, c)) {
+			fprintf(stderr, "rocemu ladder: %s: out of memory\n",
+				o->caps[c]);
+			return CLI_USAGE;
+		}
 		size_t mid = roce_ladder_mid_flows(&in->caps[c]);
 		if (mid)
 			fprintf(stderr,
@@ -206,6 +287,11 @@ static void warn(const struct ladder_opts *o, const struct inputs *in,
 			"rocemu ladder: %zu of %zu trace events name a QP of no "
 			"flow shown; left out\n",
 			l->events_unplaced, all);
+	if (l->marks_unplaced)
+		fprintf(stderr,
+			"rocemu ladder: %zu of %zu findings name a frame no "
+			"chart shows; left out\n",
+			l->marks_unplaced, in->nmarks);
 	if (l->out_of_order)
 		fprintf(stderr,
 			"rocemu ladder: warning: the captures disagree on the "
@@ -221,7 +307,9 @@ static int draw(const struct ladder_opts *o, const struct inputs *in)
 				       .traces = in->traces,
 				       .ntraces = o->ntraces,
 				       .only_flow = o->flow,
-				       .collapse = o->collapse};
+				       .collapse = o->collapse,
+				       .marks = in->marks,
+				       .nmarks = in->nmarks};
 	int rc = roce_ladder_build_many(&li, &l);
 	size_t packets = 0;
 

@@ -77,8 +77,9 @@ int roce_check_packet(struct roce_check *c, uint64_t no,
 
 /*
  * The capture time, ns, of the packets roce_check_packet judges from now
- * on (call it before each). Without it the rules that weigh time (capture
- * loss a link could carry, a reaction to a NAK) give no finding.
+ * on (call it before each; a pcap record's time). Without it the rules
+ * that weigh time (capture loss a link could carry, a reaction to a NAK,
+ * the RNR NAK timer) give no finding.
  */
 void roce_check_time(struct roce_check *c, uint64_t ts_ns);
 

@@ -54,6 +54,8 @@ struct roce_ladder_row {
 	/* ROCE_LADDER_WHY, ROCE_LADDER_STATE: the whole text, label's
 	 * longer form (the ladder's texts own it); NULL for other rows */
 	const char *text;
+	bool check;	/* ROCE_LADDER_WHY: a finding of the capture checker
+			 * (a mark), not a trace's why event */
 };
 
 struct roce_ladder_chart {
@@ -78,6 +80,7 @@ struct roce_ladder {
 	size_t out_of_order;	/* packets drawn against a capture's order
 				 * (the captures disagree) */
 	size_t collapsed;	/* rows folded into ROCE_LADDER_REPEAT rows */
+	size_t marks_unplaced;	/* marks whose frame no chart draws */
 	char **texts;		/* what the rows' text fields point to */
 	size_t ntexts;
 };
@@ -99,6 +102,18 @@ struct roce_ladder_trace {
 	size_t n;
 };
 
+/* A note to draw right after a packet (a finding of rocemu check): frame
+ * frame_no of capture cap, on its sender's lifeline, as a why note marked
+ * as the checker's (row.check) with the rule and the text; error: drawn
+ * as an error (a rule broken), else normally (a loss or a reason). */
+struct roce_ladder_mark {
+	unsigned cap;
+	uint64_t frame_no;
+	bool error;
+	const char *rule;
+	const char *text;
+};
+
 /* What roce_ladder_build_many draws. */
 struct roce_ladder_input {
 	const struct roce_capture *caps; /* 1 to ROCE_LADDER_MAX_CAPTURES */
@@ -107,6 +122,8 @@ struct roce_ladder_input {
 	size_t ntraces;
 	int only_flow;	/* ROCE_LADDER_ALL_FLOWS or a flow of the merge */
 	bool collapse;	/* fold runs of identical rows */
+	const struct roce_ladder_mark *marks;	/* NULL, or nmarks */
+	size_t nmarks;
 };
 
 /*

@@ -466,6 +466,106 @@ static int gen_cm(const char *name)
 	return 2;
 }
 
+/* ---- responder bounds the CM announced (--resp) ---------------------- */
+
+/* One RC packet of the --resp connection: from 10.0.0.1 (QP 0x11) to
+ * 10.0.0.2 (QP 0x12), or back with rev; READ requests ask 64 bytes. */
+static void resp_pkt(bool rev, uint8_t op, uint32_t psn, uint8_t syn,
+		     uint32_t msn)
+{
+	static const uint8_t a[4] = { 10, 0, 0, 1 }, b[4] = { 10, 0, 0, 2 };
+	struct roce_frame f;
+
+	roce_frame_init(&f, 4);
+	roce_gid_from_ipv4(f.src_gid, rev ? b : a);
+	roce_gid_from_ipv4(f.dst_gid, rev ? a : b);
+	f.sport = 0xc021;
+	f.ib.bth.opcode = op;
+	f.ib.bth.dqpn = rev ? 0x11 : 0x12;
+	f.ib.bth.psn = psn & ROCE_PSN_MASK;
+	f.ib.bth.ackreq = !rev;
+	f.ib.reth = (struct roce_reth){ 0x10000 + 64 * psn, 0x77, 64 };
+	f.ib.aeth = (struct roce_aeth){ syn, msn };
+	for (unsigned i = 0; i < 64; i++)
+		payload[i] = (uint8_t)(i * 7 + 1);
+	f.ib.payload = payload;
+	f.ib.payload_len = op == ROCE_OP_RC_SEND_ONLY ||
+				   op == ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY
+			       ? 64 : 0;
+	emit(&f);
+}
+
+/*
+ * REQ (QP 0x11, PSN 0x0a0a00) and REP (QP 0x12, PSN 0x0b0b00) and RTU;
+ * the REP asks the REQ's sender for rnr RNR retries, the REQ announces
+ * initiator depth depth. 10.0.0.1 then sends from PSN 0x0b0b00.
+ */
+static void resp_connect(unsigned rnr, unsigned depth)
+{
+	struct cm_sink sink = { .put = cm_put, .qp1_psn = { 0x100, 0x200 } };
+	struct roce_cm_msg req, rep, rtu;
+	uint32_t ca = 0x1000a001, cb = 0x2000b002;
+	uint64_t ta = 0xa00000000ull | ca;
+
+	cm_req(&req, ta, ca, 0x11, 0x0a0a00, 7174);
+	req.req.initiator_depth = (uint8_t)depth;
+	req.req.responder_resources = (uint8_t)depth;
+	memset(&rep, 0, sizeof(rep));
+	rep.attr_id = ROCE_CM_ATTR_REP;
+	rep.tid = ta;
+	rep.rep = (struct roce_cm_rep){ .local_comm_id = cb,
+					.remote_comm_id = ca,
+					.local_qpn = 0x12,
+					.starting_psn = 0x0b0b00,
+					.responder_resources = (uint8_t)depth,
+					.initiator_depth = (uint8_t)depth,
+					.target_ack_delay = 15,
+					.rnr_retry_count = (uint8_t)rnr,
+					.local_ca_guid = 0x02000afffe000002ull };
+	cm_ids(&rtu, ROCE_CM_ATTR_RTU, ta + 0x100000000ull, ca, cb);
+	cm_emit(&sink, 0, &req);
+	cm_emit(&sink, 1, &rep);
+	cm_emit(&sink, 0, &rtu);
+}
+
+/*
+ * rnr-ok / rnr-over: the REP asks for 2 RNR retries; a SEND refused by
+ * RNR NAKs (timer code 1, 0.01 ms) is sent again 2 (3) times, then
+ * ACKed. depth-ok / depth-over: the REQ announces initiator depth 2; 2
+ * (3) READs go out before the first is answered.
+ */
+static int gen_resp(const char *name)
+{
+	const uint32_t p = 0x0b0b00;
+	uint8_t rnr = roce_aeth_syndrome(ROCE_AETH_RNR_NAK, 1);
+	bool over = strstr(name, "-over") != NULL;
+
+	if (!strncmp(name, "rnr-", 4)) {
+		resp_connect(2, 1);
+		unsigned tries = over ? 3 : 2;
+		resp_pkt(false, ROCE_OP_RC_SEND_ONLY, p, 0, 0);
+		for (unsigned i = 0; i < tries; i++) {
+			resp_pkt(true, ROCE_OP_RC_ACK, p, rnr, 0);
+			resp_pkt(false, ROCE_OP_RC_SEND_ONLY, p, 0, 0);
+		}
+		resp_pkt(true, ROCE_OP_RC_ACK, p, ROCE_AETH_ACK_NO_CREDITS, 1);
+		return 0;
+	}
+	if (!strncmp(name, "depth-", 6)) {
+		resp_connect(7, 2);
+		unsigned n = over ? 3 : 2;
+		for (unsigned i = 0; i < n; i++)
+			resp_pkt(false, ROCE_OP_RC_RDMA_READ_REQUEST, p + i, 0,
+				 0);
+		for (unsigned i = 0; i < n; i++)
+			resp_pkt(true, ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY,
+				 p + i, ROCE_AETH_ACK_NO_CREDITS, i + 1);
+		return 0;
+	}
+	fprintf(stderr, "mkcap: --resp: no capture named '%s'\n", name);
+	return 2;
+}
+
 /* Writes each frame of the captures to DIR/seed-N for the fuzzers. With
  * transport set, only the RoCE transport packet, after a flag byte of 1
  * (aim at the QP); else the whole frame after a link-type byte. */
@@ -862,6 +962,7 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "--state") &&
 			 strcmp(argv[1], "--why") &&
 			 strcmp(argv[1], "--cm") &&
+			 strcmp(argv[1], "--resp") &&
 			 strcmp(argv[1], "--flows") &&
 			 strcmp(argv[1], "--oneflow"))) {
 		fprintf(stderr, "usage: mkcap --all|--malformed OUT.pcap\n"
@@ -874,6 +975,8 @@ int main(int argc, char **argv)
 				"       mkcap --cm OUT.pcap connect|reject|sidr|"
 				"bad|bad-tid|bad-comm|\n"
 				"             bad-order|bad-drep|bad-qpn|bad-psn|bad-drep-tid\n"
+				"       mkcap --resp OUT.pcap rnr-ok|rnr-over|"
+				"depth-ok|depth-over\n"
 				"       mkcap --flows OUT.pcap COUNT\n"
 				"       mkcap --oneflow OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"
@@ -892,6 +995,12 @@ int main(int argc, char **argv)
 		int rc = argv[1][2] == 'r' ? gen_replay(name)
 			 : argv[1][2] == 's' ? gen_state(name)
 			 : argv[1][2] == 'w' ? gen_why(name) : gen_cm(name);
+		if (rc) {
+			roce_pcap_finish(out);
+			return rc;
+		}
+	} else if (!strcmp(argv[1], "--resp")) {
+		int rc = gen_resp(argc > 3 ? argv[3] : "");
 		if (rc) {
 			roce_pcap_finish(out);
 			return rc;

@@ -1284,6 +1284,9 @@ START_TEST(test_loss_a_link_could_carry)
 END_TEST
 END_TEST
 
+/* The responder-side rules' tests, at the end of this file. */
+static void add_resp_tests(TCase *tc);
+
 Suite *rules_suite(void)
 {
 	Suite *s = suite_create("rules");
@@ -1334,6 +1337,74 @@ Suite *rules_suite(void)
 	tcase_add_loop_test(tc, test_seq_nak_never_followed, 0, 2);
 	tcase_add_loop_test(tc, test_uc_gap_a_link_could_not_carry, 0, 2);
 	tcase_add_loop_test(tc, test_loss_a_link_could_carry, 0, 2);
+	add_resp_tests(tc);
 	suite_add_tcase(s, tc);
 	return s;
+}
+
+/* ---- RNR NAK timer (check_rnr.c) ------------------------------------ */
+
+/*
+ * A SEND (frame 1), an RNR NAK with timer code 20 (frame 2, at t=0), the
+ * SEND again at retry_us (frame 3), its ACK. The IBTA's RNR timer table
+ * gives code 20 as 10.24 ms; docs/check.md's tolerance is an eighth of
+ * it plus 1 ms (2.28 ms), so a retry from 7.96 ms on is on time. With
+ * timed false the checker is given no times.
+ */
+static void rnr_run(uint64_t retry_us, bool timed, struct found *r)
+{
+	static struct cap cap;
+	const uint64_t t0 = 1700000000ull * 1000000000ull;
+	const uint64_t at[4] = { t0 - 100000, t0, t0 + retry_us * 1000,
+				 t0 + retry_us * 1000 + 100000 };
+
+	cap.n = 0;
+	add(&cap, SEND_ONLY(0x100));
+	add(&cap, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 0x100,
+			       .syndrome = roce_aeth_syndrome(
+				   ROCE_AETH_RNR_NAK, 20) });
+	add(&cap, SEND_ONLY(0x100));
+	add(&cap, ACK(0x100, 1));
+	struct roce_flows *t = roce_flows_new();
+	struct roce_check *c = roce_check_new(0, collect, r);
+	ck_assert(t && c);
+	memset(r, 0, sizeof(*r));
+	for (unsigned i = 0; i < cap.n; i++) {
+		struct roce_frame f;
+		const char *why = NULL;
+		unsigned dir = 0;
+		ck_assert_int_eq(roce_frame_parse(ROCE_LINK_ETH, cap.buf[i],
+						  cap.len[i], cap.len[i], &f,
+						  &why), 0);
+		int id = roce_flows_classify(t, &f, i + 1, &dir);
+		ck_assert_int_ge(id, 0);
+		if (timed)
+			roce_check_time(c, at[i]);
+		ck_assert_int_eq(roce_check_packet(c, i + 1, &f, 0, NULL,
+						   (unsigned)id, dir,
+						   ROCE_FLOW_RC), 0);
+	}
+	roce_check_finish(c);
+	roce_check_free(c);
+	roce_flows_free(t);
+}
+
+START_TEST(test_rnr_retry_too_early)
+{
+	struct found r;
+
+	rnr_run(7000, true, &r);	/* 7 ms < 7.96 ms */
+	one_error(&r, "9.7.5.2.8", 3);
+	rnr_run(8000, true, &r);	/* 8 ms: within the tolerance */
+	counts(&r, 0, 0);
+	rnr_run(10240, true, &r);	/* the timer itself */
+	counts(&r, 0, 0);
+	rnr_run(10, false, &r);		/* no times: not judged */
+	counts(&r, 0, 0);
+}
+END_TEST
+
+static void add_resp_tests(TCase *tc)
+{
+	tcase_add_test(tc, test_rnr_retry_too_early);
 }
