@@ -336,8 +336,11 @@ static void print_report(struct check_run *run, const struct check_opts *o)
 	       "violations, %llu packets lost by the capture",
 	       (unsigned long long)run->frames, (unsigned long long)run->roce,
 	       nflows, (unsigned long long)errs, (unsigned long long)lost);
+	/* a reason explains an error or states what the capture shows
+	 * (READs in flight), neither a fault */
 	if (why)
-		printf(", %llu errors explained", (unsigned long long)why);
+		printf(", %llu %s", (unsigned long long)why,
+		       why == 1 ? "reason given" : "reasons given");
 	putchar('\n');
 }
 

@@ -173,7 +173,7 @@ for op in write read; do
 	expect_grep "$work/out" "frame 2 flow 0 RC 127.0.0.70 qp 0x11 > 127.0.0.71 qp 0x11: reason 9.7.5.2.4: NAK remote access error answers $name psn $psn (frame 1; rkey $rkey, va $va, len $len)" "bad rkey $op: the request the NAK answers"
 	expect_grep "$work/out" "no MR or memory window for that rkey in its QP's PD" "bad rkey $op: what it means"
 	expect_grep "$work/out" "lacks the remote $op right" "bad rkey $op: the right named"
-	expect_grep "$work/out" ": 0 rule violations, 0 packets lost by the capture, 1 errors explained" "bad rkey $op total"
+	expect_grep "$work/out" ": 0 rule violations, 0 packets lost by the capture, 1 reason given" "bad rkey $op total"
 done
 # the same R_Key accepted for 32 bytes at 0x1000, then refused for 64:
 # the capture proves the range is what is wrong (mkcap --why range)
