@@ -37,7 +37,7 @@ static void nak_fits(struct roce_check *c, const struct chk_pkt *p,
 	if (type == ROCE_AETH_RNR_NAK) {
 		if (kind <= CHK_OTHER && !recv)
 			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-				   "9.7.5.2.8", "RNR NAK for PSN 0x%06x, which "
+				   "RNR-NAK-FITS", "RNR NAK for PSN 0x%06x, which "
 				   "is no SEND or WRITE with immediate: only a "
 				   "request that consumes a receive WQE can be "
 				   "refused for want of one (9.7.5.2.8)", p->psn);
@@ -45,20 +45,20 @@ static void nak_fits(struct roce_check *c, const struct chk_pkt *p,
 	}
 	if (code > ROCE_NAK_INV_RD_REQ) {
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2", "NAK code %u is reserved (9.7.5.2, the "
+			   "AETH-RESERVED", "NAK code %u is reserved (9.7.5.2, the "
 			   "AETH syndrome table)", code);
 		return;
 	}
 	if (code == ROCE_NAK_REM_ACCESS && kind == CHK_SEND)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2", "remote access error NAK for PSN 0x%06x, "
+			   "ACCESS-NAK-FITS", "remote access error NAK for PSN 0x%06x, "
 			   "a SEND: that NAK answers an RDMA READ, WRITE or "
 			   "atomic whose R_Key or range is refused (9.7.5.2)",
 			   p->psn);
 	if (code == ROCE_NAK_PSN_SEQ && d->started &&
 	    roce_psn_cmp(p->psn, d->high_psn) >= 0)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.1.1", "PSN sequence error NAK names PSN 0x%06x, "
+			   "SEQNAK-SENT", "PSN sequence error NAK names PSN 0x%06x, "
 			   "but the newest request was 0x%06x: the NAK carries "
 			   "the PSN the responder expected, before the one it "
 			   "received out of order (9.7.5.1.1)", p->psn,
@@ -109,13 +109,13 @@ static void msn_fits(struct roce_check *c, const struct chk_pkt *p,
 	int64_t lo = d->msn - (int64_t)d->msgs_done, hi = d->msn - n;
 	if (hi < d->off_lo)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2", "MSN 0x%06x is %lld short of the messages "
+			   "MSN-COUNTS", "MSN 0x%06x is %lld short of the messages "
 			   "this answer covers (PSNs to 0x%06x): the MSN counts "
 			   "the messages the responder completed (9.7.5.2, "
 			   "C9-148)", raw, (long long)(d->off_lo - hi), covered);
 	else if (lo > d->off_hi)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2", "MSN 0x%06x counts %lld messages more than "
+			   "MSN-COUNTS", "MSN 0x%06x counts %lld messages more than "
 			   "the requester has sent: the MSN counts the messages "
 			   "the responder completed (9.7.5.2, C9-148)", raw,
 			   (long long)(lo - d->off_hi));
@@ -143,7 +143,7 @@ static void msn_order(struct roce_check *c, const struct chk_pkt *p)
 		return;
 	if (d->ack_msn_set && roce_psn_cmp(raw, d->ack_msn) < 0)
 		chk_report_also(c, p->no, d->ack_msn_no, p->flow, p->dir,
-			   ROCE_CHECK_ERROR, "9.7.5.2", "MSN 0x%06x goes back from 0x%06x (frame "
+			   ROCE_CHECK_ERROR, "MSN-FORWARD", "MSN 0x%06x goes back from 0x%06x (frame "
 			   "%llu): the MSN counts the messages the responder "
 			   "completed and never decreases (9.7.5.2, C9-148)",
 			   raw, d->ack_msn, (unsigned long long)d->ack_msn_no);
@@ -165,14 +165,14 @@ void chk_aeth(struct roce_check *c, const struct chk_pkt *p)
 		chk_answer_psn(c, p, covered);
 	if (type == ROCE_AETH_RESERVED || (syn & 0x80)) {
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2", "AETH syndrome 0x%02x uses a reserved "
+			   "AETH-RESERVED", "AETH syndrome 0x%02x uses a reserved "
 			   "encoding (9.7.5.2)", syn);
 		return;
 	}
 	if (type != ROCE_AETH_ACK) {
 		if (!(p->flags & ROCE_OPF_ACK) || (p->flags & ROCE_OPF_ATOMIC))
 			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-				   "9.7.5.2", "%s carries a NAK syndrome 0x%02x: "
+				   "NAK-IN-ACKNOWLEDGE", "%s carries a NAK syndrome 0x%02x: "
 				   "a NAK travels in an ACKNOWLEDGE packet "
 				   "(9.7.5.2)", p->ib->op->name, syn);
 		else {

@@ -8,7 +8,7 @@ void chk_atomic_req(struct roce_check *c, const struct chk_pkt *p)
 {
 	if (!(p->ib->exts & ROCE_EXT_ATMETH) || !(p->ib->atmeth.va & 7))
 		return;
-	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.4",
+	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "ATOMIC-ALIGN",
 		   "%s at VA 0x%llx: an atomic operation's address must be "
 		   "8-byte aligned (9.4, atomic operations); the responder "
 		   "answers with a NAK", p->ib->op->name,
@@ -30,7 +30,7 @@ static void saved_result(struct roce_check *c, const struct chk_pkt *p)
 			continue;
 		if (d->atm_saved[i].orig != orig)
 			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-				   "9.7.5.1.1", "ATOMIC_ACKNOWLEDGE for PSN "
+				   "ATOMIC-DUPLICATE", "ATOMIC_ACKNOWLEDGE for PSN "
 				   "0x%06x carries original value 0x%llx, but "
 				   "frame %llu answered that atomic with 0x%llx: "
 				   "a duplicate atomic is answered from the saved "
@@ -59,7 +59,7 @@ void chk_atomic_ack(struct roce_check *c, const struct chk_pkt *p)
 		saved_result(c, p);
 		return;
 	}
-	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.7.5.2",
+	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "ATOMIC-ACK-FOR-ATOMIC",
 		   "ATOMIC_ACKNOWLEDGE for PSN 0x%06x answers %s: only a "
 		   "CMP_SWAP or FETCH_ADD is answered by an atomic ACK "
 		   "(9.7.5.2)", p->psn,
@@ -92,7 +92,7 @@ void chk_rd_req(struct roce_check *c, const struct chk_pkt *p, bool fresh)
 	    d->rd_told)
 		return;
 	d->rd_told = true;
-	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.7.5.2",
+	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "RD-ATOMIC-DEPTH",
 		   "%s at PSN 0x%06x makes %u READs and atomics outstanding, "
 		   "but the CM connection announced Initiator Depth %u for "
 		   "this requester: it sends no more than max_rd_atomic before "
@@ -115,15 +115,57 @@ static struct chk_msg *answered_msg(const struct chk_pkt *p)
 	return chk_msg_ended_by(d, roce_psn_add(p->psn, ROCE_PSN_MASK));
 }
 
+static bool positive_ack(const struct chk_pkt *p)
+{
+	return !(p->flags & (ROCE_OPF_READ | ROCE_OPF_ATOMIC)) &&
+	       (p->ib->exts & ROCE_EXT_AETH) &&
+	       roce_aeth_type(p->ib->aeth.syndrome) == ROCE_AETH_ACK;
+}
+
 void chk_rd_answer(const struct chk_pkt *p)
 {
 	struct chk_dir *d = p->req;
 	struct chk_msg *m = answered_msg(p);
 
-	if (m && (int32_t)(m->rd_upto - d->rd_done) > 0) {
+	if (!m)
+		return;
+	if ((int32_t)(m->rd_upto - d->rd_done) > 0) {
 		d->rd_done = m->rd_upto;
 		d->rd_done_no = p->no;
 	}
+	if (!positive_ack(p)) {
+		if ((int32_t)(m->rd_upto - d->rd_resp) > 0)
+			d->rd_resp = m->rd_upto;
+	} else if ((int32_t)(m->rd_upto - d->rd_resp) > 0 &&
+		   (int32_t)(m->rd_upto - d->rd_acked) > 0) {
+		d->rd_acked = m->rd_upto;	/* READs it covers unanswered */
+		d->rd_acked_no = p->no;
+	}
+}
+
+/* A READ's or atomic's answer opening after an ACK that covered it: an
+ * ACK acknowledges every request up to its PSN (9.7.5.1.2), and answers
+ * leave in order (9.5), so the response had to come first. True when
+ * reported. */
+static bool after_covering_ack(struct roce_check *c, const struct chk_pkt *p,
+			       const struct chk_msg *m)
+{
+	struct chk_dir *d = p->req;
+
+	if (!d->rd_acked_no || (int32_t)(m->rd_upto - d->rd_resp) <= 0 ||
+	    (int32_t)(m->rd_upto - d->rd_acked) > 0)
+		return false;
+	chk_report_also(c, p->no, d->rd_acked_no, p->flow, p->dir,
+			ROCE_CHECK_ERROR, "ACK-IMPLIES-RESPONSES",
+			"%s answers the %s at frame %llu (PSN 0x%06x) after "
+			"the ACK at frame %llu covered it: an ACK acknowledges "
+			"every request up to its PSN, so the responder sends "
+			"the answers of the READs and atomics before it (9.5, "
+			"9.7.5.1.2)", p->ib->op->name, chk_kind_name(m->kind),
+			(unsigned long long)m->no, m->first_psn,
+			(unsigned long long)d->rd_acked_no);
+	d->rd_acked_no = 0;
+	return true;
 }
 
 void chk_rd_finish(struct roce_check *c, unsigned flow, unsigned dir)
@@ -147,9 +189,10 @@ void chk_rd_order(struct roce_check *c, const struct chk_pkt *p,
 	/* A retransmitted request is answered again, after later ones (a
 	 * duplicate, 9.7.5.1.1): only a flow with none is judged. */
 	if (p->fl->retransmitted || !m->rd_upto ||
+	    after_covering_ack(c, p, m) ||
 	    (int32_t)(d->rd_done - m->rd_upto) <= 0)
 		return;
-	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.5",
+	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "RESPONSE-ORDER",
 		   "%s answers the %s at frame %llu (PSN 0x%06x) after frame "
 		   "%llu answered a later READ or atomic: a responder answers "
 		   "READs and atomics in the order it received them (9.5, "

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rocemu/aeth.h"
+#include "rocemu/rules.h"
 
 #include "check_local.h"
 
@@ -33,6 +34,20 @@ void roce_check_free(struct roce_check *c)
 	chk_cm_free(c);
 	free(c->flows);
 	free(c);
+}
+
+/* An error names its rule by ID; the finding cites the book's section
+ * unless the caller chose one. An ID the book lacks is cited as given. */
+static void name_rule(struct roce_violation *v, const char *rule)
+{
+	if (v->cls != ROCE_CHECK_ERROR) {
+		v->rule = rule;
+		return;
+	}
+	const struct roce_rule *r = roce_rule_find(rule);
+	v->id = rule;
+	if (!v->rule)
+		v->rule = r ? r->section : rule;
 }
 
 static void report(struct roce_check *c, struct roce_violation *v,
@@ -65,9 +80,10 @@ void chk_report(struct roce_check *c, uint64_t no, unsigned flow,
 		const char *fmt, ...)
 {
 	struct roce_violation v = { .no = no, .flow = flow, .dir = dir,
-				    .cls = cls, .rule = rule, .packets = 1 };
+				    .cls = cls, .packets = 1 };
 	va_list ap;
 
+	name_rule(&v, rule);
 	va_start(ap, fmt);
 	report(c, &v, fmt, ap);
 	va_end(ap);
@@ -78,10 +94,10 @@ void chk_report_also(struct roce_check *c, uint64_t no, uint64_t also,
 		     const char *rule, const char *fmt, ...)
 {
 	struct roce_violation v = { .no = no, .flow = flow, .dir = dir,
-				    .cls = cls, .rule = rule, .packets = 1,
-				    .also = also };
+				    .cls = cls, .packets = 1, .also = also };
 	va_list ap;
 
+	name_rule(&v, rule);
 	va_start(ap, fmt);
 	report(c, &v, fmt, ap);
 	va_end(ap);
@@ -92,10 +108,11 @@ void chk_report_loss(struct roce_check *c, uint64_t no, unsigned flow,
 		     const char *fmt, ...)
 {
 	struct roce_violation v = { .no = no, .flow = flow, .dir = dir,
-				    .cls = ROCE_CHECK_LOSS, .rule = rule,
+				    .cls = ROCE_CHECK_LOSS,
 				    .packets = roce_psn_diff(hi, lo) + 1 };
 	va_list ap;
 
+	name_rule(&v, rule);
 	va_start(ap, fmt);
 	report(c, &v, fmt, ap);
 	va_end(ap);

@@ -69,7 +69,7 @@ void chk_fatal_answer(struct roce_check *c, const struct chk_pkt *p)
 	d->fatal_resp_said = true;
 	unsigned code = roce_aeth_value(d->fatal_syn);
 	chk_report_also(c, p->no, d->fatal_no, p->flow, p->dir,
-		   ROCE_CHECK_ERROR, fatal_rule(code), "%s psn 0x%06x after this responder's "
+		   ROCE_CHECK_ERROR, "FATAL-NAK-SILENT", "%s psn 0x%06x after this responder's "
 		   "NAK %s for psn 0x%06x (frame %llu): a fatal NAK puts the "
 		   "responder's QP in the error state, which answers nothing "
 		   "more (%s)", p->ib->op->name, p->psn, fatal_name(code),
@@ -94,7 +94,7 @@ void chk_fatal_req(struct roce_check *c, const struct chk_pkt *p, bool fresh)
 	d->fatal_req_said = true;
 	unsigned code = roce_aeth_value(d->fatal_syn);
 	chk_report_also(c, p->no, d->fatal_no, p->flow, p->dir,
-		   ROCE_CHECK_ERROR, fatal_rule(code), "new request %s psn 0x%06x %llu us after "
+		   ROCE_CHECK_ERROR, "FATAL-NAK-STOPS", "new request %s psn 0x%06x %llu us after "
 		   "the responder's NAK %s for psn 0x%06x (frame %llu): a fatal "
 		   "NAK ends the requester's work on the QP, which goes to the "
 		   "error state and sends nothing more (%s)", p->ib->op->name,

@@ -45,7 +45,7 @@ void chk_mtu(struct roce_check *c, const struct chk_pkt *p)
 	if (p->flags & (ROCE_OPF_FIRST | ROCE_OPF_MIDDLE)) {
 		if (!roce_is_path_mtu(n)) {	/* no path MTU at all: not learnt */
 			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-				   "9.7.5.1", "%s carries %u bytes, which is no "
+				   "PAYLOAD-MTU", "%s carries %u bytes, which is no "
 				   "path MTU (256, 512, 1024, 2048, 4096): FIRST "
 				   "and MIDDLE packets carry exactly the path MTU "
 				   "(9.7.5.1)", p->ib->op->name, n);
@@ -55,7 +55,7 @@ void chk_mtu(struct roce_check *c, const struct chk_pkt *p)
 			set_mtu(fl, n);
 		else if (n != fl->mtu)
 			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-				   "9.7.5.1", "%s carries %u bytes where this "
+				   "PAYLOAD-MTU", "%s carries %u bytes where this "
 				   "flow's path MTU is %u: FIRST and MIDDLE "
 				   "packets carry exactly the path MTU "
 				   "(9.7.5.1)", p->ib->op->name, n, fl->mtu);
@@ -63,13 +63,13 @@ void chk_mtu(struct roce_check *c, const struct chk_pkt *p)
 	}
 	if ((p->flags & ROCE_OPF_LAST) && n == 0)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.1", "%s carries no payload: a LAST packet "
+			   "PAYLOAD-MTU", "%s carries no payload: a LAST packet "
 			   "carries 1 byte up to the path MTU (9.7.5.1)",
 			   p->ib->op->name);
 	uint32_t limit = fl->mtu ? fl->mtu : 4096;
 	if ((p->flags & (ROCE_OPF_LAST | ROCE_OPF_ONLY)) && n > limit)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.7.5.1", "%s carries %u bytes, more than the path "
+			   "PAYLOAD-MTU", "%s carries %u bytes, more than the path "
 			   "MTU %u: LAST and ONLY packets carry at most the "
 			   "path MTU (9.7.5.1)", p->ib->op->name, n, limit);
 }
@@ -85,7 +85,7 @@ void chk_len_req(struct roce_check *c, const struct chk_pkt *p)
 		return;
 	if (d->msg_bytes != d->msg_reth_len)
 		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-			   "9.4.2", "the RDMA WRITE begun at frame %llu "
+			   "WRITE-LENGTH", "the RDMA WRITE begun at frame %llu "
 			   "carries %llu bytes but its RETH says %u: the DMA "
 			   "length is the length of the data the message "
 			   "carries (9.4.2)", (unsigned long long)d->msg_no,

@@ -161,6 +161,9 @@ struct chk_dir {
 	/* READs and atomics in flight (check_atomic.c) */
 	uint32_t rd_sent, rd_done;	/* fresh ones sent, answered */
 	uint64_t rd_done_no;	/* the answer that set rd_done */
+	uint32_t rd_resp;	/* answered by a response of their own */
+	uint32_t rd_acked;	/* covered by a positive ACK, rd_resp not */
+	uint64_t rd_acked_no;	/* that ACK */
 	uint32_t rd_max;	/* the most in flight at once */
 	uint64_t rd_max_no;	/* the request that made it */
 	bool rd_told;		/* the bound's violation is reported */

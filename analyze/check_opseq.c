@@ -65,7 +65,7 @@ void chk_opseq(struct roce_check *c, const struct chk_pkt *p, bool fresh)
 	if (p->flags & (ROCE_OPF_FIRST | ROCE_OPF_ONLY)) {
 		if (d->pos == POS_IN)
 			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-				   "9.4", "%s (PSN 0x%06x) starts a new message "
+				   "MSG-OPCODES", "%s (PSN 0x%06x) starts a new message "
 				   "inside the %s message begun at frame %llu: "
 				   "a message ends with a LAST before the next "
 				   "one begins (9.4)", name, p->psn,
@@ -73,14 +73,14 @@ void chk_opseq(struct roce_check *c, const struct chk_pkt *p, bool fresh)
 				   (unsigned long long)d->msg_no);
 		start(d, p, kind);
 	} else if (d->pos == POS_OUT) {
-		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.4",
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "MSG-OPCODES",
 			   "%s (PSN 0x%06x) with no FIRST before it: a message "
 			   "of several packets begins with a FIRST (9.4)", name,
 			   p->psn);
 		start(d, p, kind);
 		d->msg_counted = false;
 	} else if (d->pos == POS_IN && d->msg_kind != kind) {
-		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.4",
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "MSG-OPCODES",
 			   "%s (PSN 0x%06x) continues the %s message begun at "
 			   "frame %llu: MIDDLE and LAST carry the operation of "
 			   "their FIRST (9.4)", name, p->psn,

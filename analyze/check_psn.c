@@ -41,7 +41,7 @@ static bool impossible_loss(struct roce_check *c, const struct chk_gap *g,
 	if (n <= fit)
 		return false;
 	chk_report_also(c, g->no, g->prev_no, flow, dir, ROCE_CHECK_ERROR,
-		   "9.7.1", "PSN 0x%06x follows a gap of %llu PSNs (0x%06x..0x%06x) "
+		   "PSN-JUMP", "PSN 0x%06x follows a gap of %llu PSNs (0x%06x..0x%06x) "
 		   "%llu ns after the request before it: at 400 Gb/s with "
 		   "%u-byte frames at most %llu packets fit, so they were "
 		   "never sent and not lost by the capture: the requester "
@@ -197,7 +197,7 @@ static void advance(struct roce_check *c, const struct chk_pkt *p)
 	}
 	if (d->beyond_no && roce_psn_cmp(p->psn, d->beyond_psn) >= 0) {
 		chk_report(c, d->beyond_no, p->flow, 1 - p->dir,
-			   ROCE_CHECK_ERROR, "9.7.5.2",
+			   ROCE_CHECK_ERROR, "ANSWER-SENT-PSN",
 			   "answers PSN 0x%06x before the requester sent it "
 			   "(frame %llu): a responder answers only requests it "
 			   "received (9.7.5.2)", d->beyond_psn,
@@ -225,7 +225,7 @@ bool chk_req_psn(struct roce_check *c, const struct chk_pkt *p)
 		return true;
 	}
 	if (p->fl->kind == ROCE_FLOW_UC) {
-		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.8.3",
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "UC-PSN-FORWARD",
 			   "PSN 0x%06x goes back from 0x%06x: a UC requester "
 			   "never retransmits, its PSNs only go forward (9.8.3)",
 			   p->psn, roce_psn_add(d->next_psn, ROCE_PSN_MASK));
@@ -288,7 +288,7 @@ void chk_psn_finish(struct roce_check *c, unsigned flow, unsigned dir)
 
 	for (unsigned i = 0; i < d->ngaps; i++)
 		chk_report(c, d->gaps[i].no, flow, dir, ROCE_CHECK_ERROR,
-			   "9.7.1", "PSN 0x%06x skips 0x%06x..0x%06x and "
+			   "PSN-ORDER", "PSN 0x%06x skips 0x%06x..0x%06x and "
 			   "nothing shows they were sent: the requester must "
 			   "send PSNs in order (9.7.1)",
 			   roce_psn_add(d->gaps[i].hi, 1), d->gaps[i].lo,
@@ -296,14 +296,14 @@ void chk_psn_finish(struct roce_check *c, unsigned flow, unsigned dir)
 	d->ngaps = 0;
 	if (d->beyond_no)
 		chk_report(c, d->beyond_no, flow, 1 - dir, ROCE_CHECK_ERROR,
-			   "9.7.5.2", "answers PSN 0x%06x, which the requester "
+			   "ANSWER-SENT-PSN", "answers PSN 0x%06x, which the requester "
 			   "never sent (the newest it sent is 0x%06x): a "
 			   "responder answers only requests it received "
 			   "(9.7.5.2)", d->beyond_psn,
 			   roce_psn_add(d->high_psn, ROCE_PSN_MASK));
 	d->beyond_no = 0;
 	if (d->noack_no)
-		chk_report(c, d->noack_no, flow, dir, ROCE_CHECK_ERROR, "9.2",
+		chk_report(c, d->noack_no, flow, dir, ROCE_CHECK_ERROR, "ACKREQ-LAST",
 			   "PSN 0x%06x ends the last SEND/WRITE message and "
 			   "nothing after it asks for an acknowledgement "
 			   "(AckReq 0): the requester can then complete it "

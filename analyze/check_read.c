@@ -71,7 +71,7 @@ static void flag(struct roce_check *c, const struct chk_pkt *p,
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	p->req->read_flagged = true;
-	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.4.3", "%s",
+	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "READ-RESPONSE", "%s",
 		   text);
 }
 
@@ -216,7 +216,7 @@ static bool begin(struct roce_check *c, const struct chk_pkt *p)
 		if (roce_psn_cmp(p->psn, d->high_psn) < 0 && !d->ngaps &&
 		    !chk_psn_lost(d, p->psn) && !chk_msg_forgotten(d, p->psn))
 			chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
-				   "9.7.5.2", "%s for PSN 0x%06x answers no "
+				   "READ-RESPONSE-FOR-READ", "%s for PSN 0x%06x answers no "
 				   "RDMA READ: the requester sent none there "
 				   "(9.7.5.2)", p->ib->op->name, p->psn);
 		d->in_read = false;

@@ -39,7 +39,7 @@ static void too_early(struct roce_check *c, const struct chk_pkt *p)
 		waited_us = 0;	/* a clock that went back: no wait at all */
 	if (waited_us + rnr_slack_us(d->rnr_wait_us) >= d->rnr_wait_us)
 		return;
-	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.7.5.2.8",
+	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "RNR-TIMER",
 		   "%s at PSN 0x%06x is sent again %llu us after the RNR NAK "
 		   "at frame %llu, whose timer field asks for at least %u us "
 		   "(tolerance %llu us): the requester waits the RNR NAK "
@@ -64,7 +64,7 @@ static void count_retry(struct roce_check *c, const struct chk_pkt *p)
 	    d->rnr_tries <= d->cm_rnr_retry)
 		return;
 	d->rnr_told = true;
-	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "9.7.5.2.8",
+	chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR, "RNR-RETRIES",
 		   "%s at PSN 0x%06x is retry %u after RNR NAKs, but the CM "
 		   "connection's RNR Retry Count is %u (7 alone means for "
 		   "ever): after that many the requester completes the WR "

@@ -9,7 +9,8 @@
  * answer already covered that PSN, the responder had it: nothing was
  * missing. While an earlier sequence NAK for the same PSN is unanswered
  * by the requester (no request went back since), the responder saw no
- * new gap: one NAK per gap.
+ * new gap: one NAK per gap. And a gap shows only when a PSN beyond it
+ * arrives: the NAK names a PSN older than the newest sent.
  */
 void chk_seqnak(struct roce_check *c, const struct chk_pkt *p)
 {
@@ -20,7 +21,7 @@ void chk_seqnak(struct roce_check *c, const struct chk_pkt *p)
 	if (d->answered && d->acked_no &&
 	    roce_psn_cmp(d->acked_psn, p->psn) >= 0) {
 		chk_report_also(c, p->no, d->acked_no, p->flow, p->dir,
-			   ROCE_CHECK_ERROR, "9.7.5.2.1",
+			   ROCE_CHECK_ERROR, "SEQNAK-COVERED",
 			   "PSN sequence error NAK names psn "
 			   "0x%06x, but frame %llu already acknowledged up to "
 			   "0x%06x: the responder had that PSN, nothing was "
@@ -30,12 +31,21 @@ void chk_seqnak(struct roce_check *c, const struct chk_pkt *p)
 	}
 	if (d->seqnak_no && d->seqnak_psn == p->psn) {
 		chk_report_also(c, p->no, d->seqnak_no, p->flow, p->dir,
-			   ROCE_CHECK_ERROR, "9.7.5.2.1", "a second PSN sequence error NAK for "
+			   ROCE_CHECK_ERROR, "SEQNAK-ONCE", "a second PSN sequence error NAK for "
 			   "psn 0x%06x (the first: frame %llu) and the "
 			   "requester sent nothing again in between: the "
 			   "responder NAKs a gap once, then drops what follows "
 			   "until the missing PSN comes (9.7.5.2.1)", p->psn,
 			   (unsigned long long)d->seqnak_no);
+		return;
+	}
+	if (roce_psn_add(p->psn, 1) == d->high_psn) {
+		chk_report(c, p->no, p->flow, p->dir, ROCE_CHECK_ERROR,
+			   "SEQNAK-GAP", "PSN sequence error NAK names psn "
+			   "0x%06x, the newest request sent: a responder sees "
+			   "a gap only when a later PSN arrives, and none was "
+			   "sent (or the capture lost it) (9.7.5.2.1)",
+			   p->psn);
 		return;
 	}
 	d->seqnak_no = p->no;
@@ -57,7 +67,7 @@ static void not_back(struct roce_check *c, unsigned flow, unsigned dir,
 		     struct chk_dir *d, uint64_t also, const char *since)
 {
 	chk_report_also(c, d->seqnak_no, also, flow, 1 - dir, ROCE_CHECK_ERROR,
-		   "9.7.5.2.1", "PSN sequence error NAK for psn 0x%06x, and "
+		   "SEQNAK-GO-BACK", "PSN sequence error NAK for psn 0x%06x, and "
 		   "the requester never went back to it (%s): after that NAK "
 		   "the requester resends from the PSN named, and the "
 		   "responder takes nothing beyond it before (9.7.5.2.1)",

@@ -3,6 +3,7 @@
 #ifndef ROCEMU_EMU_CLI_H
 #define ROCEMU_EMU_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Exit codes every subcommand uses. */
@@ -23,6 +24,10 @@ int cmd_dump(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 /* rocemu check CAPTURE: judge every packet against the IBTA rules. */
 int cmd_check(int argc, char **argv);
+
+/* rocemu check --rules: prints the rule book (rocemu/rules.h) to stdout,
+ * a table or, with json, one object per rule. */
+void check_print_book(bool json);
 /* rocemu demo [CAPTURE]: the annotated RC run on the deterministic wire. */
 int cmd_demo(int argc, char **argv);
 /* rocemu ping: round trips to a peer over UDP, client or server. */

@@ -20,6 +20,7 @@ struct check_opts {
 	bool json;
 	bool quiet;
 	bool no_explain;	/* leave out the reasons */
+	bool book;		/* --rules: print the rule book */
 };
 
 /* Findings kept to print in frame order once every flow's ends are
@@ -39,11 +40,13 @@ struct check_run {
 static const char usage_text[] =
 	"usage: rocemu check CAPTURE [--mtu N] [--json] [-q] [--no-explain]\n"
 	"       rocemu check -i IFACE [--mtu N] [--json] [-q] [--no-explain]\n"
+	"       rocemu check --rules [--json]\n"
 	"\n"
 	"Judge each RoCEv2 packet of a pcap or pcapng file, or of a live\n"
 	"interface until Ctrl-C, against the IBTA transport rules (PSNs,\n"
 	"opcode sequences, lengths, ACK/NAK, atomics, ICRC), per flow and\n"
-	"direction, and say which packet broke which rule.\n"
+	"direction, and say which packet broke which rule: its ID in the rule\n"
+	"book (--rules) and its IBTA section.\n"
 	"\n"
 	"Packets the capture missed (the other side shows they were sent) are\n"
 	"reported as capture loss, not as errors.\n"
@@ -62,6 +65,9 @@ static const char usage_text[] =
 	"  --explain   give the reasons (the default)\n"
 	"  --no-explain\n"
 	"              leave the reasons out: rule findings only\n"
+	"  --rules     print the rule book: each rule's ID, whether check\n"
+	"              judges it, its IBTA section and text (with --json,\n"
+	"              one object per rule), and exit\n"
 	"  -h, --help  print this text and exit\n"
 	"\n"
 	"Exit status:\n"
@@ -91,6 +97,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 		{ "mtu", required_argument, NULL, 'm' },
 		{ "explain", no_argument, NULL, 'e' },
 		{ "no-explain", no_argument, NULL, 'E' },
+		{ "rules", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -103,6 +110,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 		case 'q': o->quiet = true; break;
 		case 'e': o->no_explain = false; break;
 		case 'E': o->no_explain = true; break;
+		case 'r': o->book = true; break;
 		case 'm':
 			if (parse_mtu(optarg, &o->mtu))
 				return -EINVAL;
@@ -111,6 +119,8 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 		default: fputs(usage_text, stderr); return -EINVAL;
 		}
 	}
+	if (o->book && optind == argc)
+		return 0;
 	return cli_capture_arg("check", usage_text, argc, argv, optind,
 			       o->iface, &o->path);
 }
@@ -259,7 +269,11 @@ static void print_finding(const struct check_run *run,
 		printf("frame %llu", (unsigned long long)v->no);
 		if (v->flow != ROCE_CHECK_NO_FLOW)
 			printf(" flow %u %s", v->flow, ft);
-		printf(": %s %s: %s\n", head, v->rule, v->text);
+		if (v->id)
+			printf(": %s %s (%s): %s\n", head, v->id, v->rule,
+			       v->text);
+		else
+			printf(": %s %s: %s\n", head, v->rule, v->text);
 		return;
 	}
 	printf("{\"frame\":%llu,\"class\":\"%s\",\"packets\":%u,",
@@ -273,6 +287,10 @@ static void print_finding(const struct check_run *run,
 		printf("\"also\":%llu,", (unsigned long long)v->also);
 	printf("\"rule\":");
 	json_str(v->rule);
+	if (v->id) {
+		printf(",\"id\":");
+		json_str(v->id);
+	}
 	printf(",\"text\":");
 	json_str(v->text);
 	printf("}\n");
@@ -353,6 +371,10 @@ int cmd_check(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc > 0 ? CLI_OK : CLI_USAGE;
+	if (o.book) {
+		check_print_book(o.json);
+		return fflush(stdout) ? CLI_USAGE : CLI_OK;
+	}
 	if (cli_source_open("check", o.path, o.iface, &r) < 0)
 		return CLI_USAGE;
 	run.flows = roce_flows_new();

@@ -180,7 +180,8 @@ static void keep_mark(const struct roce_violation *v, void *arg)
 		in->marks = m;
 		in->cap = n;
 	}
-	snprintf(text, sizeof(text), "%s: %s", cls[v->cls % 3], v->text);
+	snprintf(text, sizeof(text), "%s%s%s: %s", cls[v->cls % 3],
+		 v->id ? " " : "", v->id ? v->id : "", v->text);
 	struct roce_ladder_mark *m = &in->marks[in->nmarks];
 	*m = (struct roce_ladder_mark){ .cap = in->now, .frame_no = v->no,
 					.error = v->cls == ROCE_CHECK_ERROR,

@@ -31,7 +31,9 @@ struct roce_violation {
 	unsigned flow;		/* roce_flows id, or ROCE_CHECK_NO_FLOW */
 	unsigned dir;		/* sent by the flow's end[dir] */
 	enum roce_check_class cls;
-	const char *rule;	/* "C9-110", "9.7.1", "A17.3.3" ... */
+	const char *rule;	/* the IBTA section: "9.7.1", "A17.3.3" ... */
+	const char *id;		/* an error: its rule book ID (rocemu/rules.h,
+				 * "PSN-ORDER"); else NULL */
 	uint32_t packets;	/* a loss: the packets missing; else 1 */
 	uint64_t also;		/* the earlier frame that makes the finding
 				 * with this one (the NAK a later request

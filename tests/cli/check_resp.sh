@@ -23,7 +23,7 @@ clean() {
 breaks() {
 	expect_exit 1 "$1 breaks $3" -- "$rocemu" check "$1"
 	expect_grep "$work/out" "frame $2 flow 0 " "$1 names frame $2"
-	expect_grep "$work/out" "rule $3: " "$1 names rule $3"
+	expect_grep "$work/out" "rule $3 (" "$1 names rule $3"
 	expect_grep "$work/out" "$4" "$1 says why"
 	expect_grep "$work/out" ": 1 rule violations" "$1 breaks one rule"
 	"$rocemu" check --json "$1" >"$work/json"
@@ -37,7 +37,7 @@ breaks() {
 cap=pcaps/rxe/rnr_retry.pcap
 clean "$cap"
 "$edit" "$cap" "$work/rnr_early.pcap" 2 syndrome 0x20 || bad "pcap_edit rnr"
-breaks "$work/rnr_early.pcap" 3 9.7.5.2.8 "after the RNR NAK at frame 2, whose timer field asks for at least 655360 us"
+breaks "$work/rnr_early.pcap" 3 RNR-TIMER "after the RNR NAK at frame 2, whose timer field asks for at least 655360 us"
 # code 30 (327.68 ms) is met: the timer alone decides
 "$edit" "$cap" "$work/rnr_ok.pcap" 2 syndrome 0x3e || bad "pcap_edit rnr 30"
 clean "$work/rnr_ok.pcap"
@@ -54,7 +54,7 @@ clean "$cap"
 	"$edit" "$work/d1.pcap" "$work/d2.pcap" 4 psn 0xc73566 &&
 	"$edit" "$work/d2.pcap" "$work/dup_exec.pcap" 4 msn 1 ||
 	bad "pcap_edit dup"
-breaks "$work/dup_exec.pcap" 4 9.7.5.1.1 "frame 2 answered that atomic with 0x6a0f57ad6c18380c"
+breaks "$work/dup_exec.pcap" 4 ATOMIC-DUPLICATE "frame 2 answered that atomic with 0x6a0f57ad6c18380c"
 # the same duplicate answered with frame 2's original value: no violation
 "$edit" "$work/dup_exec.pcap" "$work/dup_saved.pcap" 4 atmack 0x6a0f57ad6c18380c ||
 	bad "pcap_edit saved"
@@ -84,7 +84,7 @@ PY
 cap=pcaps/rxe/read_bw.pcap
 clean "$cap"
 swap "$cap" "$work/read_swapped.pcap" || bad "swap"
-breaks "$work/read_swapped.pcap" 15 9.5 "answers the RDMA READ at frame 9 (PSN 0xd0f123) after frame 12 answered a later READ"
+breaks "$work/read_swapped.pcap" 15 RESPONSE-ORDER "answers the RDMA READ at frame 9 (PSN 0xd0f123) after frame 12 answered a later READ"
 
 # The most READs/atomics in flight is said (a reason, no violation):
 # atomic_cas.pcap sends frames 5, 6, 7 before frame 8 answers frame 5.
@@ -102,10 +102,10 @@ done
 clean "$work/rnr-ok.pcap"
 clean "$work/depth-ok.pcap"
 expect_exit 1 "rnr-over" -- "$rocemu" check "$work/rnr-over.pcap"
-expect_grep "$work/out" "frame 10 flow 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x12: rule 9.7.5.2.8: RC_SEND_ONLY at PSN 0x0b0b00 is retry 3 after RNR NAKs, but the CM connection's RNR Retry Count is 2" "rnr retries over the CM's count"
+expect_grep "$work/out" "frame 10 flow 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x12: rule RNR-RETRIES (9.7.5.2.8, 12.7): RC_SEND_ONLY at PSN 0x0b0b00 is retry 3 after RNR NAKs, but the CM connection's RNR Retry Count is 2" "rnr retries over the CM's count"
 expect_grep "$work/out" ": 1 rule violations" "rnr-over breaks one rule"
 expect_exit 1 "depth-over" -- "$rocemu" check "$work/depth-over.pcap"
-expect_grep "$work/out" "frame 6 flow 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x12: rule 9.7.5.2: RC_RDMA_READ_REQUEST at PSN 0x0b0b02 makes 3 READs and atomics outstanding, but the CM connection announced Initiator Depth 2" "READs over the CM's depth"
+expect_grep "$work/out" "frame 6 flow 1 RC 10.0.0.1 qp 0x11 > 10.0.0.2 qp 0x12: rule RD-ATOMIC-DEPTH (9.7.5.2, 12.7): RC_RDMA_READ_REQUEST at PSN 0x0b0b02 makes 3 READs and atomics outstanding, but the CM connection announced Initiator Depth 2" "READs over the CM's depth"
 expect_grep "$work/out" ": 1 rule violations" "depth-over breaks one rule"
 
 # rocemu ladder --check draws the finding after the frame it names (the
@@ -113,9 +113,9 @@ expect_grep "$work/out" ": 1 rule violations" "depth-over breaks one rule"
 # original and a ladder without --check get no rule-broken note.
 expect_exit 0 "ladder --check" -- "$rocemu" ladder --check "$work/rnr_early.pcap" --svg "$work/early.svg"
 grep -A1 -F -- "#3 " "$work/out" >"$work/after3"
-expect_grep "$work/after3" "|! check: rule broken: RC_SEND_ONLY at PSN 0x001000" "mark after frame 3"
+expect_grep "$work/after3" "|! check: rule broken RNR-TIMER: RC_SEND_ONLY at PSN 0x001000" "mark after frame 3"
 expect_grep "$work/out" "(9.7.5.2.8) [9.7.5.2.8]" "mark names its rule"
-expect_grep "$work/early.svg" 'fill="#c00000"><title>rule broken: RC_SEND_ONLY at PSN 0x001000' "SVG error mark"
+expect_grep "$work/early.svg" 'fill="#c00000"><title>rule broken RNR-TIMER: RC_SEND_ONLY at PSN 0x001000' "SVG error mark"
 expect_exit 0 "ladder --check clean" -- "$rocemu" ladder --check pcaps/rxe/rnr_retry.pcap
 if grep -q "rule broken" "$work/out"; then bad "clean ladder marked"; else ok; fi
 expect_grep "$work/out" "check: reason: RNR NAK" "clean ladder shows the reason"

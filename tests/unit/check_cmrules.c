@@ -112,7 +112,7 @@ START_TEST(test_each_rule_caught)
 	judge(bad[_i].name, &r);
 	ck_assert_msg(r.n == 1, "%s: %u findings, wanted 1 (%s)", bad[_i].name,
 		      r.n, r.n ? r.v[0].text : "none");
-	ck_assert_str_eq(r.v[0].rule, bad[_i].rule);
+	ck_assert_str_eq(r.v[0].id, bad[_i].rule);
 	ck_assert_uint_eq(r.v[0].no, bad[_i].frame);
 }
 END_TEST
@@ -125,7 +125,7 @@ START_TEST(test_all_faults_together)
 	judge("bad", &r);
 	ck_assert_uint_eq(r.n, 7);
 	for (unsigned i = 0; i < 7; i++)
-		ck_assert_str_eq(r.v[i].rule, bad[i].rule);
+		ck_assert_str_eq(r.v[i].id, bad[i].rule);
 }
 END_TEST
 
