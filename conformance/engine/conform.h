@@ -83,6 +83,8 @@ struct cf_scenario {
 	char path[256];
 	char title[CF_TEXT];
 	char rule[CF_TEXT];	/* the IBTA section or compliance statement */
+	char covers[CF_TEXT];	/* the rule book IDs it tests (rocemu check
+				 * --rules), space-separated, or "" */
 	enum cf_role role;
 	char transport[4];	/* rc, uc, ud */
 	char needs[CF_WORD];	/* capabilities: atomics, mw2, ... */

@@ -165,7 +165,23 @@ static int read_step(struct reader *r, struct cf_scenario *s, unsigned kind,
 	return 0;
 }
 
-/* The header keywords: title, rule, role, transport, needs, qp, mr. */
+/* covers ID...: the rule book's IDs, capitals, digits and '-' (the
+ * tool checks them against the book; the engine knows only the form). */
+static int read_covers(struct reader *r, struct cf_scenario *s, char *rest)
+{
+	size_t n = strspn(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789- ");
+
+	if (!*rest || rest[n])
+		return fail(r, "covers wants rule IDs as rocemu check --rules "
+			    "names them (capitals, digits, '-'), not '%s'",
+			    rest);
+	if (*s->covers)
+		return fail(r, "covers is given twice");
+	return put(r, s->covers, sizeof(s->covers), rest, "covers");
+}
+
+/* The header keywords: title, rule, covers, role, transport, needs, qp,
+ * mr. */
 static int read_header(struct reader *r, struct cf_scenario *s,
 		       const char *kw, char *rest, bool *done)
 {
@@ -176,6 +192,8 @@ static int read_header(struct reader *r, struct cf_scenario *s,
 		return put(r, s->rule, sizeof(s->rule), rest, "rule");
 	if (!strcmp(kw, "needs"))
 		return put(r, s->needs, sizeof(s->needs), rest, "needs");
+	if (!strcmp(kw, "covers"))
+		return read_covers(r, s, rest);
 	if (!strcmp(kw, "role")) {
 		if (!strcmp(rest, "responder"))
 			s->role = CF_RESPONDER;

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rocemu/rules.h"
+
 #include "cli.h"
 #include "conform.h"
 
@@ -155,6 +157,25 @@ static char *scenario_path(const char *dir, const char *name)
 }
 
 /* Reads every scenario; -1 after printing each format error. */
+/* Each ID of the scenario's covers line names a rule of the book;
+ * false, after saying which does not. */
+static bool covers_known(const struct cf_scenario *s)
+{
+	char ids[sizeof(s->covers)], *save = NULL;
+	bool ok = true;
+
+	snprintf(ids, sizeof(ids), "%s", s->covers);
+	for (char *t = strtok_r(ids, " ", &save); t;
+	     t = strtok_r(NULL, " ", &save))
+		if (!roce_rule_find(t)) {
+			fprintf(stderr, "rocemu conform: %s: covers %s, which "
+				"is no rule of the book (rocemu check --rules)\n",
+				s->path, t);
+			ok = false;
+		}
+	return ok;
+}
+
 static int load_all(const struct opts *o, struct cf_scenario **sc, unsigned *n)
 {
 	char *paths[MAX_SCENARIOS];
@@ -175,6 +196,7 @@ static int load_all(const struct opts *o, struct cf_scenario **sc, unsigned *n)
 			bad = 1;
 		} else {
 			sc[(*n)++] = s;
+			bad |= !covers_known(s);
 		}
 		free(paths[i]);
 	}

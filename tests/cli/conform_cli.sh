@@ -52,6 +52,8 @@ printf 'title t\nrule r\nrole cm\nsend-cm HELLO\n' >"$work/bad/cmmsg.scn"
 printf 'title t\nrule r\nrole cm\nsend-cm MRA\n' >"$work/bad/cmmra.scn"
 printf 'title t\nrule r\nrole cm\nexpect-cm REP colour=red\n' >"$work/bad/cmkey.scn"
 printf 'title t\nrule r\nrole cm\nsend-cm RTU port=1\n' >"$work/bad/cmport.scn"
+printf 'title t\nrule r\ncovers PSN-ORDER NO-SUCH-RULE\nwait 1\n' >"$work/bad/covers.scn"
+printf 'title t\nrule r\ncovers 9.7.1\nwait 1\n' >"$work/bad/coverform.scn"
 for c in "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
 	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
 	 "role.scn:3: role is responder, requester or cm" \
@@ -60,7 +62,9 @@ for c in "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario need
 	 "cmmsg.scn:4: 'HELLO' is not a CM message" \
 	 "cmmra.scn:4: send-cm sends REQ REJ RTU DREQ DREP, not MRA" \
 	 "cmkey.scn:4: expect-cm REP takes no key 'colour'" \
-	 "cmport.scn:4: send-cm RTU takes no key 'port'"; do
+	 "cmport.scn:4: send-cm RTU takes no key 'port'" \
+	 "covers.scn: covers NO-SUCH-RULE, which is no rule of the book" \
+	 "coverform.scn:3: covers wants rule IDs"; do
 	f=${c%%:*}
 	expect_exit 2 "lint $f" -- "$rocemu" conform --lint "$work/bad/$f"
 	expect_grep "$work/err" "$c" "lint $f"
