@@ -265,6 +265,14 @@ $(MAN_DIR)/.stamp: $(ROCEMU) $(AGENT) tools/mkman.py man/rocemu-dropin.7.txt
 	  --agent $(AGENT) --dropin man/rocemu-dropin.7.txt --out $(MAN_DIR)
 	@touch $@
 
+# ---- the rule book's table ----------------------------------------------
+# docs/rules.md is made from rocemu check --rules, the scenarios' covers
+# lines and the tests' assertions; the rules_doc test fails when stale.
+.PHONY: rules-doc
+## rules-doc: regenerate docs/rules.md, the table of rules checked and tested
+rules-doc: $(ROCEMU)
+	$(Q)python3 tools/mkrules.py --rocemu $(ROCEMU) --out docs/rules.md
+
 # ---- tests --------------------------------------------------------------
 # Each test that binds addresses runs in a network namespace of its own
 # where it can (tests/lib/isolated.sh): runs side by side do not collide.

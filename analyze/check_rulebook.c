@@ -139,6 +139,11 @@ static const struct roce_rule book[] = {
 		"a UD receive begins with the GRH and names the source QP; a message that does not fit completes the receive in error and sends no NAK",
 		"completions are not on the wire: judged by an active tester"),
 
+	/* Congestion notification (RoCEv2 annex). */
+	NOT_YET("CNP-FORMAT", "A17.9", "RC, UC, UD",
+		"a Congestion Notification Packet is BTH opcode 0x81 addressed to the requester's QP, with BECN set and its reserved bytes, and answers a CE-marked packet",
+		"not yet: rocemu decodes CNPs but neither checks nor sends them"),
+
 	/* Beyond chapter 9: QP states, memory windows, the CM. */
 	NOT_YET("QP-STATE", "10.3.1, 11.4.2.1, C9-54", "RC, UC, UD",
 		"a QP before Ready To Receive or in the Error state answers nothing; in the Error state outstanding WRs complete with flush errors",

@@ -1461,8 +1461,52 @@ START_TEST(test_read_answered_after_covering_ack)
 }
 END_TEST
 
+/* A UC requester never retransmits (9.8.3): a PSN that goes back is its
+ * error, where on RC it would be a legal resend. */
+START_TEST(test_uc_psn_goes_back)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_ONLY, .psn = 10,
+			     .plen = 10 });
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_ONLY, .psn = 11,
+			     .plen = 10 });
+	add(&c, (struct pk){ .op = ROCE_OP_UC_SEND_ONLY, .psn = 10,
+			     .plen = 10 });
+	judge(&c, 0, &r);
+	one_error(&r, "UC-PSN-FORWARD", 3);
+}
+END_TEST
+
+/* A NAK syndrome belongs in an ACKNOWLEDGE packet (9.7.5.2): a READ
+ * response carrying one is an error; the same NAK as an ACK is not. */
+START_TEST(test_nak_in_a_read_response)
+{
+	static struct cap c;
+	struct found r;
+
+	c.n = 0;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 100,
+			     .reth_len = 64, .ackreq = true });
+	add(&c, (struct pk){ .op = RO, .psn = 100, .plen = 64, .msn = 1,
+			     .syndrome = ROCE_AETH_NAK_REM_ACCESS });
+	judge(&c, 0, &r);
+	one_error(&r, "NAK-IN-ACKNOWLEDGE", 2);
+
+	c.n = 1;
+	add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 100, .msn = 0,
+			     .syndrome = ROCE_AETH_NAK_REM_ACCESS });
+	judge(&c, 0, &r);
+	nothing(&r);
+}
+END_TEST
+
 static void add_resp_tests(TCase *tc)
 {
+	tcase_add_test(tc, test_uc_psn_goes_back);
+	tcase_add_test(tc, test_nak_in_a_read_response);
 	tcase_add_test(tc, test_rnr_retry_too_early);
 	tcase_add_test(tc, test_seq_nak_without_a_gap);
 	tcase_add_test(tc, test_read_answered_after_covering_ack);
