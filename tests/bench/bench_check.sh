@@ -34,4 +34,13 @@ dp=$(awk -v n="$count" -v d="$dump_ns" 'BEGIN { print n / (d / 1e9) / 1e6 }')
 bench_row codec "rocemu check -q, 1M RC packets" "$cp" Mpkt/s --target ">=1"
 bench_row codec "rocemu check -q vs rocemu dump" "$cp" Mpkt/s \
 	--ref "rocemu dump, same file" "$dp"
-rm -f "$cap"
+# Memory grows with flows, not packets: the same traffic, a tenth as
+# long, must need the same memory (the checker keeps bounded rings per
+# flow and direction, no history per packet).
+small=$work/check_bench_small.pcap
+"$build/tests/mkcap" --rc-bench "$small" $((count / 10))
+kb_big=$(peak_kb "$rocemu" check -q "$cap")
+kb_small=$(peak_kb "$rocemu" check -q "$small")
+bench_row codec "rocemu check peak memory, 1M RC packets" "$kb_big" KiB \
+	--ref "100k packets of the same flows" "$kb_small" --target "<=1.1"
+rm -f "$cap" "$small"

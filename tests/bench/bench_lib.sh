@@ -12,3 +12,12 @@ bench_row() { python3 "$bench_lib_dir/bench_report.py" row "$@" || exit 1; }
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'
 }
+
+# peak_kb CMD...: runs CMD, its output discarded, and prints its peak
+# resident memory in KiB (getrusage of the child; no time(1) needed). A
+# failing CMD ends the script.
+peak_kb() {
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@" || exit 1
+}
