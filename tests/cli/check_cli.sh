@@ -334,6 +334,14 @@ expect_grep "$work/out" "follows a gap of 2000000 PSNs ($(hex6 $(($(dump_field "
 "$pedit" "$wb" "$work/ack_ahead.pcap" 6 psn "$(dump_field "$wb" 8 psn)" || bad "pcap_edit psn"
 one_rule "$work/ack_ahead.pcap" "an ACK ahead of the requests" ANSWER-SENT-PSN 6
 expect_grep "$work/out" "answers PSN $(hex6 "$(dump_field "$wb" 8 psn)") before the requester sent it (frame 8)" "ACK ahead: the request named"
+# a sequence NAK where nothing was missing: the ACK of frame 6 (for the
+# newest PSN the requester had sent, frame 5's) made a sequence error NAK;
+# no later PSN had come that could show a gap, and the reason for a NAK
+# that has one is not given
+"$pedit" "$good" "$work/seq_nogap.pcap" 6 syndrome 0x60 || bad "pcap_edit syndrome"
+one_rule "$work/seq_nogap.pcap" "a sequence NAK for the newest PSN sent" SEQNAK-GAP 6
+expect_grep "$work/out" "names psn $(hex6 "$(dump_field "$good" 5 psn)"), the newest request sent" "no gap: the PSN named"
+if grep -q "reason 9.7.5.2.1" "$work/out"; then bad "no gap: a reason told a gap"; else ok; fi
 # --json names the other frame of each as "also"
 while read -r cap frame also; do
 	"$rocemu" check --json "$work/$cap.pcap" >"$work/out"
