@@ -37,8 +37,10 @@ static const struct roce_rule book[] = {
 	/* PSNs. */
 	CHECKED("PSN-ORDER", "9.7.1", "RC",
 		"request PSNs advance by one per packet (a READ by its response packets), modulo 2^24; going back is a retransmission; a gap nothing explains is the requester's skip"),
-	CHECKED("PSN-JUMP", "9.7.1", "RC, UC",
-		"capture loss is claimed only where a 400 Gb/s link could have carried the missing packets in the capture time between the requests around the gap; a larger jump is the requester's skip"),
+	{ .id = "PSN-JUMP", .section = "9.7.1", .applies = "RC, UC",
+	  .text = "capture loss is claimed only where a 400 Gb/s link could have carried the missing packets in the capture time between the requests around the gap; a larger jump is the requester's skip",
+	  .checked = true,
+	  .no_device = "a rule of reading captures: a device that skips PSNs breaks PSN-ORDER, which scenarios test" },
 	CHECKED("UC-PSN-FORWARD", "9.8.3", "UC",
 		"a UC requester never retransmits: its PSNs only go forward"),
 	NOT_YET("UC-GAP-DROP", "9.8.3", "UC",

@@ -79,7 +79,10 @@ def scenarios(ids, problems):
     cov = {}
     for path in sorted(glob.glob(os.path.join(SCENARIOS, "*.scn"))):
         name = os.path.basename(path)[:-4]
-        for line in open(path):
+        lines = open(path).read().splitlines()
+        if not any(line.startswith("covers") for line in lines):
+            problems.append("%s: no covers line" % path)
+        for line in lines:
             if not line.startswith("covers"):
                 continue
             for rid in line.split()[1:]:
@@ -131,7 +134,8 @@ def render(rules, cov, proof):
         "fail); otherwise what judging it needs.",
         "- **rocemu conform**: the scenarios that test a device against "
         "it ([conformance.md](conformance.md)).",
-        "- A rule with neither is **not yet** judged anywhere.",
+        "- A rule with neither is **not yet** judged anywhere. `rocemu "
+        "conform --coverage` prints the conform column.",
         "",
         "Made from `rocemu check --rules` (the book, "
         "`analyze/check_rulebook.c`), the scenarios' `covers` lines and the "
@@ -149,9 +153,11 @@ def render(rules, cov, proof):
             chk = "checked; fails in " + "; ".join(proof.get(rid, ["(none)"]))
         else:
             chk = r.get("not_yet", "not yet")
-        conf = ", ".join("`%s`" % s for s in cov.get(rid, [])) or "-"
-        if not r["checked"] and rid not in cov:
-            conf = "**not yet**"
+        conf = ", ".join("`%s`" % s for s in cov.get(rid, []))
+        if not conf and r.get("no_device"):
+            conf = "not applicable: " + r["no_device"]
+        elif not conf:
+            conf = "**not yet**" if not r["checked"] else "not yet"
         lines.append("| `%s` | %s | %s | %s | %s | %s |" % (
             rid, cell(r["text"]), cell(r["section"]), cell(r["applies"]),
             cell(chk), conf))

@@ -34,6 +34,10 @@ static void json_rule(const struct roce_rule *r)
 		printf(",\"not_yet\":");
 		json_str(r->not_yet);
 	}
+	if (r->no_device) {
+		printf(",\"no_device\":");
+		json_str(r->no_device);
+	}
 	printf("}\n");
 }
 

@@ -28,6 +28,12 @@ int cmd_check(int argc, char **argv);
 /* rocemu check --rules: prints the rule book (rocemu/rules.h) to stdout,
  * a table or, with json, one object per rule. */
 void check_print_book(bool json);
+
+struct cf_scenario;
+/* rocemu conform --coverage: prints each rule of the book with the
+ * scenarios of sc[0..n) that cover it. Returns -1 (after saying which)
+ * when a scenario names no rule, else 0. */
+int conform_coverage(struct cf_scenario *const *sc, unsigned n);
 /* rocemu demo [CAPTURE]: the annotated RC run on the deterministic wire. */
 int cmd_demo(int argc, char **argv);
 /* rocemu ping: round trips to a peer over UDP, client or server. */

@@ -19,6 +19,7 @@ enum { DEFAULT_AGENT_PORT = 18515, MAX_SCENARIOS = 256, TOKEN_MAX = 256 };
 static const char usage[] =
 	"usage: rocemu conform --agent HOST[:PORT] --local ADDR [options] [SCENARIO...]\n"
 	"       rocemu conform --lint [--dir DIR] [SCENARIO...]\n"
+	"       rocemu conform --coverage [--dir DIR] [SCENARIO...]\n"
 	"\n"
 	"Plays the conformance scenarios against the device whose rocemu-agent\n"
 	"listens at HOST:PORT (default port 18515), from a UDP socket at ADDR\n"
@@ -41,6 +42,10 @@ static const char usage[] =
 	"  -v                       every packet and agent answer as it happens\n"
 	"  --lint                   read the scenarios and the list of differences,\n"
 	"                           and report format errors only\n"
+	"  --coverage               each rule of the rule book (rocemu check\n"
+	"                           --rules) with the scenarios that test it,\n"
+	"                           not applicable, or not yet; exit 1 when a\n"
+	"                           scenario names no rule\n"
 	"  -h, --help               print this text and exit\n"
 	"\n"
 	"HOME is the conformance home: conformance/ when run from the top of a\n"
@@ -58,7 +63,7 @@ static const char usage[] =
 struct opts {
 	const char *home;	/* the conformance home (default_home()) */
 	const char *agent, *local, *dir, *known, *impl, *junit, *pcap, *token_file;
-	bool verbose, lint;
+	bool verbose, lint, coverage;
 	const char *names[MAX_SCENARIOS];
 	unsigned nnames;
 };
@@ -89,6 +94,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->verbose = true;
 		} else if (!strcmp(a, "--lint")) {
 			o->lint = true;
+		} else if (!strcmp(a, "--coverage")) {
+			o->lint = o->coverage = true;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage, stdout);
 			return 1;
@@ -386,6 +393,8 @@ int cmd_conform(int argc, char **argv)
 	int rc = CLI_OK;
 	if (load_all(&o, sc, &n) || load_known(&o, &known)) {
 		rc = CLI_USAGE;
+	} else if (o.coverage) {
+		rc = conform_coverage(sc, n) ? CLI_FAIL : CLI_OK;
 	} else if (o.lint) {
 		printf("conform: %u scenarios read from %s, no format errors\n",
 		       n, o.dir);

@@ -19,6 +19,8 @@ struct roce_rule {
 	bool checked;		/* rocemu check judges it */
 	const char *not_yet;	/* unchecked: what judging it needs, or
 				 * why a capture cannot show it; else NULL */
+	const char *no_device;	/* why no scenario can test a device on
+				 * it (a rule of reading captures), or NULL */
 };
 
 /* The book, in the order the table lists it; *n is set to its length. */

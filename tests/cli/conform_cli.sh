@@ -70,6 +70,18 @@ for c in "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario need
 	expect_grep "$work/err" "$c" "lint $f"
 done
 
+# ---- the coverage matrix: each rule of the book and its scenarios ----
+expect_exit 0 "coverage" -- "$rocemu" conform --coverage --dir "$scn"
+# the ICRC rule's scenarios, as their covers lines name them
+want=$(grep -l '^covers .*\bICRC\b' "$scn"/*.scn | xargs -n1 basename | sed 's/\.scn$//' | tr '\n' ' ')
+if grep -qE "^ICRC +A17.3.3, 7.8.1 +${want% }\$" "$work/out"; then ok; else bad "coverage: ICRC row is not '$want'"; fi
+if grep -qE "^[0-9]+ rules: [0-9]+ covered by $(ls "$scn"/*.scn | wc -l) scenarios" "$work/out"; then ok; else bad "coverage: total"; fi
+# a scenario that names no rule fails the matrix
+mkdir -p "$work/bare"
+printf 'title t\nrule r\nwait 1\n' >"$work/bare/bare.scn"
+expect_exit 1 "coverage of a scenario with no covers" -- "$rocemu" conform --coverage --dir "$work/bare"
+expect_grep "$work/err" "bare.scn: no covers line" "coverage: the bare scenario named"
+
 # ---- the whole suite against rocemu ----
 start_agent
 "$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --dir "$scn" \

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* rocemu conform --coverage: each rule of the book, and the scenarios that test a device on it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rocemu/rules.h"
+
+#include "cli.h"
+#include "conform.h"
+
+/* Whether scenario s names id on its covers line. */
+static bool covers(const struct cf_scenario *s, const char *id)
+{
+	size_t n = strlen(id);
+
+	for (const char *p = s->covers; (p = strstr(p, id)); p += n)
+		if ((p == s->covers || p[-1] == ' ') &&
+		    (p[n] == ' ' || p[n] == 0))
+			return true;
+	return false;
+}
+
+/* One rule's line; returns how many scenarios cover it. */
+static unsigned rule_line(const struct roce_rule *r,
+			  struct cf_scenario *const *sc, unsigned n)
+{
+	unsigned k = 0;
+
+	printf("%-24s %-28s ", r->id, r->section);
+	for (unsigned i = 0; i < n; i++)
+		if (covers(sc[i], r->id))
+			printf("%s%s", k++ ? " " : "", sc[i]->id);
+	if (!k && r->no_device)
+		printf("not applicable: %s", r->no_device);
+	else if (!k)
+		printf("not yet");
+	putchar('\n');
+	return k;
+}
+
+int conform_coverage(struct cf_scenario *const *sc, unsigned n)
+{
+	size_t nr;
+	const struct roce_rule *book = roce_rules(&nr);
+	unsigned covered = 0, na = 0, bare = 0;
+
+	printf("%-24s %-28s %s\n", "RULE", "IBTA", "SCENARIOS");
+	for (size_t i = 0; i < nr; i++) {
+		if (rule_line(&book[i], sc, n))
+			covered++;
+		else if (book[i].no_device)
+			na++;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (!*sc[i]->covers) {
+			fprintf(stderr, "rocemu conform: %s: no covers line: "
+				"which rule of the book does it test?\n",
+				sc[i]->path);
+			bare++;
+		}
+	printf("%zu rules: %u covered by %u scenarios, %u not applicable to "
+	       "a device, %zu not yet\n", nr, covered, n, na,
+	       nr - covered - na);
+	return bare ? -1 : 0;
+}
