@@ -369,5 +369,44 @@ grep -q "6 requests the same" "$work/req-loss.rxe.txt" &&
 	! grep -q "sent again" "$work/req-loss.rxe.txt" && ok ||
 	bad "loss.pcap as requester: $(cat "$work/req-loss.rxe.txt")"
 
+# 8. max_rd_atomic from the capture (mkcap --inflight READS [DEPTH]).
+# 20 READs sent back to back, each answered after all were sent: 20
+# outstanding at once. rocemu's QP had a fixed 16, so as requester it
+# sent 16 READs and then, its timer firing, the first again: "request 17
+# diverges: psn" (exit 1). Its QP now takes what the capture shows.
+for as in responder requester; do
+	"$mkcap" --inflight "$work/reads20.pcap" 20 || bad "mkcap --inflight 20"
+	timeout 120 "$rocemu" replay --as $as "$work/reads20.pcap" \
+		>"$work/reads20.$as.txt" 2>&1
+	rc=$?
+	[ $rc = 0 ] && grep -q "no divergence" "$work/reads20.$as.txt" &&
+		! grep -q diverges "$work/reads20.$as.txt" && ok ||
+		bad "20 READs in flight, as $as: exit $rc: $(head -n 3 "$work/reads20.$as.txt")"
+done
+# More outstanding than the device takes (max_qp_rd_atom, as
+# rocemu_dev_attr reports it) is said, and the flow not replayed (exit
+# 2): rocemu cannot be that end. Before, the responder replayed it
+# "clean", answering one READ at a time.
+"$mkcap" --inflight "$work/reads_over.pcap" 130 || bad "mkcap --inflight 130"
+# 128: what ibv_devinfo -v shows as max_qp_rd_atom on rocemu's drop-in.
+timeout 120 "$rocemu" replay "$work/reads_over.pcap" >"$work/reads_over.txt" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "flow 0: the capture shows 130 READs and atomics outstanding at once, rocemu's device takes at most 128 (max_qp_rd_atom): not replayed" \
+	"$work/reads_over.txt" && ok ||
+	bad "130 READs in flight: exit $rc: $(cat "$work/reads_over.txt")"
+# A CM REQ and REP announcing 200 (Initiator Depth, Responder
+# Resources): above the device's limit, but the capture shows only 2
+# outstanding, so the value is capped, said so, and the flow replays.
+"$mkcap" --inflight "$work/reads_cm.pcap" 2 200 || bad "mkcap --inflight 2 200"
+for as in responder requester; do
+	timeout 120 "$rocemu" replay --as $as "$work/reads_cm.pcap" \
+		>"$work/reads_cm.$as.txt" 2>&1
+	rc=$?
+	[ $rc = 0 ] && grep -q "the CM announced 200 READs and atomics at once, .*(the capture shows at most 2 outstanding)" \
+		"$work/reads_cm.$as.txt" &&
+		! grep -q diverges "$work/reads_cm.$as.txt" && ok ||
+		bad "CM announcing 200, as $as: exit $rc: $(cat "$work/reads_cm.$as.txt")"
+done
+
 echo "replay_cli: $pass passed, $fail failed"
 [ $fail = 0 ]
