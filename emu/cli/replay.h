@@ -310,8 +310,9 @@ struct cf_diffs;
  * field; prints the first divergence (both packets, the fields, what
  * rocemu's counters say) and a summary line for the direction to out.
  * known (or NULL) is the list of differences: a divergence one of its
- * replay: matchers describes is printed with the entry's ID, which goes
- * into *known_id (else NULL), as do ACKs coalesced otherwise. Returns 0
+ * replay: matchers describes is printed with the entry's ID and its
+ * IBTA sections (cf_diffs_ibta), the ID going into *known_id (else
+ * NULL); so are ACKs coalesced otherwise. Returns 0
  * when they agree, 1 when they diverge.
  */
 int rp_compare(const struct rp_plan *p, const struct rp_result *res,
