@@ -610,19 +610,57 @@ static void retire(struct in_flight *q, const struct roce_cap_pkt *c)
 	}
 }
 
+/* The newest RP_RD_RING READs and atomics, answered or not: their first
+ * and last PSNs, for requests sent again. */
+struct history {
+	uint32_t first[RP_RD_RING], last[RP_RD_RING];
+	unsigned next;		/* where the next goes */
+	size_t n;		/* ever added */
+};
+
+/*
+ * A READ or atomic at psn sent again: the requester never had its answer
+ * in full, so it was outstanding from its first sending until now, with
+ * every READ and atomic sent after it. How many that is, counting it;
+ * RP_RD_RING + 1 when it is older than the history holds; 0 when psn is
+ * no READ's or atomic's.
+ */
+static unsigned resent_depth(const struct history *h, uint32_t psn)
+{
+	size_t held = h->n < RP_RD_RING ? h->n : RP_RD_RING;
+
+	for (unsigned d = 1; d <= held; d++) {
+		unsigned i = (h->next + RP_RD_RING - d) % RP_RD_RING;
+		if (roce_psn_cmp(psn, h->first[i]) >= 0 &&
+		    roce_psn_cmp(psn, h->last[i]) <= 0)
+			return d;
+		if (roce_psn_cmp(psn, h->first[i]) > 0)
+			return 0;	/* between two: not one of them */
+	}
+	return h->n > RP_RD_RING ? RP_RD_RING + 1 : 0;
+}
+
+static void shown(struct rp_plan *p, unsigned n)
+{
+	if (n > p->rd_shown)
+		p->rd_shown = n;
+}
+
 /*
  * p->rd_shown: the most READs and atomics the requester had outstanding
  * at once, each from its first sending (a request past every PSN before
- * it) to the answer that retire says ends it. Past RP_RD_RING, stops at
+ * it) to the answer that retire says ends it, or, for one sent again, to
+ * that sending at least (resent_depth). Past RP_RD_RING, stops at
  * RP_RD_RING + 1.
  */
 static void count_in_flight(struct rp_plan *p)
 {
 	struct in_flight q = { .n = 0 };
+	struct history h = { .n = 0 };
 	uint32_t next = 0;
 	bool any = false;
 
-	for (size_t k = 0; k < p->n; k++) {
+	for (size_t k = 0; k < p->n && p->rd_shown <= RP_RD_RING; k++) {
 		const struct roce_cap_pkt *c = rp_pkt(p, k);
 		if (rp_is_answer(p, k)) {
 			retire(&q, c);
@@ -631,23 +669,30 @@ static void count_in_flight(struct rp_plan *p)
 		if (!rp_is_request(p, k))
 			continue;
 		uint32_t psn = c->f.ib.bth.psn, span = 1;
-		if (any && roce_psn_cmp(psn, next) < 0)
-			continue;	/* sent again */
 		unsigned fl = op_flags(c);
+		bool rd = fl & (ROCE_OPF_READ | ROCE_OPF_ATOMIC);
+		if (any && roce_psn_cmp(psn, next) < 0) {	/* sent again */
+			if (rd)
+				shown(p, resent_depth(&h, psn));
+			continue;
+		}
 		if (fl & ROCE_OPF_READ)
 			span = rp_read_packets(c->f.ib.reth.len, p->mtu_bytes);
 		any = true;
 		next = roce_psn_add(psn, span);
-		if (!(fl & (ROCE_OPF_READ | ROCE_OPF_ATOMIC)))
+		if (!rd)
 			continue;
+		h.first[h.next] = psn;
+		h.last[h.next] = roce_psn_add(psn, span - 1);
+		h.next = (h.next + 1) % RP_RD_RING;
+		h.n++;
 		if (q.n == RP_RD_RING) {
-			p->rd_shown = RP_RD_RING + 1;
+			shown(p, RP_RD_RING + 1);
 			return;
 		}
 		q.last[(q.head + q.n++) % RP_RD_RING] =
 			roce_psn_add(psn, span - 1);
-		if (q.n > p->rd_shown)
-			p->rd_shown = q.n;
+		shown(p, q.n);
 	}
 }
 

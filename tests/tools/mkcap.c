@@ -945,6 +945,7 @@ static int gen_sequence_seeds(const char *dir, int argc, char **argv)
 
 static int gen_state(const char *name);
 static int gen_inflight(int argc, char **argv);
+static int gen_reread(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -965,6 +966,7 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "--cm") &&
 			 strcmp(argv[1], "--resp") &&
 			 strcmp(argv[1], "--inflight") &&
+			 strcmp(argv[1], "--reread") &&
 			 strcmp(argv[1], "--flows") &&
 			 strcmp(argv[1], "--oneflow"))) {
 		fprintf(stderr, "usage: mkcap --all|--malformed OUT.pcap\n"
@@ -980,6 +982,7 @@ int main(int argc, char **argv)
 				"       mkcap --resp OUT.pcap rnr-ok|rnr-over|"
 				"depth-ok|depth-over\n"
 				"       mkcap --inflight OUT.pcap READS [DEPTH]\n"
+				"       mkcap --reread OUT.pcap READS\n"
 				"       mkcap --flows OUT.pcap COUNT\n"
 				"       mkcap --oneflow OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"
@@ -1008,8 +1011,10 @@ int main(int argc, char **argv)
 			roce_pcap_finish(out);
 			return rc;
 		}
-	} else if (!strcmp(argv[1], "--inflight")) {
-		int rc = gen_inflight(argc - 3, argv + 3);
+	} else if (!strcmp(argv[1], "--inflight") ||
+		   !strcmp(argv[1], "--reread")) {
+		int rc = argv[1][2] == 'i' ? gen_inflight(argc - 3, argv + 3)
+					   : gen_reread(argc - 3, argv + 3);
 		if (rc) {
 			roce_pcap_finish(out);
 			return rc;
@@ -1116,5 +1121,34 @@ static int gen_inflight(int argc, char **argv)
 		resp_pkt(true, ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY,
 			 p + (uint32_t)i, ROCE_AETH_ACK_NO_CREDITS,
 			 (uint32_t)i + 1);
+	return 0;
+}
+
+/*
+ * --reread READS: READS 64-byte READs on the --inflight connection, each
+ * answered before the next is sent; then the first sent again (its
+ * requester never had the answer) and answered again from the saved
+ * result, with the MSN of its first answer (IBTA 9.7.5.1.1). The first
+ * READ was outstanding all along: READS at once.
+ */
+static int gen_reread(int argc, char **argv)
+{
+	const uint32_t p = 0x0b0b00;
+	unsigned long n = argc > 0 ? strtoul(argv[0], NULL, 10) : 0;
+
+	if (!n || n > 100000) {
+		fprintf(stderr, "mkcap: --reread: READS 1..100000\n");
+		return 2;
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		resp_pkt(false, ROCE_OP_RC_RDMA_READ_REQUEST, p + (uint32_t)i,
+			 0, 0);
+		resp_pkt(true, ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY,
+			 p + (uint32_t)i, ROCE_AETH_ACK_NO_CREDITS,
+			 (uint32_t)i + 1);
+	}
+	resp_pkt(false, ROCE_OP_RC_RDMA_READ_REQUEST, p, 0, 0);
+	resp_pkt(true, ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, p,
+		 ROCE_AETH_ACK_NO_CREDITS, 1);
 	return 0;
 }
