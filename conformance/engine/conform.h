@@ -207,6 +207,8 @@ enum cf_verdict { CF_PASS, CF_FAIL, CF_NA };
 
 /* The longest ID and the longest line of the list of differences. */
 enum { CF_DIFF_ID = 48, CF_DIFF_LINE = 1024 };
+/* The longest ibta: value of an entry (its IBTA sections), NUL included. */
+enum { CF_DIFF_IBTA = 128 };
 
 /* A known deviation of an implementation: a conform: scenario of an
  * entry of the list of differences, with its known: text. */
@@ -215,6 +217,7 @@ struct cf_known {
 	char scenario[CF_NAME];
 	char text[CF_TEXT];
 	char id[CF_DIFF_ID];	/* the entry's */
+	char ibta[CF_DIFF_IBTA];	/* its ibta: sections, "" for none */
 };
 
 struct cf_result {
@@ -389,6 +392,7 @@ struct cf_answer {
  * the two answers, captured and rocemu's. */
 struct cf_replay_rule {
 	char id[CF_DIFF_ID];
+	char ibta[CF_DIFF_IBTA];	/* the entry's ibta: sections, or "" */
 	bool coalesced;
 	uint8_t request;
 	struct cf_answer captured, rocemu;
@@ -408,7 +412,7 @@ struct cf_diffs {
  * cf_diffs_free frees them). Returns 0; -1 with "path:line: what" in err
  * for a file that cannot be read or that breaks the format (an unknown
  * field, a field twice, an ID twice, a conform: without known:, a value
- * too long, a line over CF_DIFF_LINE bytes, a bad replay: matcher);
+ * too long (an ibta: of CF_DIFF_IBTA bytes or more too), a line over CF_DIFF_LINE bytes, a bad replay: matcher);
  * *out is then empty.
  */
 int cf_diffs_load(const char *path, struct cf_diffs *out, char *err,
@@ -433,6 +437,14 @@ const char *cf_diffs_replay_match(const struct cf_diffs *d, uint8_t request,
 
 /* The ID of the entry whose replay: is "coalesced", or NULL. */
 const char *cf_diffs_coalesced(const struct cf_diffs *d);
+
+/*
+ * The IBTA sections (its ibta: value, as written: "9.7.5.1, 10.6.7.2")
+ * of the entry id names, one with a replay: or conform: field. NULL when
+ * the list has no such entry, or the entry names none (no ibta:, or
+ * "-"). The string lives as long as d; d is unchanged.
+ */
+const char *cf_diffs_ibta(const struct cf_diffs *d, const char *id);
 
 /* ---- reports (conform_report.c) ---- */
 

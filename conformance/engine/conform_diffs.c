@@ -25,6 +25,8 @@ struct entry {
 	char known[CF_TEXT];
 	char conform[CF_DIFF_LINE];
 	unsigned conform_line;
+	char ibta[CF_DIFF_IBTA];	/* "" for none ("-") */
+	unsigned replay_from;	/* its replay: rule, from this index */
 };
 
 /* An ID read, for "listed twice". */
@@ -199,8 +201,15 @@ static int field(struct reader *r, const char *key, size_t klen,
 		       fail(r, r->lineno, "compare: takes yes, not '%s'", v) : 0;
 	case F_REPLAY:
 		return parse_replay(r, v);
+	case F_IBTA:
+		if (!strcmp(v, "-"))	/* concerns no section */
+			return 0;
+		if (copy(e->ibta, sizeof(e->ibta), v, n))
+			return fail(r, r->lineno, "ibta: longer than %zu bytes",
+				    sizeof(e->ibta) - 1);
+		return 0;
 	}
-	return 0;		/* ibta: for people */
+	return 0;
 }
 
 /* The entry read is complete: checks it, and adds its conform: scenarios. */
@@ -228,9 +237,14 @@ static int finish(struct reader *r)
 		snprintf(k->impl, sizeof(k->impl), "%s", e->impl);
 		snprintf(k->text, sizeof(k->text), "%s", e->known);
 		snprintf(k->id, sizeof(k->id), "%s", e->id);
+		snprintf(k->ibta, sizeof(k->ibta), "%s", e->ibta);
 		v += n;
 		v += strspn(v, " \t");
 	}
+	/* its replay: rule came before or after its ibta: */
+	for (unsigned i = e->replay_from; i < r->out->nreplay; i++)
+		snprintf(r->out->replay[i].ibta, sizeof(r->out->replay[i].ibta),
+			 "%s", e->ibta);
 	r->out->entries++;
 	e->line = 0;
 	return 0;
@@ -261,6 +275,7 @@ static int heading(struct reader *r, const char *h)
 	s->line = r->lineno;
 	r->e.line = r->lineno;
 	r->e.in_fields = true;
+	r->e.replay_from = r->out->nreplay;
 	return 0;
 }
 
@@ -373,4 +388,17 @@ const char *cf_diffs_coalesced(const struct cf_diffs *d)
 		if (d->replay[i].coalesced)
 			return d->replay[i].id;
 	return NULL;
+}
+
+const char *cf_diffs_ibta(const struct cf_diffs *d, const char *id)
+{
+	const char *s = NULL;
+
+	for (unsigned i = 0; i < d->nreplay && !s; i++)
+		if (!strcmp(d->replay[i].id, id))
+			s = d->replay[i].ibta;
+	for (unsigned i = 0; i < d->nknown && !s; i++)
+		if (!strcmp(d->known[i].id, id))
+			s = d->known[i].ibta;
+	return s && *s ? s : NULL;
 }

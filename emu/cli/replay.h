@@ -46,9 +46,20 @@ struct rp_index {
 	const struct roce_cap_pkt **pk;
 	size_t *start;
 	unsigned nflows;
+	struct rp_cm_ann *ann;	/* sorted by rp_ann_cmp */
+	size_t nann;
 };
 
-/* Indexes cap's packets by flow: 0, or -ENOMEM (ix empty). */
+/* What a CM REQ or REP announced for its sender's QP (IBTA 12.7.29,
+ * 12.7.30: the READs and atomics it takes in at once, and sends out). */
+struct rp_cm_ann {
+	uint8_t gid[16];		/* the sender's address */
+	uint32_t qpn;			/* its Local QPN */
+	uint8_t responder_resources, initiator_depth;
+};
+
+/* Indexes cap's packets by flow, and the CM REQs and REPs it holds: 0,
+ * or -ENOMEM (ix empty). */
 int rp_index_make(struct rp_index *ix, const struct roce_capture *cap);
 
 /* Frees what rp_index_make allocated; ix is left empty. */
@@ -78,10 +89,33 @@ struct rp_plan {
 	size_t wrapped, first_wrapped;
 	uint64_t carried;		/* payload bytes the flow's packets hold */
 	uint64_t read_bytes;		/* the requests' READ lengths, summed */
+	/* READs and atomics: the most the requester had outstanding at
+	 * once (from a request's first sending to its last response
+	 * packet or atomic ACK), RP_RD_RING + 1 for more than RP_RD_RING;
+	 * and the larger of the requester's Initiator Depth and the
+	 * responder's Responder Resources a CM REQ or REP announced (0:
+	 * none in the capture) */
+	unsigned rd_shown, rd_announced;
 	/* per packet: 0 for a request the captured responder refused
 	 * (rp_accepted); NULL when the flow has no answer */
 	uint8_t *verdict;
 };
+
+/* The most READs and atomics outstanding at once that rp_plan_make
+ * follows: beyond the device's limit (128), so that a capture showing
+ * more is told apart. */
+enum { RP_RD_RING = 256 };
+
+/*
+ * max_rd_atomic and max_dest_rd_atomic for rocemu's QP in the plan:
+ * max(rd_shown, rd_announced, 1), at most limit (the device's). Returns
+ * 0 with the value in *v; -ERANGE when the capture shows more
+ * outstanding at once than limit (*v untouched): rocemu cannot be that
+ * end. An announcement above limit alone is capped (the capture never
+ * needed it): *clamped is then set.
+ */
+int rp_rd_atomic(const struct rp_plan *p, unsigned limit, unsigned *v,
+		 bool *clamped);
 
 /* What a replay of the plan may plan in memory: the payload bytes the
  * flow carries plus RP_MEM_SLACK. */
@@ -210,9 +244,12 @@ enum ibv_mtu rp_mtu_enum(unsigned bytes);
  * a QP of the flow's transport numbered as captured, connected to the
  * other end with cp (its peer, QPN and MTU filled in here; UC takes only
  * the PSNs of the rest, UD only sq_psn and the plan's Q_Key) and
- * max_send_wr send WQEs. Returns 0; -EPERM (nothing made) for a
- * captured QPN below RP_MIN_QPN; -EADDRINUSE when the QPN cannot be had,
- * another -errno else (then rp_dev_close frees what was made).
+ * max_send_wr send WQEs; cp->max_rd_atomic is set here from the
+ * capture (rp_rd_atomic, the device's max_qp_rd_atom its limit).
+ * Returns 0; -EPERM (nothing made) for a captured QPN below RP_MIN_QPN;
+ * -ERANGE, said on stderr, when the capture shows more READs and atomics
+ * outstanding than the device takes; -EADDRINUSE when the QPN cannot be
+ * had, another -errno else (then rp_dev_close frees what was made).
  */
 int rp_dev_open(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 		struct rocemu_rc_params *cp, uint32_t max_send_wr);
@@ -273,8 +310,9 @@ struct cf_diffs;
  * field; prints the first divergence (both packets, the fields, what
  * rocemu's counters say) and a summary line for the direction to out.
  * known (or NULL) is the list of differences: a divergence one of its
- * replay: matchers describes is printed with the entry's ID, which goes
- * into *known_id (else NULL), as do ACKs coalesced otherwise. Returns 0
+ * replay: matchers describes is printed with the entry's ID and its
+ * IBTA sections (cf_diffs_ibta), the ID going into *known_id (else
+ * NULL); so are ACKs coalesced otherwise. Returns 0
  * when they agree, 1 when they diverge.
  */
 int rp_compare(const struct rp_plan *p, const struct rp_result *res,

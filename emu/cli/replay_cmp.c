@@ -234,14 +234,29 @@ static const char *known_divergence(const struct rp_plan *p,
 				     &res->sent[ri].f);
 }
 
+/* Prints "known difference ID", and " (IBTA SECTIONS)" when the list's
+ * entry names the rule that decides it. */
+static void known_label(FILE *out, const struct cf_diffs *known,
+			const char *id)
+{
+	const char *ibta = cf_diffs_ibta(known, id);
+
+	fprintf(out, "known difference %s", id);
+	if (ibta)
+		fprintf(out, " (IBTA %s)", ibta);
+}
+
 static void divergence(FILE *out, const struct rp_plan *p,
 		       const struct rp_result *res, size_t ci, size_t k,
-		       size_t ri, const char *what, const char *id)
+		       size_t ri, const char *what, const struct cf_diffs *known,
+		       const char *id)
 {
 	rp_head(out, p);
-	if (id)
-		fprintf(out, ": answer %zu diverges as known difference %s: %s\n",
-			ci + 1, id, what);
+	if (id) {
+		fprintf(out, ": answer %zu diverges as ", ci + 1);
+		known_label(out, known, id);
+		fprintf(out, ": %s\n", what);
+	}
 	else
 		fprintf(out, ": answer %zu diverges: %s\n", ci + 1, what);
 	if (k < p->n)
@@ -271,7 +286,8 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 		if (k >= p->n || ri >= res->nsent) {
 			divergence(out, p, res, ci, k, ri,
 				   k >= p->n ? "rocemu sent more"
-						  : "rocemu sent no such answer", NULL);
+						  : "rocemu sent no such answer",
+				   known, NULL);
 			goto diverged;
 		}
 		const struct roce_frame *cf = &rp_pkt(p, k)->f;
@@ -280,7 +296,7 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 		int co = d.len ? coalesced(cf, rf) : 0;
 		if (d.len && !co) {
 			id = known_divergence(p, res, known, k, ri);
-			divergence(out, p, res, ci, k, ri, d.text, id);
+			divergence(out, p, res, ci, k, ri, d.text, known, id);
 			goto diverged;
 		}
 		if (co)
@@ -305,8 +321,11 @@ int rp_compare(const struct rp_plan *p, const struct rp_result *res,
 	const char *cid = known ? cf_diffs_coalesced(known) : NULL;
 	if (merged)
 		fprintf(out, ", %zu ACKs coalesced otherwise", merged);
-	if (merged && cid)
-		fprintf(out, " (known difference %s)", cid);
+	if (merged && cid) {
+		fprintf(out, " (");
+		known_label(out, known, cid);
+		fprintf(out, ")");
+	}
 	if (res->receives)
 		fprintf(out, ", %zu of %zu receives completed", res->received,
 			res->receives);
@@ -318,8 +337,10 @@ diverged:
 	rp_head(out, p);
 	fprintf(out, ": %zu requests fed, diverges at answer %zu of %zu",
 		res->fed - res->cut, ci + 1, p->nresp);
-	if (id)
-		fprintf(out, " as known difference %s", id);
+	if (id) {
+		fprintf(out, " as ");
+		known_label(out, known, id);
+	}
 	fprintf(out, "\n");
 	*known_id = id;
 	return 1;

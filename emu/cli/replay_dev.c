@@ -57,6 +57,45 @@ static int open_qp(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 	return rocemu_qp_connect(d->qp, &u);
 }
 
+/*
+ * cp->max_rd_atomic as the capture shows and announces it (rp_rd_atomic),
+ * within what d's device takes. 0; -ERANGE, said on stderr, when the
+ * capture shows more outstanding than the device takes.
+ */
+static int rd_atomic(struct rp_dev *d, const struct rp_plan *p,
+		     struct rocemu_rc_params *cp)
+{
+	struct ibv_device_attr a;
+	unsigned v;
+	bool clamped;
+
+	rocemu_dev_attr(d->dev, &a);
+	/* cp's value is both directions': the smaller limit of the two */
+	int limit = a.max_qp_rd_atom < a.max_qp_init_rd_atom
+			    ? a.max_qp_rd_atom : a.max_qp_init_rd_atom;
+	if (limit > UINT8_MAX)
+		limit = UINT8_MAX;
+	if (rp_rd_atomic(p, (unsigned)limit, &v, &clamped)) {
+		fprintf(stderr, "rocemu replay: flow %u: the capture shows %s%u "
+				"READs and atomics outstanding at once, rocemu's "
+				"device takes at most %d (max_qp_rd_atom): not "
+				"replayed\n", p->fl->id,
+			p->rd_shown > RP_RD_RING ? "more than " : "",
+			p->rd_shown > RP_RD_RING ? RP_RD_RING : p->rd_shown,
+			limit);
+		return -ERANGE;
+	}
+	if (clamped) {
+		rp_head(stdout, p);
+		printf(": the CM announced %u READs and atomics at once, "
+		       "rocemu's device takes at most %d: set to %d (the "
+		       "capture shows at most %u outstanding)\n",
+		       p->rd_announced, limit, limit, p->rd_shown);
+	}
+	cp->max_rd_atomic = (uint8_t)v;
+	return 0;
+}
+
 int rp_dev_open(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 		struct rocemu_rc_params *cp, uint32_t max_send_wr)
 {
@@ -79,7 +118,8 @@ int rp_dev_open(struct rp_dev *d, const struct rp_plan *p, unsigned side,
 	d->pd = rocemu_pd_alloc(d->dev);
 	if (!d->pd)
 		return -errno;
-	return open_qp(d, p, side, cp, max_send_wr);
+	int rc = rd_atomic(d, p, cp);
+	return rc ? rc : open_qp(d, p, side, cp, max_send_wr);
 }
 
 void rp_dev_close(struct rp_dev *d)

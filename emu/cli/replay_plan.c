@@ -7,8 +7,54 @@
 
 #include "replay.h"
 #include "rocemu/aeth.h"
+#include "rocemu/dissect.h"
 #include "rocemu/psn.h"
 #include "rocemu/range.h"
+
+static int ann_cmp(const void *a, const void *b)
+{
+	const struct rp_cm_ann *x = a, *y = b;
+
+	if (x->qpn != y->qpn)
+		return x->qpn < y->qpn ? -1 : 1;
+	return memcmp(x->gid, y->gid, 16);
+}
+
+/* The CM REQs and REPs of the capture, what each announced for its
+ * sender's QP, sorted for rp_plan_make's look-ups (one per flow). A
+ * later announcement for the same QP adds to the list; the look-up
+ * takes the largest. 0 or -ENOMEM. */
+static int index_cm(struct rp_index *ix, const struct roce_capture *cap)
+{
+	struct roce_mad_view v;
+	size_t cap_ann = 0;
+
+	for (size_t k = 0; k < cap->n; k++) {
+		const struct roce_frame *f = &cap->pkts[k].f;
+		if (roce_frame_mad(f, &v) || v.kind != ROCE_MAD_CM ||
+		    (v.cm.attr_id != ROCE_CM_ATTR_REQ &&
+		     v.cm.attr_id != ROCE_CM_ATTR_REP))
+			continue;
+		if (ix->nann == cap_ann) {
+			cap_ann = cap_ann ? 2 * cap_ann : 8;
+			void *n = realloc(ix->ann, cap_ann * sizeof(*ix->ann));
+			if (!n)
+				return -ENOMEM;
+			ix->ann = n;
+		}
+		struct rp_cm_ann *a = &ix->ann[ix->nann++];
+		bool req = v.cm.attr_id == ROCE_CM_ATTR_REQ;
+		memcpy(a->gid, f->src_gid, 16);
+		a->qpn = req ? v.cm.req.local_qpn : v.cm.rep.local_qpn;
+		a->responder_resources = req ? v.cm.req.responder_resources
+					     : v.cm.rep.responder_resources;
+		a->initiator_depth = req ? v.cm.req.initiator_depth
+					 : v.cm.rep.initiator_depth;
+	}
+	if (ix->nann)
+		qsort(ix->ann, ix->nann, sizeof(*ix->ann), ann_cmp);
+	return 0;
+}
 
 int rp_index_make(struct rp_index *ix, const struct roce_capture *cap)
 {
@@ -37,6 +83,10 @@ int rp_index_make(struct rp_index *ix, const struct roce_capture *cap)
 	}
 	free(at);
 	ix->nflows = nfl;
+	if (index_cm(ix, cap)) {
+		rp_index_free(ix);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -44,6 +94,7 @@ void rp_index_free(struct rp_index *ix)
 {
 	free(ix->start);
 	free(ix->pk);
+	free(ix->ann);
 	memset(ix, 0, sizeof(*ix));
 }
 
@@ -496,6 +547,172 @@ static int scan(struct rp_plan *p)
 	return p->nreq ? 0 : -ENOENT;
 }
 
+/* The largest Responder Resources (responder) or Initiator Depth the
+ * CM announced for end e's QP, 0 when it announced none. */
+static unsigned announced(const struct rp_index *ix,
+			  const struct roce_flow_end *e, bool responder)
+{
+	struct rp_cm_ann key = { .qpn = e->qpn };
+	unsigned most = 0;
+	size_t lo = 0, hi = ix->nann;
+
+	memcpy(key.gid, e->gid, 16);
+	while (lo < hi) {	/* the first not below key */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ann_cmp(&ix->ann[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < ix->nann && !ann_cmp(&ix->ann[lo], &key); lo++) {
+		unsigned v = responder ? ix->ann[lo].responder_resources
+				       : ix->ann[lo].initiator_depth;
+		if (v > most)
+			most = v;
+	}
+	return most;
+}
+
+static bool fatal_nak(const struct roce_cap_pkt *c)
+{
+	uint8_t s = c->f.ib.aeth.syndrome;
+
+	return has_aeth(c) && (s == ROCE_AETH_NAK_INV_REQ ||
+			       s == ROCE_AETH_NAK_REM_ACCESS ||
+			       s == ROCE_AETH_NAK_REM_OP);
+}
+
+/* READs and atomics outstanding, oldest first: the PSN each one's last
+ * response carries. */
+struct in_flight {
+	uint32_t last[RP_RD_RING];
+	unsigned head, n;
+};
+
+/* Answer c ends what it answers: a READ response or atomic ACK the
+ * outstanding request whose last PSN it carries and all before it (they
+ * come in order), any other answer those before its PSN, a fatal NAK
+ * all (the requester's QP is in error after it). */
+static void retire(struct in_flight *q, const struct roce_cap_pkt *c)
+{
+	uint32_t psn = c->f.ib.bth.psn;
+	bool ends = (op_flags(c) & ROCE_OPF_READ) ||
+		    (c->f.ib.exts & ROCE_EXT_ATMACK);
+
+	if (fatal_nak(c))
+		q->n = 0;
+	while (q->n) {
+		int32_t d = roce_psn_cmp(q->last[q->head], psn);
+		if (d > 0 || (d == 0 && !ends))
+			break;
+		q->head = (q->head + 1) % RP_RD_RING;
+		q->n--;
+	}
+}
+
+/* The newest RP_RD_RING READs and atomics, answered or not: their first
+ * and last PSNs, for requests sent again. */
+struct history {
+	uint32_t first[RP_RD_RING], last[RP_RD_RING];
+	unsigned next;		/* where the next goes */
+	size_t n;		/* ever added */
+};
+
+/*
+ * A READ or atomic at psn sent again: the requester never had its answer
+ * in full, so it was outstanding from its first sending until now, with
+ * every READ and atomic sent after it. How many that is, counting it;
+ * RP_RD_RING + 1 when it is older than the history holds; 0 when psn is
+ * no READ's or atomic's.
+ */
+static unsigned resent_depth(const struct history *h, uint32_t psn)
+{
+	size_t held = h->n < RP_RD_RING ? h->n : RP_RD_RING;
+
+	for (unsigned d = 1; d <= held; d++) {
+		unsigned i = (h->next + RP_RD_RING - d) % RP_RD_RING;
+		if (roce_psn_cmp(psn, h->first[i]) >= 0 &&
+		    roce_psn_cmp(psn, h->last[i]) <= 0)
+			return d;
+		if (roce_psn_cmp(psn, h->first[i]) > 0)
+			return 0;	/* between two: not one of them */
+	}
+	return h->n > RP_RD_RING ? RP_RD_RING + 1 : 0;
+}
+
+static void shown(struct rp_plan *p, unsigned n)
+{
+	if (n > p->rd_shown)
+		p->rd_shown = n;
+}
+
+/*
+ * p->rd_shown: the most READs and atomics the requester had outstanding
+ * at once, each from its first sending (a request past every PSN before
+ * it) to the answer that retire says ends it, or, for one sent again, to
+ * that sending at least (resent_depth). Past RP_RD_RING, stops at
+ * RP_RD_RING + 1.
+ */
+static void count_in_flight(struct rp_plan *p)
+{
+	struct in_flight q = { .n = 0 };
+	struct history h = { .n = 0 };
+	uint32_t next = 0;
+	bool any = false;
+
+	for (size_t k = 0; k < p->n && p->rd_shown <= RP_RD_RING; k++) {
+		const struct roce_cap_pkt *c = rp_pkt(p, k);
+		if (rp_is_answer(p, k)) {
+			retire(&q, c);
+			continue;
+		}
+		if (!rp_is_request(p, k))
+			continue;
+		uint32_t psn = c->f.ib.bth.psn, span = 1;
+		unsigned fl = op_flags(c);
+		bool rd = fl & (ROCE_OPF_READ | ROCE_OPF_ATOMIC);
+		if (any && roce_psn_cmp(psn, next) < 0) {	/* sent again */
+			if (rd)
+				shown(p, resent_depth(&h, psn));
+			continue;
+		}
+		if (fl & ROCE_OPF_READ)
+			span = rp_read_packets(c->f.ib.reth.len, p->mtu_bytes);
+		any = true;
+		next = roce_psn_add(psn, span);
+		if (!rd)
+			continue;
+		h.first[h.next] = psn;
+		h.last[h.next] = roce_psn_add(psn, span - 1);
+		h.next = (h.next + 1) % RP_RD_RING;
+		h.n++;
+		if (q.n == RP_RD_RING) {
+			shown(p, RP_RD_RING + 1);
+			return;
+		}
+		q.last[(q.head + q.n++) % RP_RD_RING] =
+			roce_psn_add(psn, span - 1);
+		shown(p, q.n);
+	}
+}
+
+int rp_rd_atomic(const struct rp_plan *p, unsigned limit, unsigned *v,
+		 bool *clamped)
+{
+	unsigned want = p->rd_shown > p->rd_announced ? p->rd_shown
+						      : p->rd_announced;
+
+	*clamped = false;
+	if (p->rd_shown > limit)
+		return -ERANGE;
+	if (want > limit) {
+		want = limit;
+		*clamped = true;
+	}
+	*v = want ? want : 1;
+	return 0;
+}
+
 int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
 		 const struct rp_index *ix, const struct roce_flow *fl,
 		 unsigned req, uint64_t *visits)
@@ -514,9 +731,15 @@ int rp_plan_make(struct rp_plan *p, const struct roce_capture *cap,
 	int rc = decide(p);
 	if (!rc)
 		rc = scan(p);
-	if (rc)
+	if (rc) {
 		rp_plan_free(p);
-	return rc;
+		return rc;
+	}
+	count_in_flight(p);
+	unsigned init = announced(ix, &fl->end[req], false);
+	unsigned resp = announced(ix, &fl->end[1 - req], true);
+	p->rd_announced = init > resp ? init : resp;
+	return 0;
 }
 
 uint64_t rp_mem_limit(const struct rp_plan *p)

@@ -11,7 +11,6 @@
 
 enum {
 	RQ_TIMEOUT = 14,		/* 4.096 us * 2^14: 67 ms, perftest's */
-	RQ_MAX_RD_ATOMIC = 16,
 	RQ_MAX_WR = 4096,
 	/* virtual time rocemu may take to send what the capture shows next */
 	RQ_WAIT_NS = 60000000000ull,
@@ -243,7 +242,6 @@ static int setup(struct req_run *r)
 	struct rocemu_rc_params cp = {
 		.sq_psn = r->p->first_psn, .timeout = RQ_TIMEOUT,
 		.retry_cnt = 7, .rnr_retry = rp_rnr_retry(r->p),
-		.max_rd_atomic = RQ_MAX_RD_ATOMIC,
 	};
 	int rc = plan_wqes(r);
 

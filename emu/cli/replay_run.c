@@ -9,7 +9,6 @@
 #include "rocemu/range.h"
 
 enum {
-	RP_MAX_RD_ATOMIC = 16,
 	/* virtual time rocemu may take over one request */
 	RP_SETTLE_NS = 1000000000ull,
 };
@@ -100,7 +99,6 @@ static int setup(struct run *r)
 		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			  IBV_ACCESS_REMOTE_ATOMIC,
 		.retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = r->p->rnr_code,
-		.max_rd_atomic = RP_MAX_RD_ATOMIC,
 	};
 
 	int rc = rp_dev_open(&r->d, r->p, 1 - r->p->req, &cp, 16);

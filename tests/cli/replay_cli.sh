@@ -202,6 +202,16 @@ rc=$?
 # unexplained divergence (exit 1); with conformance/differences.md replay
 # names the entry, counts it apart and exits 0.
 "$mkcap" --replay "$work/sendinv.pcap" sendinv || bad "mkcap --replay sendinv"
+# The label names the rule that decides it: the entry's ibta: sections,
+# read here from the list itself.
+ibta_of() {
+	awk -v id="$1" 'index($0, "## " id ":") == 1 { e = 1; next }
+		/^## / { e = 0 }
+		e && /^- ibta: / { sub(/^- ibta: /, ""); print; exit }' \
+		conformance/differences.md
+}
+inv_ibta=$(ibta_of SEND-INV-MR-KEY)
+[ -n "$inv_ibta" ] && ok || bad "conformance/differences.md: SEND-INV-MR-KEY has no ibta:"
 : >"$work/empty.md"
 timeout 120 "$rocemu" replay --differences "$work/empty.md" "$work/sendinv.pcap" \
 	>"$work/sendinv.none" 2>&1
@@ -212,8 +222,10 @@ rc=$?
 timeout 120 "$rocemu" replay --differences conformance/differences.md "$work/sendinv.pcap" \
 	>"$work/sendinv.known" 2>&1
 rc=$?
-[ $rc = 0 ] && grep -q "answer 2 diverges as known difference SEND-INV-MR-KEY: aeth syndrome" \
+[ $rc = 0 ] && grep -qF "answer 2 diverges as known difference SEND-INV-MR-KEY (IBTA $inv_ibta): aeth syndrome" \
 	"$work/sendinv.known" &&
+	grep -qF "diverges at answer 2 of 2 as known difference SEND-INV-MR-KEY (IBTA $inv_ibta)" \
+		"$work/sendinv.known" &&
 	grep -q "replay: 1 known difference (SEND-INV-MR-KEY), 0 unexplained divergences" \
 		"$work/sendinv.known" && ok ||
 	bad "SEND with Invalidate, the list: exit $rc: $(cat "$work/sendinv.known")"
@@ -221,7 +233,7 @@ rc=$?
 # named; before, --strict was an unknown option (exit 2).
 timeout 120 "$rocemu" replay --strict "$work/sendinv.pcap" >"$work/sendinv.strict" 2>&1
 rc=$?
-[ $rc = 1 ] && grep -q "answer 2 diverges as known difference SEND-INV-MR-KEY" \
+[ $rc = 1 ] && grep -qF "answer 2 diverges as known difference SEND-INV-MR-KEY (IBTA $inv_ibta)" \
 	"$work/sendinv.strict" && ok ||
 	bad "SEND with Invalidate, --strict: exit $rc: $(head -n 2 "$work/sendinv.strict")"
 # A clean capture whose ACKs are only coalesced otherwise passes --strict:
@@ -234,6 +246,30 @@ timeout 120 "$rocemu" replay "$work/sendinv.pcap" >"$work/sendinv.home" 2>&1
 rc=$?
 [ $rc = 0 ] && grep -q "known difference SEND-INV-MR-KEY" "$work/sendinv.home" && ok ||
 	bad "SEND with Invalidate, the default list: exit $rc: $(head -n 2 "$work/sendinv.home")"
+# The sections come with the entry whatever the order of its fields; an
+# entry whose ibta: is "-" (it concerns no section) gets no parentheses.
+printf '## X-AFTER: t\n- impl: rxe\n- replay: request=RC_SEND_ONLY_INV captured=ack rocemu=nak:0x61\n- ibta: 1.2.3, 4.5\n' \
+	>"$work/after.md"
+timeout 120 "$rocemu" replay --differences "$work/after.md" "$work/sendinv.pcap" \
+	>"$work/sendinv.after" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -qF "answer 2 diverges as known difference X-AFTER (IBTA 1.2.3, 4.5): aeth" \
+	"$work/sendinv.after" && ok ||
+	bad "ibta: after replay:: exit $rc: $(head -n 1 "$work/sendinv.after")"
+printf '## X-NONE: t\n- impl: rxe\n- ibta: -\n- replay: request=RC_SEND_ONLY_INV captured=ack rocemu=nak:0x61\n' \
+	>"$work/none.md"
+timeout 120 "$rocemu" replay --differences "$work/none.md" "$work/sendinv.pcap" \
+	>"$work/sendinv.nosec" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -qF "answer 2 diverges as known difference X-NONE: aeth" \
+	"$work/sendinv.nosec" && ! grep -q "(IBTA" "$work/sendinv.nosec" && ok ||
+	bad "ibta: -: exit $rc: $(head -n 1 "$work/sendinv.nosec")"
+# An ibta: value too long to keep is a format error naming its line.
+printf '## X-LONG: t\n- impl: rxe\n- ibta: %0200d\n' 0 >"$work/long.md"
+"$rocemu" replay --differences "$work/long.md" "$work/sendinv.pcap" >"$work/long.txt" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -qF "long.md:3: ibta: longer than" "$work/long.txt" && ok ||
+	bad "a long ibta:: exit $rc: $(cat "$work/long.txt")"
 # A malformed list is a usage error naming its line.
 printf '## X-1: t\n- colour: red\n' >"$work/bad.md"
 expect_exit 2 "replay with a malformed list" -- "$rocemu" replay --differences "$work/bad.md" \
@@ -321,7 +357,7 @@ rc=$?
 visits=$(sed -n 's/^replay: 1 flows, 20001 packets, \([0-9]*\) packet visits$/\1/p' \
 	"$work/oneflow.txt")
 [ $rc = 0 ] && [ -n "$visits" ] && [ "$visits" -le $((32 * 20001)) ] &&
-	grep -q "20000 requests fed, 1 answers the same, 19999 ACKs coalesced otherwise (known difference ACK-COALESCE), 20000 of 20000 receives completed, no divergence" \
+	grep -qF "20000 requests fed, 1 answers the same, 19999 ACKs coalesced otherwise (known difference ACK-COALESCE (IBTA $(ibta_of ACK-COALESCE))), 20000 of 20000 receives completed, no divergence" \
 		"$work/oneflow.txt" && ok ||
 	bad "one flow of 20000 SENDs: exit $rc, ${visits:-no} packet visits: $(tail -n 2 "$work/oneflow.txt")"
 rm -f "$work/oneflow.pcap" "$work/oneflow.txt"
@@ -349,7 +385,7 @@ rc=$?
 "$mkcap" --state "$work/recvlen.pcap" recvlen || bad "mkcap --state recvlen"
 timeout 120 "$rocemu" replay "$work/recvlen.pcap" >"$work/recvlen.txt" 2>&1
 rc=$?
-[ $rc = 0 ] && grep -q "answer 2 diverges as known difference RECV-TOO-SMALL: aeth syndrome: captured 0x63, rocemu 0x61$" \
+[ $rc = 0 ] && grep -qxF "flow 0 RC 10.0.0.1 qp 0x100 > 10.0.0.2 qp 0x200: answer 2 diverges as known difference RECV-TOO-SMALL (IBTA $(ibta_of RECV-TOO-SMALL)): aeth syndrome: captured 0x63, rocemu 0x61" \
 	"$work/recvlen.txt" && ok ||
 	bad "a SEND longer than its receive: exit $rc: $(cat "$work/recvlen.txt")"
 
@@ -368,6 +404,57 @@ rc=$?
 grep -q "6 requests the same" "$work/req-loss.rxe.txt" &&
 	! grep -q "sent again" "$work/req-loss.rxe.txt" && ok ||
 	bad "loss.pcap as requester: $(cat "$work/req-loss.rxe.txt")"
+
+# 8. max_rd_atomic from the capture (mkcap --inflight READS [DEPTH]).
+# 20 READs sent back to back, each answered after all were sent: 20
+# outstanding at once. rocemu's QP had a fixed 16, so as requester it
+# sent 16 READs and then, its timer firing, the first again: "request 17
+# diverges: psn" (exit 1). Its QP now takes what the capture shows.
+for as in responder requester; do
+	"$mkcap" --inflight "$work/reads20.pcap" 20 || bad "mkcap --inflight 20"
+	timeout 120 "$rocemu" replay --as $as "$work/reads20.pcap" \
+		>"$work/reads20.$as.txt" 2>&1
+	rc=$?
+	[ $rc = 0 ] && grep -q "no divergence" "$work/reads20.$as.txt" &&
+		! grep -q diverges "$work/reads20.$as.txt" && ok ||
+		bad "20 READs in flight, as $as: exit $rc: $(head -n 3 "$work/reads20.$as.txt")"
+done
+# More outstanding than the device takes (max_qp_rd_atom, as
+# rocemu_dev_attr reports it) is said, and the flow not replayed (exit
+# 2): rocemu cannot be that end. Before, the responder replayed it
+# "clean", answering one READ at a time.
+"$mkcap" --inflight "$work/reads_over.pcap" 130 || bad "mkcap --inflight 130"
+# 128: what ibv_devinfo -v shows as max_qp_rd_atom on rocemu's drop-in.
+timeout 120 "$rocemu" replay "$work/reads_over.pcap" >"$work/reads_over.txt" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "flow 0: the capture shows 130 READs and atomics outstanding at once, rocemu's device takes at most 128 (max_qp_rd_atom): not replayed" \
+	"$work/reads_over.txt" && ok ||
+	bad "130 READs in flight: exit $rc: $(cat "$work/reads_over.txt")"
+# A CM REQ and REP announcing 200 (Initiator Depth, Responder
+# Resources): above the device's limit, but the capture shows only 2
+# outstanding, so the value is capped, said so, and the flow replays.
+"$mkcap" --inflight "$work/reads_cm.pcap" 2 200 || bad "mkcap --inflight 2 200"
+for as in responder requester; do
+	timeout 120 "$rocemu" replay --as $as "$work/reads_cm.pcap" \
+		>"$work/reads_cm.$as.txt" 2>&1
+	rc=$?
+	[ $rc = 0 ] && grep -q "the CM announced 200 READs and atomics at once, .*(the capture shows at most 2 outstanding)" \
+		"$work/reads_cm.$as.txt" &&
+		! grep -q diverges "$work/reads_cm.$as.txt" && ok ||
+		bad "CM announcing 200, as $as: exit $rc: $(cat "$work/reads_cm.$as.txt")"
+done
+# 20 READs each answered before the next, then the first sent again and
+# answered from the saved result: its requester never had the answer, so
+# it was outstanding with all 20. Counting it only until its first
+# answer gave 1 (rocemu then keeps its minimum of answered READs, fewer
+# than 20) and "answer 21 diverges: rocemu sent no such answer"; with
+# the fixed 16 of before, the same.
+"$mkcap" --reread "$work/reread.pcap" 20 || bad "mkcap --reread 20"
+timeout 120 "$rocemu" replay "$work/reread.pcap" >"$work/reread.txt" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "21 requests fed, 21 answers the same, no divergence" \
+	"$work/reread.txt" && ok ||
+	bad "a READ sent again after 20: exit $rc: $(head -n 3 "$work/reread.txt")"
 
 echo "replay_cli: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -944,6 +944,8 @@ static int gen_sequence_seeds(const char *dir, int argc, char **argv)
 }
 
 static int gen_state(const char *name);
+static int gen_inflight(int argc, char **argv);
+static int gen_reread(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -963,6 +965,8 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "--why") &&
 			 strcmp(argv[1], "--cm") &&
 			 strcmp(argv[1], "--resp") &&
+			 strcmp(argv[1], "--inflight") &&
+			 strcmp(argv[1], "--reread") &&
 			 strcmp(argv[1], "--flows") &&
 			 strcmp(argv[1], "--oneflow"))) {
 		fprintf(stderr, "usage: mkcap --all|--malformed OUT.pcap\n"
@@ -977,6 +981,8 @@ int main(int argc, char **argv)
 				"             bad-order|bad-drep|bad-qpn|bad-psn|bad-drep-tid\n"
 				"       mkcap --resp OUT.pcap rnr-ok|rnr-over|"
 				"depth-ok|depth-over\n"
+				"       mkcap --inflight OUT.pcap READS [DEPTH]\n"
+				"       mkcap --reread OUT.pcap READS\n"
 				"       mkcap --flows OUT.pcap COUNT\n"
 				"       mkcap --oneflow OUT.pcap COUNT\n"
 				"       mkcap --seeds DIR CAPTURE...\n"
@@ -1001,6 +1007,14 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(argv[1], "--resp")) {
 		int rc = gen_resp(argc > 3 ? argv[3] : "");
+		if (rc) {
+			roce_pcap_finish(out);
+			return rc;
+		}
+	} else if (!strcmp(argv[1], "--inflight") ||
+		   !strcmp(argv[1], "--reread")) {
+		int rc = argv[1][2] == 'i' ? gen_inflight(argc - 3, argv + 3)
+					   : gen_reread(argc - 3, argv + 3);
 		if (rc) {
 			roce_pcap_finish(out);
 			return rc;
@@ -1077,5 +1091,64 @@ static int gen_state(const char *name)
 		fprintf(stderr, "mkcap: no state capture '%s'\n", name);
 		return 2;
 	}
+	return 0;
+}
+
+/*
+ * --inflight READS [DEPTH]: READS 64-byte READs from 10.0.0.1 (QP 0x11)
+ * to 10.0.0.2 (QP 0x12), sent back to back from PSN 0x0b0b00, then their
+ * responses in order (MSN 1, 2, ...): READS outstanding at once. With
+ * DEPTH, a CM REQ and REP announcing Initiator Depth and Responder
+ * Resources DEPTH come first (both ends), and an RTU.
+ */
+static int gen_inflight(int argc, char **argv)
+{
+	const uint32_t p = 0x0b0b00;
+	unsigned long n = argc > 0 ? strtoul(argv[0], NULL, 10) : 0;
+	unsigned long depth = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
+
+	if (!n || n > 100000 || depth > 255) {
+		fprintf(stderr, "mkcap: --inflight: READS 1..100000, DEPTH "
+				"0..255\n");
+		return 2;
+	}
+	if (argc > 1)
+		resp_connect(7, (unsigned)depth);
+	for (unsigned long i = 0; i < n; i++)
+		resp_pkt(false, ROCE_OP_RC_RDMA_READ_REQUEST, p + (uint32_t)i,
+			 0, 0);
+	for (unsigned long i = 0; i < n; i++)
+		resp_pkt(true, ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY,
+			 p + (uint32_t)i, ROCE_AETH_ACK_NO_CREDITS,
+			 (uint32_t)i + 1);
+	return 0;
+}
+
+/*
+ * --reread READS: READS 64-byte READs on the --inflight connection, each
+ * answered before the next is sent; then the first sent again (its
+ * requester never had the answer) and answered again from the saved
+ * result, with the MSN of its first answer (IBTA 9.7.5.1.1). The first
+ * READ was outstanding all along: READS at once.
+ */
+static int gen_reread(int argc, char **argv)
+{
+	const uint32_t p = 0x0b0b00;
+	unsigned long n = argc > 0 ? strtoul(argv[0], NULL, 10) : 0;
+
+	if (!n || n > 100000) {
+		fprintf(stderr, "mkcap: --reread: READS 1..100000\n");
+		return 2;
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		resp_pkt(false, ROCE_OP_RC_RDMA_READ_REQUEST, p + (uint32_t)i,
+			 0, 0);
+		resp_pkt(true, ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY,
+			 p + (uint32_t)i, ROCE_AETH_ACK_NO_CREDITS,
+			 (uint32_t)i + 1);
+	}
+	resp_pkt(false, ROCE_OP_RC_RDMA_READ_REQUEST, p, 0, 0);
+	resp_pkt(true, ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, p,
+		 ROCE_AETH_ACK_NO_CREDITS, 1);
 	return 0;
 }
