@@ -211,6 +211,10 @@ static int replay_dir(const struct roce_capture *cap,
 		rp_plan_free(&p);
 		return 2;
 	}
+	if (rc == -ERANGE) {	/* the device's limit, said already */
+		rp_plan_free(&p);
+		return 2;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "rocemu replay: flow %u: rocemu's %s could "
 				"not be set up: %s\n",
@@ -295,8 +299,13 @@ static int replay_all(const struct roce_capture *cap,
 	if (t->known) {
 		printf("replay: %u known difference%s (", t->known,
 		       t->known == 1 ? "" : "s");
-		for (unsigned i = 0; i < t->nids; i++)
+		for (unsigned i = 0; i < t->nids; i++) {
+			const char *ibta = o->known ?
+				cf_diffs_ibta(o->known, t->ids[i]) : NULL;
 			printf("%s%s", i ? ", " : "", t->ids[i]);
+			if (ibta)
+				printf(" (IBTA %s)", ibta);
+		}
 		printf("), %u unexplained divergence%s\n", t->unexplained,
 		       t->unexplained == 1 ? "" : "s");
 	}

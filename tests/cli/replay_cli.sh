@@ -226,7 +226,7 @@ rc=$?
 	"$work/sendinv.known" &&
 	grep -qF "diverges at answer 2 of 2 as known difference SEND-INV-MR-KEY (IBTA $inv_ibta)" \
 		"$work/sendinv.known" &&
-	grep -q "replay: 1 known difference (SEND-INV-MR-KEY), 0 unexplained divergences" \
+	grep -qF "replay: 1 known difference (SEND-INV-MR-KEY (IBTA $inv_ibta)), 0 unexplained divergences" \
 		"$work/sendinv.known" && ok ||
 	bad "SEND with Invalidate, the list: exit $rc: $(cat "$work/sendinv.known")"
 # --strict: the same known difference fails the run (exit 1), still
