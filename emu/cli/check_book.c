@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-static void json_str(const char *s)
+void cli_json_str(const char *s)
 {
 	putchar('"');
 	for (; s && *s; s++) {
@@ -23,20 +23,20 @@ static void json_str(const char *s)
 static void json_rule(const struct roce_rule *r)
 {
 	printf("{\"id\":");
-	json_str(r->id);
+	cli_json_str(r->id);
 	printf(",\"section\":");
-	json_str(r->section);
+	cli_json_str(r->section);
 	printf(",\"applies\":");
-	json_str(r->applies);
+	cli_json_str(r->applies);
 	printf(",\"checked\":%s,\"text\":", r->checked ? "true" : "false");
-	json_str(r->text);
+	cli_json_str(r->text);
 	if (r->not_yet) {
 		printf(",\"not_yet\":");
-		json_str(r->not_yet);
+		cli_json_str(r->not_yet);
 	}
 	if (r->no_device) {
 		printf(",\"no_device\":");
-		json_str(r->no_device);
+		cli_json_str(r->no_device);
 	}
 	printf("}\n");
 }

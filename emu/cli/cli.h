@@ -25,6 +25,10 @@ int cmd_replay(int argc, char **argv);
 /* rocemu check CAPTURE: judge every packet against the IBTA rules. */
 int cmd_check(int argc, char **argv);
 
+/* Prints s to stdout as a JSON string: quoted, with '"', '\\' and
+ * control characters escaped. s may be NULL (printed as ""). */
+void cli_json_str(const char *s);
+
 /* rocemu check --rules: prints the rule book (rocemu/rules.h) to stdout,
  * a table or, with json, one object per rule. */
 void check_print_book(bool json);

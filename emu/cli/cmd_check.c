@@ -241,20 +241,6 @@ static void flow_text(const struct check_run *run, unsigned id, unsigned dir,
 		 roce_flow_end_text(&fl->end[1 - (dir & 1)], b, sizeof(b)));
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void print_finding(const struct check_run *run,
 			  const struct roce_violation *v, bool json)
 {
@@ -280,19 +266,19 @@ static void print_finding(const struct check_run *run,
 	       (unsigned long long)v->no, cls, v->packets);
 	if (v->flow != ROCE_CHECK_NO_FLOW) {
 		printf("\"flow\":%u,\"dir\":%u,\"path\":", v->flow, v->dir);
-		json_str(ft);
+		cli_json_str(ft);
 		putchar(',');
 	}
 	if (v->also)
 		printf("\"also\":%llu,", (unsigned long long)v->also);
 	printf("\"rule\":");
-	json_str(v->rule);
+	cli_json_str(v->rule);
 	if (v->id) {
 		printf(",\"id\":");
-		json_str(v->id);
+		cli_json_str(v->id);
 	}
 	printf(",\"text\":");
-	json_str(v->text);
+	cli_json_str(v->text);
 	printf("}\n");
 }
 
@@ -306,7 +292,7 @@ static void print_flow(const struct check_run *run, unsigned id, bool json)
 	flow_text(run, id, 0, "<>", ft, sizeof(ft));
 	if (json) {
 		printf("{\"flow\":%u,\"path\":", id);
-		json_str(ft);
+		cli_json_str(ft);
 		printf(",\"packets\":%llu,\"mtu\":%u,\"errors\":%llu,"
 		       "\"lost\":%llu,\"retransmitted\":%llu}\n",
 		       (unsigned long long)s.packets, s.mtu,
