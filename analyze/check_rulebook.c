@@ -169,6 +169,11 @@ static const struct roce_rule book[] = {
 	NOT_YET("CM-RESPONDER", "12.9, 12.9.6, 12.9.8", "CM",
 		"a duplicate REQ is answered as before (REP again, or MRA), a DREQ always gets a DREP, a REQ from a QP in TimeWait is rejected as stale",
 		"not yet: the checker follows CM order, not each side's state"),
+
+	/* added for the scenarios of UC, UD, QP states and memory windows */
+	NOT_YET("UC-ERROR-DROP", "9.8.3", "UC",
+		"a UC request that fails the responder's checks (R_Key, range, rights, length) is not executed and is dropped silently: UC has no NAK",
+		"a drop is a silence: judged by an active tester"),
 };
 
 const struct roce_rule *roce_rules(size_t *n)
