@@ -174,6 +174,9 @@ static const struct roce_rule book[] = {
 	NOT_YET("UC-ERROR-DROP", "9.8.3", "UC",
 		"a UC request that fails the responder's checks (R_Key, range, rights, length) is not executed and is dropped silently: UC has no NAK",
 		"a drop is a silence: judged by an active tester"),
+	NOT_YET("MW-BIND", "10.6.7", "RC, UC",
+		"a memory window binds only to a region of its PD registered with the bind right, inside that region's range, and with remote write or atomic rights only where the region allows local write; a refused bind completes in error",
+		"binds are not on the wire: judged by an active tester"),
 };
 
 const struct roce_rule *roce_rules(size_t *n)
