@@ -177,6 +177,9 @@ static const struct roce_rule book[] = {
 	NOT_YET("MW-BIND", "10.6.7", "RC, UC",
 		"a memory window binds only to a region of its PD registered with the bind right, inside that region's range, and with remote write or atomic rights only where the region allows local write; a refused bind completes in error",
 		"binds are not on the wire: judged by an active tester"),
+	NOT_YET("ZERO-LENGTH", "9.4.2, 9.4.3", "RC, UC",
+		"an RDMA WRITE or READ of DMA length 0 carries no payload, reaches no memory and is acknowledged (a READ by one response without payload); its R_Key and VA, which name no byte, are not checked",
+		"not yet: the checker does not judge zero-length operations"),
 };
 
 const struct roce_rule *roce_rules(size_t *n)
