@@ -169,6 +169,17 @@ static const struct roce_rule book[] = {
 	NOT_YET("CM-RESPONDER", "12.9, 12.9.6, 12.9.8", "CM",
 		"a duplicate REQ is answered as before (REP again, or MRA), a DREQ always gets a DREP, a REQ from a QP in TimeWait is rejected as stale",
 		"not yet: the checker follows CM order, not each side's state"),
+
+	/* added for the scenarios of UC, UD, QP states and memory windows */
+	NOT_YET("UC-ERROR-DROP", "9.8.3", "UC",
+		"a UC request that fails the responder's checks (R_Key, range, rights, length) is not executed and is dropped silently: UC has no NAK",
+		"a drop is a silence: judged by an active tester"),
+	NOT_YET("MW-BIND", "10.6.7", "RC, UC",
+		"a memory window binds only to a region of its PD registered with the bind right, inside that region's range, and with remote write or atomic rights only where the region allows local write; a refused bind completes in error",
+		"binds are not on the wire: judged by an active tester"),
+	NOT_YET("ZERO-LENGTH", "9.4.2, 9.4.3", "RC, UC",
+		"an RDMA WRITE or READ of DMA length 0 carries no payload, reaches no memory and is acknowledged (a READ by one response without payload); its R_Key and VA, which name no byte, are not checked",
+		"not yet: the checker does not judge zero-length operations"),
 };
 
 const struct roce_rule *roce_rules(size_t *n)
