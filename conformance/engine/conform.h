@@ -105,6 +105,16 @@ struct cf_scenario {
 int cf_scenario_load(const char *path, struct cf_scenario *s, char *err,
 		     size_t errlen);
 
+/*
+ * Checks one step of s without a device (conform_lint.c): every key is
+ * one the step takes, a packet key names a header the opcode carries,
+ * and each value has a form the step can use (an expression over s's
+ * names, a completion status the verbs name, a fill, milliseconds).
+ * Returns 0, or -1 with the reason in err.
+ */
+int cf_step_lint(const struct cf_scenario *s, const struct cf_step *st,
+		 char *err, size_t errlen);
+
 /* The value of key among args, or NULL. */
 const char *cf_arg_get(const struct cf_arg *args, unsigned n,
 		       const char *key);

@@ -295,6 +295,13 @@ int cf_scenario_load(const char *path, struct cf_scenario *s, char *err,
 		return fail(&r, "a scenario needs a title and a rule line");
 	if (!s->nsteps)
 		return fail(&r, "a scenario needs at least one step");
+	/* after the whole file: a step may name an MR declared below it */
+	for (unsigned i = 0; i < s->nsteps; i++) {
+		char why[300];
+		r.line = s->steps[i].line;
+		if (cf_step_lint(s, &s->steps[i], why, sizeof(why)))
+			return fail(&r, "%s %s", step_kw[s->steps[i].kind].name, why);
+	}
 	return 0;
 }
 

@@ -54,7 +54,38 @@ printf 'title t\nrule r\nrole cm\nexpect-cm REP colour=red\n' >"$work/bad/cmkey.
 printf 'title t\nrule r\nrole cm\nsend-cm RTU port=1\n' >"$work/bad/cmport.scn"
 printf 'title t\nrule r\ncovers PSN-ORDER NO-SUCH-RULE\nwait 1\n' >"$work/bad/covers.scn"
 printf 'title t\nrule r\ncovers 9.7.1\nwait 1\n' >"$work/bad/coverform.scn"
-for c in "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
+# What the reader does not understand is refused, never played: a key
+# the step does not take, a key of a header the opcode lacks (IBTA
+# 9.2-9.4), a misspelt completion status, a value one side cannot use.
+mra='mr a size=64 access=lw'
+printf 'title t\nrule r\n%s\nrecv mr=a off=0 len=4 colour=red\n' "$mra" >"$work/bad/recvkey.scn"
+printf 'title t\nrule r\n%s\npost op=send mr=a len=4 lenght=8\n' "$mra" >"$work/bad/postkey.scn"
+printf 'title t\nrule r\nstate rts colour=1\n' >"$work/bad/statekey.scn"
+printf 'title t\nrule r\nsend RC_SEND_ONLY va=0x10\n' >"$work/bad/rethsend.scn"
+printf 'title t\nrule r\nsend RC_RDMA_WRITE_ONLY aeth=ack\n' >"$work/bad/aethreq.scn"
+printf 'title t\nrule r\nexpect RC_ACK imm=1\n' >"$work/bad/immack.scn"
+printf 'title t\nrule r\nsend RC_ACK fill=0x12\n' >"$work/bad/fillack.scn"
+printf 'title t\nrule r\ncompletion status=sucess\n' >"$work/bad/status.scn"
+printf 'title t\nrule r\ncompletion opcode=!rcv\n' >"$work/bad/wcop.scn"
+printf 'title t\nrule r\nexpect RC_ACK aeth=0x60\n' >"$work/bad/aethnum.scn"
+printf 'title t\nrule r\nsend RC_SEND_ONLY psn=any\n' >"$work/bad/sendany.scn"
+printf 'title t\nrule r\nexpect RC_ACK psn=b+1\n' >"$work/bad/expr.scn"
+printf 'title t\nrule r\n%s\nmemory b off=0 len=4 fill=0\n' "$mra" >"$work/bad/memmr.scn"
+printf 'title t\nrule r\nexpect RC_ACK within=soon\n' >"$work/bad/within.scn"
+for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes no key 'lenght'" \
+	 "statekey.scn:3: state takes no key 'colour'" \
+	 "rethsend.scn:3: send RC_SEND_ONLY has no RETH: va= does not apply" \
+	 "aethreq.scn:3: send RC_RDMA_WRITE_ONLY has no AETH: aeth= does not apply" \
+	 "immack.scn:3: expect RC_ACK has no ImmDt: imm= does not apply" \
+	 "fillack.scn:3: send RC_ACK carries no payload" \
+	 "status.scn:3: completion status=sucess: no such word" \
+	 "wcop.scn:3: completion opcode=!rcv: no such word" \
+	 "aethnum.scn:3: expect aeth=0x60: expect compares ack, rnr, nak" \
+	 "sendany.scn:3: send psn=any: a send step sends a value" \
+	 "expr.scn:3: expect psn='b+1': no such name" \
+	 "memmr.scn:4: memory names no MR of this scenario: 'b'" \
+	 "within.scn:3: expect within=soon: milliseconds" \
+	 "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
 	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
 	 "role.scn:3: role is responder, requester or cm" \
 	 "op.scn:3: 'RC_SEND_WHOLE' is not an opcode the table knows" \
