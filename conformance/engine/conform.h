@@ -19,7 +19,9 @@ enum {
 	CF_NAME = 48,
 	CF_TEXT = 400,
 	CF_WORD = 96,
-	CF_EVIDENCE = 10,
+	CF_EVIDENCE = 64,	/* lines of a failure's evidence kept: */
+	CF_EVIDENCE_HEAD = 32,	/* the scenario's first ones, and the
+				 * last CF_EVIDENCE - CF_EVIDENCE_HEAD */
 };
 
 /* One key=value word of a scenario line ("va=a.addr+16"); a bare word
@@ -57,6 +59,13 @@ struct cf_step {
 	enum cf_step_kind kind;
 	unsigned line;		/* in the scenario file */
 	char word[CF_NAME];	/* the opcode, MR or state the step names */
+	/* expect A | B: the packet is one of nalt alternatives, each a
+	 * step of its own after the first; alt marks those later ones. */
+	unsigned nalt;
+	bool alt;
+	bool optional;		/* maybe: the packet may not come */
+	char rule[CF_NAME];	/* rule=ID: the rule book's rule the step
+				 * checks, or "" (the scenario's covers) */
 	unsigned nargs;
 	struct cf_arg args[CF_MAX_ARGS];
 };
@@ -230,11 +239,13 @@ struct cf_known {
 struct cf_result {
 	enum cf_verdict verdict;
 	unsigned step_line;		/* the step that decided a failure */
+	char step_rule[CF_NAME];	/* its rule=, or "" */
 	char why[CF_TEXT * 2];		/* what was wrong, in words */
-	/* The last packets and agent answers before the verdict, oldest
-	 * first from evidence[next % CF_EVIDENCE]. */
+	/* The packets and agent answers before the verdict: the first
+	 * CF_EVIDENCE_HEAD noted, then a ring of the last ones (read them
+	 * with cf_evidence_count and cf_evidence_at). */
 	char evidence[CF_EVIDENCE][160];
-	unsigned nevidence;
+	unsigned nevidence;		/* lines noted, kept or not */
 	const struct cf_known *known;	/* a listed deviation */
 	uint64_t ms;
 };
@@ -242,6 +253,11 @@ struct cf_result {
 /* Notes one line of evidence (a packet, an answer) in r. */
 void cf_evidence(struct cf_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* How many lines of r's evidence are kept; *left_out gets how many were
+ * noted between the first ones and the last ones and not kept. */
+unsigned cf_evidence_count(const struct cf_result *r, unsigned *left_out);
+/* The i-th kept line, oldest first (i below cf_evidence_count). */
+const char *cf_evidence_at(const struct cf_result *r, unsigned i);
 
 struct cf_session {
 	struct cf_agent agent;

@@ -148,8 +148,8 @@ static int opcode_keys(const struct cf_step *st, char *err, size_t errlen)
 	if (!strcmp(st->word, "any"))
 		return 0;
 	if (!*end && end != st->word)
-		oi = n <= 0xff ? roce_opcode((uint8_t)n) : NULL;
-	for (unsigned op = 0; !oi && op <= 0xff; op++) {
+		oi = n <= UINT8_MAX ? roce_opcode((uint8_t)n) : NULL;
+	for (unsigned op = 0; !oi && op <= UINT8_MAX; op++) {
 		const struct roce_opcode_info *i = roce_opcode((uint8_t)op);
 		if (i && i->name && !strcmp(i->name, st->word))
 			oi = i;

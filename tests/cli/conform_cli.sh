@@ -72,6 +72,8 @@ printf 'title t\nrule r\nsend RC_SEND_ONLY psn=any\n' >"$work/bad/sendany.scn"
 printf 'title t\nrule r\nexpect RC_ACK psn=b+1\n' >"$work/bad/expr.scn"
 printf 'title t\nrule r\n%s\nmemory b off=0 len=4 fill=0\n' "$mra" >"$work/bad/memmr.scn"
 printf 'title t\nrule r\nexpect RC_ACK within=soon\n' >"$work/bad/within.scn"
+printf 'title t\nrule r\nwait 1\nexpect RC_ACK rule=NO-SUCH-RULE\n' >"$work/bad/steprule.scn"
+printf 'title t\nrule r\nexpect RC_ACK rule=9.7.1\n' >"$work/bad/ruleform.scn"
 for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes no key 'lenght'" \
 	 "statekey.scn:3: state takes no key 'colour'" \
 	 "rethsend.scn:3: send RC_SEND_ONLY has no RETH: va= does not apply" \
@@ -85,6 +87,8 @@ for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes 
 	 "expr.scn:3: expect psn='b+1': no such name" \
 	 "memmr.scn:4: memory names no MR of this scenario: 'b'" \
 	 "within.scn:3: expect within=soon: milliseconds" \
+	 "steprule.scn:4: rule=NO-SUCH-RULE, which is no rule of the book" \
+	 "ruleform.scn:3: rule=9.7.1: a rule book ID" \
 	 "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
 	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
 	 "role.scn:3: role is responder, requester or cm" \
@@ -153,6 +157,56 @@ stop_agent
 [ $rc = 1 ] && ok || bad "a memory range that wraps: exit $rc, wanted 1"
 expect_grep "$work/wrap.txt" "wrap.scn: memory needs an MR of the scenario, off=, len= within it" \
 	"a memory range that wraps is refused by conform"
+
+# ---- the format's alternatives, optional packets and timing ----
+# maybe: a packet it does not match is left for the next step (held.scn
+# passes); expect A | B: a packet neither alternative matches fails,
+# naming both (alt.scn); after= counts from the end of the step before,
+# here a post 2.5 s after the last packet (after.scn fails: the WRITE
+# comes right after the post); a failure's evidence keeps the scenario's
+# first packets, not only the last ten.
+mkdir -p "$work/format"
+hdr='title t\nrule r\nqp psn=0x10\nmr a size=4096 access=lw,rw\n'
+wr='send RC_RDMA_WRITE_ONLY va=a rkey=a.rkey len=8'
+printf "$hdr%s psn=0x10\nmaybe RC_ACK psn=0x999 within=300\nexpect RC_ACK psn=0x10 aeth=ack\n" \
+	"$wr" >"$work/format/held.scn"
+printf "$hdr%s psn=0x10\nexpect RC_ACK psn=0x11 | RC_ACK aeth=nak_seq\n" "$wr" >"$work/format/alt.scn"
+printf "$hdr%s psn=0x10\nexpect RC_ACK psn=0x10\nwait 2500\n%s\n%s\n" "$wr" \
+	'post op=write mr=a off=0 len=8 raddr=a rkey=a.rkey id=1' \
+	'expect RC_RDMA_WRITE_ONLY psn=0x10 after=2000' >"$work/format/after.scn"
+# long.scn: three WRITEs and their ACKs (6 lines of evidence), a memory
+# step that reads 60 KiB in 60 agent requests of 1 KiB (60 lines), two
+# more WRITEs and ACKs (4 lines): of 70 lines the first and last 32 are
+# kept, 6 left out.
+{ printf 'title t\nrule r\nqp psn=0x40\nmr a size=65536 access=lw,rw\n'
+  for p in 0x40 0x41 0x42 M 0x43 0x44; do
+	if [ $p = M ]; then echo 'memory a off=64 len=61440 fill=0'; continue; fi
+	printf '%s psn=%s\nexpect RC_ACK psn=%s\n' "$wr" $p $p; done
+  printf 'expect RC_ACK within=50 rule=PSN-ORDER\n'; } >"$work/format/long.scn"
+start_agent
+"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --junit "$work/format.xml" \
+	"$work/format/held.scn" "$work/format/alt.scn" "$work/format/after.scn" \
+	"$work/format/long.scn" >"$work/format.txt" 2>&1
+rc=$?
+stop_agent
+[ $rc = 1 ] && ok || bad "the format's cases: exit $rc, wanted 1"
+expect_grep "$work/format.txt" "PASS  held " "maybe leaves a packet it does not match to the next step"
+expect_grep "$work/format.txt" "alt.scn:6: expected one of 2 alternatives, none matched: RC_ACK: psn is 0x10, not 0x11" \
+	"expect A | B: both alternatives' differences"
+expect_grep "$work/format.txt" "RC_ACK: AETH is ack, not nak_seq" "expect A | B: the second alternative's"
+expect_grep "$work/format.txt" "after.scn:9: expected RC_RDMA_WRITE_ONLY: RC_RDMA_WRITE_ONLY came" \
+	"after= counts from the end of the step before"
+expect_grep "$work/format.txt" "sooner than 2000 ms" "after=: the bound named"
+expect_grep "$work/format.txt" "-> RC_RDMA_WRITE_ONLY psn=0x40 " "the evidence keeps the first packet sent"
+expect_grep "$work/format.txt" "<- RC_ACK psn=0x44 " "and the last one before the failure"
+expect_grep "$work/format.txt" "... 6 lines left out ..." "and says how many between are left out"
+expect_grep "$work/format.txt" "step rule: PSN-ORDER (IBTA " "a step's rule= is reported"
+env -u LD_PRELOAD python3 - "$work/format.xml" <<'PY' && ok || bad "JUnit: a failure's message names its step's file, line and rule"
+import sys, xml.etree.ElementTree as ET
+cases = {c.get('name'): c for c in ET.parse(sys.argv[1]).getroot().findall('testcase')}
+m = cases['long'].find('failure').get('message')
+assert '/format/long.scn:16: expected RC_ACK within 50 ms' in m and '(rule: PSN-ORDER; r)' in m, m
+PY
 
 # ---- known differences: conformance/differences.md, read for --impl ----
 # A scenario that fails on purpose (it wants MSN 2 for the first message)
