@@ -344,6 +344,19 @@ int cf_step_check(const struct cf_step *st, char *err, size_t errlen);
 int cf_packet_match(const struct cf_env *e, const struct cf_step *st,
 		    const struct cf_packet *p, char *why, size_t whylen);
 
+/*
+ * An expect step's timer=: "ack" (the local ACK timeout of the QP's
+ * timeout, 4.096 us * 2^timeout) or "rnr:N" (the RNR NAK timer table's
+ * entry for code N). *us gets the timer, what a description naming the
+ * IBTA section. Returns 0; -1 for another value (or ack with timeout 0,
+ * no timer) with *us and what unchanged.
+ */
+int cf_timer_parse(const char *v, unsigned timeout, uint64_t *us, char *what,
+		   size_t whatlen);
+/* The times a timer of us microseconds is accepted at: from *lo_us to
+ * *hi_us after the packet that started it (conformance/README.md). */
+void cf_timer_bounds(uint64_t us, uint64_t *lo_us, uint64_t *hi_us);
+
 /* Whether an expect step may name key. */
 bool cf_match_key(const char *key);
 

@@ -173,8 +173,9 @@ static int opcode_keys(const struct cf_step *st, char *err, size_t errlen)
 }
 
 /* One value of a send or expect step. */
-static int packet_value(const struct cf_env *env, const struct cf_step *st,
-			const struct cf_arg *a, char *err, size_t errlen)
+static int packet_value(const struct cf_scenario *s, const struct cf_env *env,
+			const struct cf_step *st, const struct cf_arg *a, char *err,
+			size_t errlen)
 {
 	bool expect = st->kind == CF_EXPECT;
 	uint64_t v;
@@ -205,6 +206,15 @@ static int packet_value(const struct cf_env *env, const struct cf_step *st,
 	} else if (!strcmp(a->key, "icrc")) {
 		return strcmp(a->val, "bad") ?
 		       lint_fail(err, errlen, "icrc=%s: only icrc=bad%s", a->val, "") : 0;
+	} else if (!strcmp(a->key, "timer")) {
+		char what[120];
+		unsigned timeout = 12;
+		const char *t = cf_arg_get(s->qp, s->nqp, "timeout");
+		if (t)
+			timeout = (unsigned)strtoul(t, NULL, 0);
+		return cf_timer_parse(a->val, timeout, &v, what, sizeof(what)) ?
+		       lint_fail(err, errlen, "timer=%s: ack (the QP's local ACK timeout, "
+				 "not 0) or rnr:CODE (0 to 31)%s", a->val, "") : 0;
 	} else if (in(ms_keys, a->key)) {
 		return 0;	/* the common check */
 	} else if (!in(expr_keys, a->key)) {
@@ -240,7 +250,7 @@ int cf_step_lint(const struct cf_scenario *s, const struct cf_step *st,
 			return lint_fail(err, errlen, "%s=%s: milliseconds, a number", a->key,
 					 a->val);
 		if (st->kind == CF_SEND || st->kind == CF_EXPECT) {
-			if (packet_value(&env, st, a, err, errlen))
+			if (packet_value(s, &env, st, a, err, errlen))
 				return -1;
 			continue;
 		}

@@ -152,13 +152,43 @@ static int left_ms(const struct cf_run *x, unsigned ms)
 	return now >= end ? 0 : (int)((end - now + 999999) / 1000000u);
 }
 
-/* The longest within= of a group of alternatives. */
-static unsigned group_within(const struct cf_step *st, unsigned n)
+/* The QP's timeout= (the set-up's default 12). */
+static unsigned qp_timeout(const struct cf_scenario *sc)
+{
+	const char *t = cf_arg_get(sc->qp, sc->nqp, "timeout");
+	return t ? (unsigned)strtoul(t, NULL, 0) : 12;
+}
+
+/* An alternative's timer=: 1 with its bounds in microseconds and what
+ * it is, 0 when it has none. */
+static int step_timer(const struct cf_run *x, const struct cf_step *a, uint64_t *lo,
+		      uint64_t *hi, char *what, size_t whatlen)
+{
+	const char *v = cf_arg_get(a->args, a->nargs, "timer");
+	uint64_t us;
+
+	if (!v || cf_timer_parse(v, qp_timeout(x->sc), &us, what, whatlen))
+		return 0;
+	cf_timer_bounds(us, lo, hi);
+	size_t l = strlen(what);
+	snprintf(what + l, whatlen - l, " = %.3f ms, accepted from %.3f to %.3f ms",
+		 (double)us / 1000, (double)*lo / 1000, (double)*hi / 1000);
+	return 1;
+}
+
+/* The longest within= of a group of alternatives; a timer='s upper
+ * bound when an alternative has no within=. */
+static unsigned group_within(const struct cf_run *x, const struct cf_step *st, unsigned n)
 {
 	unsigned w = 0;
 
 	for (unsigned i = 0; i < n; i++) {
+		uint64_t lo, hi;
+		char what[200];
 		unsigned v = step_ms(&st[i], "within", EXPECT_MS);
+		if (!cf_arg_get(st[i].args, st[i].nargs, "within") &&
+		    step_timer(x, &st[i], &lo, &hi, what, sizeof(what)))
+			v = (unsigned)(hi / 1000) + 1;
 		w = v > w ? v : w;
 	}
 	return w;
@@ -175,10 +205,19 @@ static int match_one(struct cf_run *x, const struct cf_step *a,
 
 	if (m < 0)
 		return cf_verdict(x, CF_FAIL, a->line, "%s: %s", x->sc->path, why);
-	uint64_t gap_ms = p->t_ns > x->last_ns ? (p->t_ns - x->last_ns) / 1000000u : 0;
+	uint64_t gap_ns = p->t_ns > x->last_ns ? p->t_ns - x->last_ns : 0;
+	uint64_t gap_ms = gap_ns / 1000000u, lo, hi;
+	char what[200];
 	if (m == 1 && after && gap_ms < after) {
 		snprintf(why, whylen, "%s came %llu ms after the step before ended, sooner "
 			 "than %u ms", a->word, (unsigned long long)gap_ms, after);
+		return 0;
+	}
+	if (m == 1 && step_timer(x, a, &lo, &hi, what, sizeof(what)) &&
+	    (gap_ns < lo * 1000 || gap_ns > hi * 1000)) {
+		snprintf(why, whylen, "%s came %.3f ms after the step before ended, %s than "
+			 "%s", a->word, (double)gap_ns / 1e6, gap_ns < lo * 1000 ? "sooner" :
+			 "later", what);
 		return 0;
 	}
 	return m;
@@ -190,7 +229,7 @@ static int match_one(struct cf_run *x, const struct cf_step *a,
  * step. */
 static int step_expect(struct cf_run *x, const struct cf_step *st)
 {
-	unsigned n = st->nalt ? st->nalt : 1, within = group_within(st, n);
+	unsigned n = st->nalt ? st->nalt : 1, within = group_within(x, st, n);
 	struct cf_packet *p = &x->pkt;
 	char why[300], all[CF_TEXT * 2] = "";
 	int rc;
@@ -208,6 +247,12 @@ static int step_expect(struct cf_run *x, const struct cf_step *st)
 			    st->word, within);
 		return 0;
 	}
+	uint64_t lo, hi;
+	char what[200];
+	if (rc == 0 && !cf_arg_get(st->args, st->nargs, "within") &&
+	    step_timer(x, st, &lo, &hi, what, sizeof(what)))
+		return cf_verdict(x, CF_FAIL, st->line, "expected %s: nothing came within %u ms, "
+				  "later than %s", st->word, within, what);
 	if (rc == 0)
 		return cf_verdict(x, CF_FAIL, st->line, "expected %s%s within %u ms: nothing came",
 				  st->word, n > 1 ? " (or an alternative)" : "", within);

@@ -74,6 +74,8 @@ printf 'title t\nrule r\n%s\nmemory b off=0 len=4 fill=0\n' "$mra" >"$work/bad/m
 printf 'title t\nrule r\nexpect RC_ACK within=soon\n' >"$work/bad/within.scn"
 printf 'title t\nrule r\nwait 1\nexpect RC_ACK rule=NO-SUCH-RULE\n' >"$work/bad/steprule.scn"
 printf 'title t\nrule r\nexpect RC_ACK rule=9.7.1\n' >"$work/bad/ruleform.scn"
+printf 'title t\nrule r\nexpect RC_ACK timer=rnr:32\n' >"$work/bad/timer.scn"
+printf 'title t\nrule r\nqp timeout=0\nexpect RC_ACK timer=ack\n' >"$work/bad/timer0.scn"
 for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes no key 'lenght'" \
 	 "statekey.scn:3: state takes no key 'colour'" \
 	 "rethsend.scn:3: send RC_SEND_ONLY has no RETH: va= does not apply" \
@@ -89,6 +91,8 @@ for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes 
 	 "within.scn:3: expect within=soon: milliseconds" \
 	 "steprule.scn:4: rule=NO-SUCH-RULE, which is no rule of the book" \
 	 "ruleform.scn:3: rule=9.7.1: a rule book ID" \
+	 "timer.scn:3: expect timer=rnr:32: ack (the QP's local ACK timeout, not 0) or rnr:CODE" \
+	 "timer0.scn:4: expect timer=ack: ack (the QP's local ACK timeout, not 0)" \
 	 "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
 	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
 	 "role.scn:3: role is responder, requester or cm" \
@@ -183,10 +187,19 @@ printf "$hdr%s psn=0x10\nexpect RC_ACK psn=0x10\nwait 2500\n%s\n%s\n" "$wr" \
 	if [ $p = M ]; then echo 'memory a off=64 len=61440 fill=0'; continue; fi
 	printf '%s psn=%s\nexpect RC_ACK psn=%s\n' "$wr" $p $p; done
   printf 'expect RC_ACK within=50 rule=PSN-ORDER\n'; } >"$work/format/long.scn"
+# timer=: the requester's resend after an RNR NAK judged against the
+# table's timer (IBTA 9.7.5.2.8), with the stated tolerance: a NAK of
+# code 0 (655.36 ms) judged as code 22 (20.48 ms, accepted to 240.96 ms)
+# comes too late (the old after=20 within=2000 took it); a NAK of code 22
+# judged as code 26 (81.92 ms, accepted from 76.92 ms) comes too soon.
+rnr=$scn/req_rnr_timer_honoured.scn
+sed 's/rnr_timer=22/rnr_timer=0/' "$rnr" >"$work/format/late.scn"
+sed 's/timer=rnr:22/timer=rnr:26/' "$rnr" >"$work/format/early.scn"
 start_agent
 "$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --junit "$work/format.xml" \
 	"$work/format/held.scn" "$work/format/alt.scn" "$work/format/after.scn" \
-	"$work/format/long.scn" >"$work/format.txt" 2>&1
+	"$work/format/long.scn" "$work/format/late.scn" "$work/format/early.scn" \
+	>"$work/format.txt" 2>&1
 rc=$?
 stop_agent
 [ $rc = 1 ] && ok || bad "the format's cases: exit $rc, wanted 1"
@@ -201,6 +214,10 @@ expect_grep "$work/format.txt" "-> RC_RDMA_WRITE_ONLY psn=0x40 " "the evidence k
 expect_grep "$work/format.txt" "<- RC_ACK psn=0x44 " "and the last one before the failure"
 expect_grep "$work/format.txt" "... 6 lines left out ..." "and says how many between are left out"
 expect_grep "$work/format.txt" "step rule: PSN-ORDER (IBTA " "a step's rule= is reported"
+expect_grep "$work/format.txt" "late.scn:13: expected RC_SEND_ONLY: nothing came within 241 ms, later than the RNR NAK timer of code 22 (IBTA 9.7.5.2.8) = 20.480 ms, accepted from 15.480 to 240.960 ms" \
+	"timer=rnr:22: a resend after 655 ms is too late"
+expect_grep "$work/format.txt" "sooner than the RNR NAK timer of code 26 (IBTA 9.7.5.2.8) = 81.920 ms" \
+	"timer=rnr:26: a resend after 20 ms is too soon"
 env -u LD_PRELOAD python3 - "$work/format.xml" <<'PY' && ok || bad "JUnit: a failure's message names its step's file, line and rule"
 import sys, xml.etree.ElementTree as ET
 cases = {c.get('name'): c for c in ET.parse(sys.argv[1]).getroot().findall('testcase')}
