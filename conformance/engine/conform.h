@@ -187,6 +187,15 @@ struct cf_wire {
 	/* the IPv4 IDs expected of the device under test (docs/icrc.md) */
 	struct roce_ipid_table ids;
 	uint32_t drops;		/* the socket's drop count, as last told */
+	/* What the kernel puts in the IP header of what conform sends (its
+	 * TTL or hop limit: the frames built carry it, so the capture shows
+	 * the header sent), and what it said of the last datagram received:
+	 * its TOS or traffic class, TTL or hop limit (-1: not said), flow
+	 * label. */
+	uint8_t ttl;
+	uint8_t rx_tos;
+	int rx_ttl;
+	uint32_t rx_flow;
 };
 
 /* A packet taken from the wire, parsed; the bytes stay in buf. */

@@ -134,6 +134,37 @@ spoiled=$(grep -l 'icrc=bad' "$scn"/*.scn | xargs cat | grep -c '^send .*icrc=ba
 "$rocemu" dump "$work/conform.pcap" >"$work/dump.txt" 2>&1
 sent_bad=$(grep -c ' icrc BAD ' "$work/dump.txt")
 [ "$sent_bad" = "$spoiled" ] && ok || bad "capture: $sent_bad packets with a bad ICRC, $spoiled sent so"
+# The capture holds the IP headers as they were on the wire: with this
+# namespace's default TTL at 9 (the kernel's, for both ends' sockets),
+# every packet, sent or received, shows TTL 9 and a right IPv4 header
+# checksum (the capture rebuilt them with TTL 64 before). Only where the
+# test has a namespace of its own (root: {isolated}), never the host's.
+if [ "$(id -u)" = 0 ] && [ "$(ip -o link show | wc -l)" = 1 ] &&
+   sysctl -qw net.ipv4.ip_default_ttl=9 2>/dev/null; then
+	start_agent
+	"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --dir "$scn" \
+		--pcap "$work/ttl.pcap" rc_send_only >"$work/ttl.txt" 2>&1
+	rc=$?
+	stop_agent
+	sysctl -qw net.ipv4.ip_default_ttl=64
+	[ $rc = 0 ] && ok || bad "rc_send_only with TTL 9: exit $rc"
+	env -u LD_PRELOAD python3 - "$work/ttl.pcap" <<'PY' && ok || bad "the capture's IP headers are the ones on the wire"
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off, n, ttls = 24, 0, set()
+while off < len(d):
+    incl = struct.unpack_from('<I', d, off + 8)[0]
+    ip = d[off + 16 + 14: off + 16 + 34]
+    off += 16 + incl
+    s = sum(struct.unpack('!10H', ip))
+    s = (s & 0xffff) + (s >> 16)
+    assert s == 0xffff, 'IPv4 header checksum wrong'
+    ttls.add(ip[8]); n += 1
+assert n >= 2 and ttls == {9}, (n, ttls)
+PY
+	"$rocemu" dump "$work/ttl.pcap" >"$work/ttl_dump.txt" 2>&1
+	if grep -q ' icrc BAD ' "$work/ttl_dump.txt"; then bad "TTL 9: an ICRC is bad"; else ok; fi
+fi
 # ---- verdicts beside PASS: not applicable, and no agent ----
 # A path MTU above the port's active MTU (rocemu's is 1024) cannot be set
 # up: N/A, which does not fail the run, and a skipped JUnit case.
