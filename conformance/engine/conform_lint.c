@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What a scenario's steps may say: each step's keys, the keys an opcode's headers carry, value forms. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,10 +102,16 @@ static bool in(const char *const *list, const char *w)
 	return false;
 }
 
-static int lint_fail(char *err, size_t errlen, const char *fmt, const char *a,
-		     const char *b)
+static int lint_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int lint_fail(char *err, size_t errlen, const char *fmt, ...)
 {
-	snprintf(err, errlen, fmt, a, b);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -185,7 +192,7 @@ static int packet_value(const struct cf_scenario *s, const struct cf_env *env,
 		if (expect)
 			return 0;
 		return lint_fail(err, errlen, "%s=any: a send step sends a value (any is "
-				 "for expect)%s", a->key, "");
+				 "for expect)", a->key);
 	}
 	if (!strcmp(a->key, "aeth")) {
 		if (in(aeth_words, a->val) && (expect || strcmp(a->val, "nak")))
@@ -193,19 +200,18 @@ static int packet_value(const struct cf_scenario *s, const struct cf_env *env,
 		if (expect)
 			return lint_fail(err, errlen, "aeth=%s: expect compares ack, rnr, nak, "
 					 "nak_seq, nak_inv_req, nak_rem_access, nak_rem_op or "
-					 "nak_inv_rd_req%s", a->val, "");
+					 "nak_inv_rd_req", a->val);
 		if (!strcmp(a->val, "nak"))
 			return lint_fail(err, errlen, "aeth=nak: say which NAK (nak_seq, "
-					 "nak_inv_req, ...) or give the syndrome as a number%s%s",
-					 "", "");
+					 "nak_inv_req, ...) or give the syndrome as a number");
 		/* send also takes the syndrome byte as a number */
 	} else if (!strcmp(a->key, "fill")) {
 		if (fill_ok(a->val, false))
 			return 0;
-		return lint_fail(err, errlen, "fill=%s: a byte, inc or inc:N%s", a->val, "");
+		return lint_fail(err, errlen, "fill=%s: a byte, inc or inc:N", a->val);
 	} else if (!strcmp(a->key, "icrc")) {
 		return strcmp(a->val, "bad") ?
-		       lint_fail(err, errlen, "icrc=%s: only icrc=bad%s", a->val, "") : 0;
+		       lint_fail(err, errlen, "icrc=%s: only icrc=bad", a->val) : 0;
 	} else if (!strcmp(a->key, "timer")) {
 		char what[120];
 		unsigned timeout = 12;
@@ -214,7 +220,7 @@ static int packet_value(const struct cf_scenario *s, const struct cf_env *env,
 			timeout = (unsigned)strtoul(t, NULL, 0);
 		return cf_timer_parse(a->val, timeout, &v, what, sizeof(what)) ?
 		       lint_fail(err, errlen, "timer=%s: ack (the QP's local ACK timeout, "
-				 "not 0) or rnr:CODE (0 to 31)%s", a->val, "") : 0;
+				 "not 0) or rnr:CODE (0 to 31)", a->val) : 0;
 	} else if (in(ms_keys, a->key)) {
 		return 0;	/* the common check */
 	} else if (!in(expr_keys, a->key)) {
@@ -236,7 +242,7 @@ int cf_step_lint(const struct cf_scenario *s, const struct cf_step *st,
 	const char *mr = st->kind == CF_MEMORY ? st->word :
 			 cf_arg_get(st->args, st->nargs, "mr");
 	if (mr && !cf_mr_named(&env, mr, strlen(mr)))
-		return lint_fail(err, errlen, "names no MR of this scenario: '%s'%s", mr, "");
+		return lint_fail(err, errlen, "names no MR of this scenario: '%s'", mr);
 	for (unsigned i = 0; i < st->nargs; i++) {
 		const struct cf_arg *a = &st->args[i];
 		const char *const *keys = kind_keys[st->kind];
@@ -267,7 +273,7 @@ int cf_step_lint(const struct cf_scenario *s, const struct cf_step *st,
 		if (st->kind == CF_MEMORY && !strcmp(a->key, "fill")) {
 			if (!fill_ok(a->val, true))
 				return lint_fail(err, errlen, "fill=%s: a byte, inc, inc:N or "
-						 "unchanged%s", a->val, "");
+						 "unchanged", a->val);
 			continue;
 		}
 		if (st->kind != CF_MODIFY && in(expr_keys, a->key) && strcmp(a->val, "any") &&
