@@ -19,7 +19,9 @@ enum {
 	CF_NAME = 48,
 	CF_TEXT = 400,
 	CF_WORD = 96,
-	CF_EVIDENCE = 10,
+	CF_EVIDENCE = 64,	/* lines of a failure's evidence kept: */
+	CF_EVIDENCE_HEAD = 32,	/* the scenario's first ones, and the
+				 * last CF_EVIDENCE - CF_EVIDENCE_HEAD */
 };
 
 /* One key=value word of a scenario line ("va=a.addr+16"); a bare word
@@ -57,6 +59,13 @@ struct cf_step {
 	enum cf_step_kind kind;
 	unsigned line;		/* in the scenario file */
 	char word[CF_NAME];	/* the opcode, MR or state the step names */
+	/* expect A | B: the packet is one of nalt alternatives, each a
+	 * step of its own after the first; alt marks those later ones. */
+	unsigned nalt;
+	bool alt;
+	bool optional;		/* maybe: the packet may not come */
+	char rule[CF_NAME];	/* rule=ID: the rule book's rule the step
+				 * checks, or "" (the scenario's covers) */
 	unsigned nargs;
 	struct cf_arg args[CF_MAX_ARGS];
 };
@@ -104,6 +113,16 @@ struct cf_scenario {
  */
 int cf_scenario_load(const char *path, struct cf_scenario *s, char *err,
 		     size_t errlen);
+
+/*
+ * Checks one step of s without a device (conform_lint.c): every key is
+ * one the step takes, a packet key names a header the opcode carries,
+ * and each value has a form the step can use (an expression over s's
+ * names, a completion status the verbs name, a fill, milliseconds).
+ * Returns 0, or -1 with the reason in err.
+ */
+int cf_step_lint(const struct cf_scenario *s, const struct cf_step *st,
+		 char *err, size_t errlen);
 
 /* The value of key among args, or NULL. */
 const char *cf_arg_get(const struct cf_arg *args, unsigned n,
@@ -168,6 +187,15 @@ struct cf_wire {
 	/* the IPv4 IDs expected of the device under test (docs/icrc.md) */
 	struct roce_ipid_table ids;
 	uint32_t drops;		/* the socket's drop count, as last told */
+	/* What the kernel puts in the IP header of what conform sends (its
+	 * TTL or hop limit: the frames built carry it, so the capture shows
+	 * the header sent), and what it said of the last datagram received:
+	 * its TOS or traffic class, TTL or hop limit (-1: not said), flow
+	 * label. */
+	uint8_t ttl;
+	uint8_t rx_tos;
+	int rx_ttl;
+	uint32_t rx_flow;
 };
 
 /* A packet taken from the wire, parsed; the bytes stay in buf. */
@@ -223,11 +251,13 @@ struct cf_known {
 struct cf_result {
 	enum cf_verdict verdict;
 	unsigned step_line;		/* the step that decided a failure */
+	char step_rule[CF_NAME];	/* its rule=, or "" */
 	char why[CF_TEXT * 2];		/* what was wrong, in words */
-	/* The last packets and agent answers before the verdict, oldest
-	 * first from evidence[next % CF_EVIDENCE]. */
+	/* The packets and agent answers before the verdict: the first
+	 * CF_EVIDENCE_HEAD noted, then a ring of the last ones (read them
+	 * with cf_evidence_count and cf_evidence_at). */
 	char evidence[CF_EVIDENCE][160];
-	unsigned nevidence;
+	unsigned nevidence;		/* lines noted, kept or not */
 	const struct cf_known *known;	/* a listed deviation */
 	uint64_t ms;
 };
@@ -235,6 +265,11 @@ struct cf_result {
 /* Notes one line of evidence (a packet, an answer) in r. */
 void cf_evidence(struct cf_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* How many lines of r's evidence are kept; *left_out gets how many were
+ * noted between the first ones and the last ones and not kept. */
+unsigned cf_evidence_count(const struct cf_result *r, unsigned *left_out);
+/* The i-th kept line, oldest first (i below cf_evidence_count). */
+const char *cf_evidence_at(const struct cf_result *r, unsigned i);
 
 struct cf_session {
 	struct cf_agent agent;
@@ -320,6 +355,19 @@ int cf_step_check(const struct cf_step *st, char *err, size_t errlen);
  */
 int cf_packet_match(const struct cf_env *e, const struct cf_step *st,
 		    const struct cf_packet *p, char *why, size_t whylen);
+
+/*
+ * An expect step's timer=: "ack" (the local ACK timeout of the QP's
+ * timeout, 4.096 us * 2^timeout) or "rnr:N" (the RNR NAK timer table's
+ * entry for code N). *us gets the timer, what a description naming the
+ * IBTA section. Returns 0; -1 for another value (or ack with timeout 0,
+ * no timer) with *us and what unchanged.
+ */
+int cf_timer_parse(const char *v, unsigned timeout, uint64_t *us, char *what,
+		   size_t whatlen);
+/* The times a timer of us microseconds is accepted at: from *lo_us to
+ * *hi_us after the packet that started it (conformance/README.md). */
+void cf_timer_bounds(uint64_t us, uint64_t *lo_us, uint64_t *hi_us);
 
 /* Whether an expect step may name key. */
 bool cf_match_key(const char *key);

@@ -2,11 +2,13 @@
 /* The steps the agent plays: receives and sends it posts, completions, memory, QP state, windows. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rocemu/range.h"
 #include "conform_run.h"
 
-enum { COMPLETION_MS = 2000, NO_COMPLETION_MS = 100, READ_CHUNK = 1024 };
+enum { COMPLETION_MS = 2000, NO_COMPLETION_MS = 100, READ_CHUNK = 1024,
+       STATE_MS = 1000, STATE_POLL_MS = 5 };
 
 /* The agent's MR number for the MR a step names, or 0 after a verdict. */
 static unsigned mr_id(struct cf_run *x, const struct cf_step *st, const char *name)
@@ -259,14 +261,40 @@ static int step_state(struct cf_run *x, const struct cf_step *st, bool modify)
 		}
 		return ask(x, st, req);
 	}
+	/* A state the device reaches on its own (an error after the last
+	 * retry, a flush) comes some time after the packet that caused it:
+	 * the agent is asked again until it says STATE or within= runs out,
+	 * and only the last answer is evidence. */
+	const char *w = cf_arg_get(st->args, st->nargs, "within");
+	unsigned ms = w ? (unsigned)strtoul(w, NULL, 0) : STATE_MS;
+	struct timespec until, now, nap = { 0, STATE_POLL_MS * 1000000L };
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
 	snprintf(req, sizeof(req), "query qp=%u", x->qp);
-	if (ask(x, st, req))
-		return -1;
-	if (!cf_agent_get(&x->s->agent, "state", have, sizeof(have)) ||
-	    strcmp(have, st->word))
-		return cf_verdict(x, CF_FAIL, st->line, "the QP's state is %s, not %s",
-				  have, st->word);
-	return 0;
+	for (unsigned tries = 1;; tries++) {
+		int rc = cf_agent_do(&x->s->agent, "%s", req);
+		bool got = rc == 1 && cf_agent_get(&x->s->agent, "state", have, sizeof(have));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		bool over = now.tv_sec > until.tv_sec ||
+			    (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec);
+		if (rc != 1 || (got && !strcmp(have, st->word)) || over) {
+			cf_evidence(x->r, "           agent> %.60s (%u times): %.70s", req, tries,
+				    x->s->agent.line);
+			if (rc != 1)
+				return cf_verdict(x, CF_FAIL, st->line, "the agent refused '%s': %s",
+						  req, x->s->agent.line);
+			if (got && !strcmp(have, st->word))
+				return 0;
+			return cf_verdict(x, CF_FAIL, st->line, "the QP's state is %s, not %s "
+					  "(asked for %u ms)", got ? have : "not said", st->word, ms);
+		}
+		nanosleep(&nap, NULL);
+	}
 }
 
 /* bind type=1|2 mr= off= len= access=: a window, bound; mw names its rkey. */

@@ -255,6 +255,7 @@ int cf_cm_build(const struct cf_env *e, const struct cf_wire *w,
 	memcpy(f.src_gid, w->local_gid, 16);
 	memcpy(f.dst_gid, w->peer_gid, 16);
 	f.sport = ROCE_PORT;
+	f.ttl = w->ttl;	/* as the kernel sends it */
 	f.ib.bth.opcode = ROCE_OP_UD_SEND_ONLY;
 	f.ib.bth.dqpn = ROCE_CM_QPN;
 	f.ib.bth.pkey = 0xffff;

@@ -11,7 +11,7 @@
 static const char *const match_keys[] = {
 	"psn", "qpn", "ackreq", "se", "pkey", "pad", "va", "rkey", "dmalen",
 	"len", "fill", "imm", "inv", "swap", "add", "compare", "qkey", "srcqp",
-	"aeth", "rnr_timer", "msn", "orig", "within", "after", NULL,
+	"aeth", "rnr_timer", "msn", "orig", "within", "after", "timer", NULL,
 };
 
 static const char *op_name(uint8_t op)
@@ -186,7 +186,7 @@ static int match_fields(const struct cf_env *e, const struct cf_step *st,
 		uint64_t have, w;
 		int rc;
 		if (!strcmp(want, "any") || !strcmp(k, "within") || !strcmp(k, "after") ||
-		    !strcmp(k, "rnr_timer"))
+		    !strcmp(k, "rnr_timer") || !strcmp(k, "timer"))
 			continue;
 		if (!strcmp(k, "aeth")) {
 			if (!(ib->exts & ROCE_EXT_AETH)) {

@@ -296,6 +296,7 @@ int cf_packet_build(const struct cf_env *e, const struct cf_wire *w,
 	memcpy(f.src_gid, w->local_gid, 16);
 	memcpy(f.dst_gid, w->peer_gid, 16);
 	f.sport = ROCE_PORT;
+	f.ttl = w->ttl;	/* as the kernel sends it */
 	set_headers(&c, &f.ib, (uint8_t)op);
 	uint32_t len = (uint32_t)val(&c, "len", 0);
 	if (c.bad)

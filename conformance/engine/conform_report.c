@@ -65,18 +65,27 @@ static void junit_case(FILE *f, const struct cf_scenario *sc, const struct cf_re
 		fputs("\"/>\n", f);
 	} else if (r->verdict == CF_FAIL) {
 		fputs("    <failure message=\"", f);
-		xml_text(f, sc->rule);
-		fputs(": ", f);
+		xml_text(f, sc->path);
+		fprintf(f, ":%u: ", r->step_line);
 		xml_text(f, r->why);
+		fputs(" (rule: ", f);
+		if (r->step_rule[0]) {
+			xml_text(f, r->step_rule);
+			fputs("; ", f);
+		}
+		xml_text(f, sc->rule);
+		fputs(")", f);
 		fputs("\">", f);
 		if (r->known) {
 			xml_text(f, "known deviation: ");
 			xml_text(f, r->known->text);
 			fputc('\n', f);
 		}
-		unsigned first = r->nevidence > CF_EVIDENCE ? r->nevidence - CF_EVIDENCE : 0;
-		for (unsigned i = first; i < r->nevidence; i++) {
-			xml_text(f, r->evidence[i % CF_EVIDENCE]);
+		unsigned left_out, n = cf_evidence_count(r, &left_out);
+		for (unsigned i = 0; i < n; i++) {
+			if (i == CF_EVIDENCE_HEAD && left_out)
+				fprintf(f, "... %u lines left out ...\n", left_out);
+			xml_text(f, cf_evidence_at(r, i));
 			fputc('\n', f);
 		}
 		fputs("</failure>\n", f);

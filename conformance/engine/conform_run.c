@@ -10,15 +10,37 @@
 
 enum { EXPECT_MS = 1000 };
 
+enum { EVIDENCE_TAIL = CF_EVIDENCE - CF_EVIDENCE_HEAD };
+
+/* The slot of the k-th line noted: the head's own, then the ring's. */
+static unsigned evidence_slot(unsigned k)
+{
+	return k < CF_EVIDENCE_HEAD ? k : CF_EVIDENCE_HEAD + (k - CF_EVIDENCE_HEAD) % EVIDENCE_TAIL;
+}
+
 void cf_evidence(struct cf_result *r, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(r->evidence[r->nevidence % CF_EVIDENCE], sizeof(r->evidence[0]),
+	vsnprintf(r->evidence[evidence_slot(r->nevidence)], sizeof(r->evidence[0]),
 		  fmt, ap);
 	va_end(ap);
 	r->nevidence++;
+}
+
+unsigned cf_evidence_count(const struct cf_result *r, unsigned *left_out)
+{
+	*left_out = r->nevidence > CF_EVIDENCE ? r->nevidence - CF_EVIDENCE : 0;
+	return r->nevidence > CF_EVIDENCE ? CF_EVIDENCE : r->nevidence;
+}
+
+const char *cf_evidence_at(const struct cf_result *r, unsigned i)
+{
+	if (i < CF_EVIDENCE_HEAD || r->nevidence <= CF_EVIDENCE)
+		return r->evidence[i];
+	/* the tail: the last EVIDENCE_TAIL lines noted */
+	return r->evidence[evidence_slot(r->nevidence - CF_EVIDENCE + i)];
 }
 
 int cf_verdict(struct cf_run *x, enum cf_verdict v, unsigned line,
@@ -30,6 +52,8 @@ int cf_verdict(struct cf_run *x, enum cf_verdict v, unsigned line,
 		return -1;	/* the first verdict stands */
 	x->r->verdict = v;
 	x->r->step_line = line;
+	if (x->st && x->st->line == line)
+		snprintf(x->r->step_rule, sizeof(x->r->step_rule), "%s", x->st->rule);
 	va_start(ap, fmt);
 	vsnprintf(x->r->why, sizeof(x->r->why), fmt, ap);
 	va_end(ap);
@@ -83,7 +107,6 @@ static int step_send(struct cf_run *x, const struct cf_step *st)
 	p->t_ns = cf_wire_now_ns(&x->s->wire);
 	p->len = (size_t)n;
 	note_packet(x, "->", p);
-	x->last_ns = p->t_ns;
 	return 0;
 }
 
@@ -99,11 +122,17 @@ static bool stale(const struct cf_run *x, const struct cf_packet *p)
 }
 
 /* The next packet for this scenario within timeout_ms: 1, 0 on timeout,
- * -errno. Stale packets are noted and passed over. */
+ * -errno. A packet a maybe left comes first; stale packets are noted and
+ * passed over. */
 static int next_packet(struct cf_run *x, int timeout_ms)
 {
 	uint64_t end = cf_wire_now_ns(&x->s->wire) + (uint64_t)timeout_ms * 1000000u;
 
+	x->replayed = x->held;
+	if (x->held) {
+		x->held = false;
+		return 1;
+	}
 	for (;;) {
 		uint64_t now = cf_wire_now_ns(&x->s->wire);
 		int left = now >= end ? 0 : (int)((end - now + 999999) / 1000000u);
@@ -114,44 +143,142 @@ static int next_packet(struct cf_run *x, int timeout_ms)
 	}
 }
 
+/* Milliseconds left until ms after the step before ended. */
+static int left_ms(const struct cf_run *x, unsigned ms)
+{
+	uint64_t end = x->last_ns + (uint64_t)ms * 1000000u;
+	uint64_t now = cf_wire_now_ns(&x->s->wire);
+
+	return now >= end ? 0 : (int)((end - now + 999999) / 1000000u);
+}
+
+/* The QP's timeout= (the set-up's default 12). */
+static unsigned qp_timeout(const struct cf_scenario *sc)
+{
+	const char *t = cf_arg_get(sc->qp, sc->nqp, "timeout");
+	return t ? (unsigned)strtoul(t, NULL, 0) : 12;
+}
+
+/* An alternative's timer=: 1 with its bounds in microseconds and what
+ * it is, 0 when it has none. */
+static int step_timer(const struct cf_run *x, const struct cf_step *a, uint64_t *lo,
+		      uint64_t *hi, char *what, size_t whatlen)
+{
+	const char *v = cf_arg_get(a->args, a->nargs, "timer");
+	uint64_t us;
+
+	if (!v || cf_timer_parse(v, qp_timeout(x->sc), &us, what, whatlen))
+		return 0;
+	cf_timer_bounds(us, lo, hi);
+	size_t l = strlen(what);
+	snprintf(what + l, whatlen - l, " = %.3f ms, accepted from %.3f to %.3f ms",
+		 (double)us / 1000, (double)*lo / 1000, (double)*hi / 1000);
+	return 1;
+}
+
+/* The longest within= of a group of alternatives; a timer='s upper
+ * bound when an alternative has no within=. */
+static unsigned group_within(const struct cf_run *x, const struct cf_step *st, unsigned n)
+{
+	unsigned w = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t lo, hi;
+		char what[200];
+		unsigned v = step_ms(&st[i], "within", EXPECT_MS);
+		if (!cf_arg_get(st[i].args, st[i].nargs, "within") &&
+		    step_timer(x, &st[i], &lo, &hi, what, sizeof(what)))
+			v = (unsigned)(hi / 1000) + 1;
+		w = v > w ? v : w;
+	}
+	return w;
+}
+
+/* p against alternative a: 1 when it matches (after= included), 0 with
+ * why, -1 after a verdict (the step itself is wrong). */
+static int match_one(struct cf_run *x, const struct cf_step *a,
+		     const struct cf_packet *p, char *why, size_t whylen)
+{
+	unsigned after = step_ms(a, "after", 0);
+	int m = a->kind == CF_CM_EXPECT ? cf_cm_match(&x->e, a, p, why, whylen)
+					: cf_packet_match(&x->e, a, p, why, whylen);
+
+	if (m < 0)
+		return cf_verdict(x, CF_FAIL, a->line, "%s: %s", x->sc->path, why);
+	uint64_t gap_ns = p->t_ns > x->last_ns ? p->t_ns - x->last_ns : 0;
+	uint64_t gap_ms = gap_ns / 1000000u, lo, hi;
+	char what[200];
+	if (m == 1 && after && gap_ms < after) {
+		snprintf(why, whylen, "%s came %llu ms after the step before ended, sooner "
+			 "than %u ms", a->word, (unsigned long long)gap_ms, after);
+		return 0;
+	}
+	if (m == 1 && step_timer(x, a, &lo, &hi, what, sizeof(what)) &&
+	    (gap_ns < lo * 1000 || gap_ns > hi * 1000)) {
+		snprintf(why, whylen, "%s came %.3f ms after the step before ended, %s than "
+			 "%s", a->word, (double)gap_ns / 1e6, gap_ns < lo * 1000 ? "sooner" :
+			 "later", what);
+		return 0;
+	}
+	return m;
+}
+
+/* expect, maybe and expect-cm: the next packet is one of the group's
+ * alternatives (st and the nalt - 1 steps after it); a maybe passes
+ * when nothing comes, and leaves a packet it does not match to the next
+ * step. */
 static int step_expect(struct cf_run *x, const struct cf_step *st)
 {
-	unsigned within = step_ms(st, "within", EXPECT_MS);
-	unsigned after = step_ms(st, "after", 0);
+	unsigned n = st->nalt ? st->nalt : 1, within = group_within(x, st, n);
 	struct cf_packet *p = &x->pkt;
-	uint64_t since = x->last_ns;
-	char why[300];
-
-	uint64_t end = cf_wire_now_ns(&x->s->wire) + (uint64_t)within * 1000000u;
+	char why[300], all[CF_TEXT * 2] = "";
 	int rc;
 
 	for (;;) {
-		uint64_t now = cf_wire_now_ns(&x->s->wire);
-		int left = now >= end ? 0 : (int)((end - now + 999999) / 1000000u);
-		rc = next_packet(x, left);
+		rc = next_packet(x, left_ms(x, within));
 		if (rc <= 0 || st->kind != CF_CM_EXPECT || !cf_cm_skipped(st, p))
 			break;
 		note_packet(x, "<- (skipped)", p);
 	}
 	if (rc < 0)
 		return cf_verdict(x, CF_FAIL, st->line, "receive: %s", strerror(-rc));
+	if (rc == 0 && st->optional) {
+		cf_evidence(x->r, "           (the optional %s did not come within %u ms)",
+			    st->word, within);
+		return 0;
+	}
+	uint64_t lo, hi;
+	char what[200];
+	if (rc == 0 && !cf_arg_get(st->args, st->nargs, "within") &&
+	    step_timer(x, st, &lo, &hi, what, sizeof(what)))
+		return cf_verdict(x, CF_FAIL, st->line, "expected %s: nothing came within %u ms, "
+				  "later than %s", st->word, within, what);
 	if (rc == 0)
-		return cf_verdict(x, CF_FAIL, st->line, "expected %s within %u ms: nothing came",
-				  st->word, within);
-	note_packet(x, "<-", p);
-	x->last_ns = p->t_ns;
-	int m = st->kind == CF_CM_EXPECT ? cf_cm_match(&x->e, st, p, why, sizeof(why))
-					 : cf_packet_match(&x->e, st, p, why, sizeof(why));
-	if (m < 0)
-		return cf_verdict(x, CF_FAIL, st->line, "%s: %s", x->sc->path, why);
-	if (m == 0)
-		return cf_verdict(x, CF_FAIL, st->line, "expected %s: %s", st->word, why);
-	uint64_t gap_ms = (p->t_ns - since) / 1000000u;
-	if (after && gap_ms < after)
-		return cf_verdict(x, CF_FAIL, st->line,
-				  "%s came %llu ms after the step before, sooner than %u ms",
-				  st->word, (unsigned long long)gap_ms, after);
-	return 0;
+		return cf_verdict(x, CF_FAIL, st->line, "expected %s%s within %u ms: nothing came",
+				  st->word, n > 1 ? " (or an alternative)" : "", within);
+	if (!x->replayed)
+		note_packet(x, "<-", p);
+	for (unsigned i = 0; i < n; i++) {
+		int m = match_one(x, &st[i], p, why, sizeof(why));
+		if (m < 0)
+			return -1;
+		if (m == 1) {
+			x->step_end = p->t_ns > x->last_ns ? p->t_ns : x->last_ns;
+			return 0;
+		}
+		size_t l = strlen(all);
+		snprintf(all + l, sizeof(all) - l, "%s%s: %s", i ? "; " : "", st[i].word, why);
+	}
+	if (st->optional) {	/* not the optional packet: the next step's */
+		x->held = true;
+		cf_evidence(x->r, "           (not the optional %s: left for the next step)",
+			    st->word);
+		return 0;
+	}
+	if (n == 1)
+		return cf_verdict(x, CF_FAIL, st->line, "expected %s", all);
+	return cf_verdict(x, CF_FAIL, st->line, "expected one of %u alternatives, none "
+			  "matched: %s", n, all);
 }
 
 /* silence and drain: what arrives within ms fails, or is taken. */
@@ -170,7 +297,8 @@ static int step_quiet(struct cf_run *x, const struct cf_step *st, bool fail)
 			return cf_verdict(x, CF_FAIL, st->line, "receive: %s", strerror(-rc));
 		if (rc == 0)
 			return 0;
-		note_packet(x, fail ? "<-" : "<- (drained)", &x->pkt);
+		if (!x->replayed)
+			note_packet(x, fail ? "<-" : "<- (drained)", &x->pkt);
 		if (fail) {
 			char d[200];
 			cf_packet_describe(&x->pkt, d, sizeof(d));
@@ -180,9 +308,8 @@ static int step_quiet(struct cf_run *x, const struct cf_step *st, bool fail)
 	}
 }
 
-static int play(struct cf_run *x, const struct cf_step *st)
+static int play_step(struct cf_run *x, const struct cf_step *st)
 {
-	x->st = st;
 	switch (st->kind) {
 	case CF_SEND:
 	case CF_CM_SEND:
@@ -205,6 +332,20 @@ static int play(struct cf_run *x, const struct cf_step *st)
 	default:
 		return cf_agent_step(x, st);
 	}
+}
+
+/* Plays one step; the step's end is when the next one's after= and
+ * within= count from: when an expect's packet came, else when the step
+ * returned (a send's packet went, the agent answered, the time passed). */
+static int play(struct cf_run *x, const struct cf_step *st)
+{
+	if (st->alt)
+		return 0;	/* played with the first of its group */
+	x->st = st;
+	x->step_end = 0;
+	int rc = play_step(x, st);
+	x->last_ns = x->step_end ? x->step_end : cf_wire_now_ns(&x->s->wire);
+	return rc;
 }
 
 /* Datagrams left from an earlier scenario (late retries) are dropped. */
@@ -265,6 +406,7 @@ void cf_run(struct cf_session *s, const struct cf_scenario *sc,
 			  sizeof(err))) {
 		cf_verdict(&x, CF_FAIL, 0, "%s", err);
 	} else if (cf_setup(&x) == 0) {
+		x.last_ns = cf_wire_now_ns(&s->wire);
 		for (unsigned i = 0; i < sc->nsteps; i++)
 			if (play(&x, &sc->steps[i]))
 				break;

@@ -13,8 +13,13 @@ struct cf_run {
 	unsigned pd, pd2, cq, qp, ah, mw;	/* the agent's numbers */
 	unsigned conn;			/* the agent's CM connection, from cm-event */
 	const struct cf_step *st;	/* the step being played */
-	uint64_t last_ns;		/* when the last packet went or came */
+	uint64_t last_ns;		/* when the step before ended */
+	uint64_t step_end;		/* set by a step that ends before it
+					 * returns: an expect's packet came */
 	struct cf_packet pkt;
+	bool held;			/* pkt came, unmatched by a maybe: the
+					 * next step receives it first */
+	bool replayed;			/* pkt is the held one, noted already */
 };
 
 /*

@@ -137,6 +137,25 @@ static int read_mr(struct reader *r, struct cf_scenario *s, char *rest)
 	return 0;
 }
 
+/* rule=ID of any step: the rule book's ID (the tool checks that the book
+ * has it) into st->rule, out of the step's key=value words. */
+static int take_rule(struct reader *r, struct cf_step *st)
+{
+	for (unsigned i = 0; i < st->nargs; i++) {
+		if (strcmp(st->args[i].key, "rule"))
+			continue;
+		const char *v = st->args[i].val;
+		if (!*v || v[strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")])
+			return fail(r, "rule=%s: a rule book ID as rocemu check --rules "
+				    "names it (capitals, digits, '-')", v);
+		if (put(r, st->rule, sizeof(st->rule), v, "rule"))
+			return -1;
+		st->args[i] = st->args[--st->nargs];
+		return 0;
+	}
+	return 0;
+}
+
 static int read_step(struct reader *r, struct cf_scenario *s, unsigned kind,
 		     char *rest)
 {
@@ -148,6 +167,8 @@ static int read_step(struct reader *r, struct cf_scenario *s, unsigned kind,
 	st->line = r->line;
 	if (split_args(r, rest, st->args, &st->nargs,
 		       step_kw[kind].word ? st->word : NULL, sizeof(st->word)))
+		return -1;
+	if (take_rule(r, st))
 		return -1;
 	if (step_kw[kind].word == 1 && !*st->word)
 		return fail(r, "%s needs a word after it", step_kw[kind].name);
@@ -162,6 +183,26 @@ static int read_step(struct reader *r, struct cf_scenario *s, unsigned kind,
 		return fail(r, "%s takes milliseconds, not '%s'",
 			    step_kw[kind].name, st->word);
 	s->nsteps++;
+	return 0;
+}
+
+/* expect A | B ... and maybe A | B ...: one step per alternative, the
+ * first saying how many there are; maybe marks the group optional. */
+static int read_expect(struct reader *r, struct cf_scenario *s, char *rest,
+		       bool optional)
+{
+	unsigned first = s->nsteps, n = 0;
+
+	for (char *alt = rest, *bar; alt; alt = bar, n++) {
+		bar = strchr(alt, '|');
+		if (bar)
+			*bar++ = 0;
+		if (read_step(r, s, CF_EXPECT, alt))
+			return -1;
+		s->steps[s->nsteps - 1].alt = n > 0;
+		s->steps[s->nsteps - 1].optional = optional;
+	}
+	s->steps[first].nalt = n;
 	return 0;
 }
 
@@ -246,8 +287,10 @@ static int read_line(struct reader *r, struct cf_scenario *s, char *text)
 		return -1;
 	if (done)
 		return 0;
+	if (!strcmp(p, "expect") || !strcmp(p, "maybe"))
+		return read_expect(r, s, rest, !strcmp(p, "maybe"));
 	for (unsigned k = 0; k < CF_KIND_COUNT; k++)
-		if (!strcmp(p, step_kw[k].name))
+		if (!strcmp(p, step_kw[k].name) && k != CF_EXPECT)
 			return read_step(r, s, k, rest);
 	return fail(r, "unknown keyword '%s'", p);
 }
@@ -295,6 +338,13 @@ int cf_scenario_load(const char *path, struct cf_scenario *s, char *err,
 		return fail(&r, "a scenario needs a title and a rule line");
 	if (!s->nsteps)
 		return fail(&r, "a scenario needs at least one step");
+	/* after the whole file: a step may name an MR declared below it */
+	for (unsigned i = 0; i < s->nsteps; i++) {
+		char why[300];
+		r.line = s->steps[i].line;
+		if (cf_step_lint(s, &s->steps[i], why, sizeof(why)))
+			return fail(&r, "%s %s", step_kw[s->steps[i].kind].name, why);
+	}
 	return 0;
 }
 

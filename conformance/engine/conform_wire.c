@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* conform's side of the wire: one UDP socket at ADDR:4791, every frame recorded in the session's pcap. */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <linux/in6.h> /* after netinet/in.h: IPV6_FLOWINFO */
 #include <netinet/udp.h>
 #include <poll.h>
 #include <string.h>
@@ -12,7 +14,7 @@
 #include "rocemu/datagram.h"
 #include "conform.h"
 
-enum { ROCE_PORT = 4791 };
+enum { ROCE_PORT = 4791, FLOW_LABEL = 0xfffff };	/* an IPv6 flow label: 20 bits */
 
 static uint64_t mono_ns(void)
 {
@@ -24,6 +26,21 @@ static uint64_t mono_ns(void)
 uint64_t cf_wire_now_ns(const struct cf_wire *w)
 {
 	return mono_ns() - w->t0_ns;
+}
+
+/* The TTL or hop limit the kernel sends this socket's datagrams with
+ * (its default: net.ipv4.ip_default_ttl, the route's hop limit); 64
+ * when it does not say. */
+static uint8_t sent_ttl(int fd, int family)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	if (getsockopt(fd, family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
+		       family == AF_INET6 ? IPV6_UNICAST_HOPS : IP_TTL, &v, &l) ||
+	    v < 1 || v > 255)
+		return 64;
+	return (uint8_t)v;
 }
 
 int cf_wire_open(struct cf_wire *w, const char *local, const char *pcap,
@@ -45,6 +62,17 @@ int cf_wire_open(struct cf_wire *w, const char *local, const char *pcap,
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
+	/* the capture shows the IP header of each datagram received as the
+	 * kernel says it came: TOS/traffic class, TTL/hop limit, flow label */
+	if (ss.ss_family == AF_INET6) {
+		setsockopt(w->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		setsockopt(w->fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
+		setsockopt(w->fd, IPPROTO_IPV6, IPV6_FLOWINFO, &one, sizeof(one));
+	} else {
+		setsockopt(w->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		setsockopt(w->fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+	}
+	w->ttl = sent_ttl(w->fd, ss.ss_family);
 	if (ss.ss_family == AF_INET6) {
 		setsockopt(w->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		/* rxe sends RoCEv2 over IPv6 with UDP checksum 0 */
@@ -113,6 +141,22 @@ static bool from_peer(const struct cf_wire *w, const struct sockaddr_storage *sr
 	       !memcmp(gid, w->peer_gid, 16);
 }
 
+/* f's TTL (hop limit) as the kernel said the datagram came with. The
+ * parse wrote the default; an IPv4 header checksum it solved for is
+ * mended as RFC 1624 does for one changed 16-bit word (TTL, protocol),
+ * one it left 0 stays 0. The ICRC does not cover the TTL. */
+static void set_ttl(struct roce_frame *f, uint8_t ttl)
+{
+	if (f->ip_ver == 4 && f->ip_csum) {
+		uint32_t s = (uint16_t)~f->ip_csum + (uint16_t)~(f->ttl << 8 | 17u) +
+			     (uint32_t)(ttl << 8 | 17u);
+		s = (s & 0xffff) + (s >> 16);
+		s = (s & 0xffff) + (s >> 16);
+		f->ip_csum = (uint16_t)~s;
+	}
+	f->ttl = ttl;
+}
+
 /* Parses the datagram in p->buf from src and records it. */
 static void take(struct cf_wire *w, struct cf_packet *p,
 		 const struct sockaddr_storage *src)
@@ -125,9 +169,13 @@ static void take(struct cf_wire *w, struct cf_packet *p,
 	memcpy(a.dst_gid, w->local_gid, 16);
 	a.when_ns = mono_ns();
 	a.drops = w->drops;
+	a.tos = w->rx_tos;
+	a.flow_label = w->rx_flow;
 	p->why = NULL;
 	p->parse_rc = roce_datagram_parse(&a, &w->ids, p->buf, p->len, p->hdr,
 					  &p->f, &p->why);
+	if (w->rx_ttl >= 0)
+		set_ttl(&p->f, (uint8_t)w->rx_ttl);
 	p->icrc_ok = p->parse_rc == 0 && roce_frame_icrc_ok(&p->f);
 	p->t_ns = cf_wire_now_ns(w);
 	w->received++;
@@ -145,16 +193,37 @@ static ssize_t recv_one(struct cf_wire *w, struct cf_packet *p,
 			struct sockaddr_storage *src)
 {
 	struct iovec iov = { p->buf, sizeof(p->buf) };
-	char ctl[CMSG_SPACE(sizeof(uint32_t))];
+	char ctl[4 * CMSG_SPACE(sizeof(uint32_t))];
 	struct msghdr m = { .msg_name = src, .msg_namelen = sizeof(*src),
 			    .msg_iov = &iov, .msg_iovlen = 1,
 			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
 	ssize_t n = recvmsg(w->fd, &m, MSG_DONTWAIT);
 
+	w->rx_tos = 0;
+	w->rx_ttl = -1;
+	w->rx_flow = 0;
 	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; c;
-	     c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL)
+	     c = CMSG_NXTHDR(&m, c)) {
+		int v;
+		uint32_t fl;
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
 			memcpy(&w->drops, CMSG_DATA(c), sizeof(w->drops));
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+			w->rx_tos = *CMSG_DATA(c);	/* one byte */
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			w->rx_ttl = v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			w->rx_tos = (uint8_t)v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			w->rx_ttl = v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_FLOWINFO) {
+			memcpy(&fl, CMSG_DATA(c), sizeof(fl));
+			w->rx_flow = ntohl(fl) & FLOW_LABEL;
+		}
+	}
 	return n;
 }
 

@@ -164,8 +164,8 @@ static char *scenario_path(const char *dir, const char *name)
 }
 
 /* Reads every scenario; -1 after printing each format error. */
-/* Each ID of the scenario's covers line names a rule of the book;
- * false, after saying which does not. */
+/* Each ID of the scenario's covers line, and each step's rule=, names a
+ * rule of the book; false, after saying which does not. */
 static bool covers_known(const struct cf_scenario *s)
 {
 	char ids[sizeof(s->covers)], *save = NULL;
@@ -178,6 +178,13 @@ static bool covers_known(const struct cf_scenario *s)
 			fprintf(stderr, "rocemu conform: %s: covers %s, which "
 				"is no rule of the book (rocemu check --rules)\n",
 				s->path, t);
+			ok = false;
+		}
+	for (unsigned i = 0; i < s->nsteps; i++)
+		if (s->steps[i].rule[0] && !roce_rule_find(s->steps[i].rule)) {
+			fprintf(stderr, "rocemu conform: %s:%u: rule=%s, which is no "
+				"rule of the book (rocemu check --rules)\n", s->path,
+				s->steps[i].line, s->steps[i].rule);
 			ok = false;
 		}
 	return ok;
@@ -234,13 +241,21 @@ static void print_result(const struct cf_scenario *sc, const struct cf_result *r
 	printf("      rule: %s\n", sc->rule);
 	printf("      %s%s:%u: %s\n", r->verdict == CF_NA ? "not applicable: " : "",
 	       sc->path, r->step_line, r->why);
+	if (r->step_rule[0]) {
+		const struct roce_rule *b = roce_rule_find(r->step_rule);
+		printf("      step rule: %s (IBTA %s): %s\n", r->step_rule,
+		       b ? b->section : "?", b ? b->text : "?");
+	}
 	if (r->known)
 		printf("      deviates from the IBTA; known %s behaviour: %s\n", r->known->impl,
 		       r->known->text);
 	if (r->verdict == CF_FAIL) {
-		unsigned first = r->nevidence > CF_EVIDENCE ? r->nevidence - CF_EVIDENCE : 0;
-		for (unsigned i = first; i < r->nevidence; i++)
-			printf("      %s\n", r->evidence[i % CF_EVIDENCE]);
+		unsigned left_out, n = cf_evidence_count(r, &left_out);
+		for (unsigned i = 0; i < n; i++) {
+			if (i == CF_EVIDENCE_HEAD && left_out)
+				printf("      ... %u lines left out ...\n", left_out);
+			printf("      %s\n", cf_evidence_at(r, i));
+		}
 	}
 }
 

@@ -54,7 +54,46 @@ printf 'title t\nrule r\nrole cm\nexpect-cm REP colour=red\n' >"$work/bad/cmkey.
 printf 'title t\nrule r\nrole cm\nsend-cm RTU port=1\n' >"$work/bad/cmport.scn"
 printf 'title t\nrule r\ncovers PSN-ORDER NO-SUCH-RULE\nwait 1\n' >"$work/bad/covers.scn"
 printf 'title t\nrule r\ncovers 9.7.1\nwait 1\n' >"$work/bad/coverform.scn"
-for c in "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
+# What the reader does not understand is refused, never played: a key
+# the step does not take, a key of a header the opcode lacks (IBTA
+# 9.2-9.4), a misspelt completion status, a value one side cannot use.
+mra='mr a size=64 access=lw'
+printf 'title t\nrule r\n%s\nrecv mr=a off=0 len=4 colour=red\n' "$mra" >"$work/bad/recvkey.scn"
+printf 'title t\nrule r\n%s\npost op=send mr=a len=4 lenght=8\n' "$mra" >"$work/bad/postkey.scn"
+printf 'title t\nrule r\nstate rts colour=1\n' >"$work/bad/statekey.scn"
+printf 'title t\nrule r\nsend RC_SEND_ONLY va=0x10\n' >"$work/bad/rethsend.scn"
+printf 'title t\nrule r\nsend RC_RDMA_WRITE_ONLY aeth=ack\n' >"$work/bad/aethreq.scn"
+printf 'title t\nrule r\nexpect RC_ACK imm=1\n' >"$work/bad/immack.scn"
+printf 'title t\nrule r\nsend RC_ACK fill=0x12\n' >"$work/bad/fillack.scn"
+printf 'title t\nrule r\ncompletion status=sucess\n' >"$work/bad/status.scn"
+printf 'title t\nrule r\ncompletion opcode=!rcv\n' >"$work/bad/wcop.scn"
+printf 'title t\nrule r\nexpect RC_ACK aeth=0x60\n' >"$work/bad/aethnum.scn"
+printf 'title t\nrule r\nsend RC_SEND_ONLY psn=any\n' >"$work/bad/sendany.scn"
+printf 'title t\nrule r\nexpect RC_ACK psn=b+1\n' >"$work/bad/expr.scn"
+printf 'title t\nrule r\n%s\nmemory b off=0 len=4 fill=0\n' "$mra" >"$work/bad/memmr.scn"
+printf 'title t\nrule r\nexpect RC_ACK within=soon\n' >"$work/bad/within.scn"
+printf 'title t\nrule r\nwait 1\nexpect RC_ACK rule=NO-SUCH-RULE\n' >"$work/bad/steprule.scn"
+printf 'title t\nrule r\nexpect RC_ACK rule=9.7.1\n' >"$work/bad/ruleform.scn"
+printf 'title t\nrule r\nexpect RC_ACK timer=rnr:32\n' >"$work/bad/timer.scn"
+printf 'title t\nrule r\nqp timeout=0\nexpect RC_ACK timer=ack\n' >"$work/bad/timer0.scn"
+for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes no key 'lenght'" \
+	 "statekey.scn:3: state takes no key 'colour'" \
+	 "rethsend.scn:3: send RC_SEND_ONLY has no RETH: va= does not apply" \
+	 "aethreq.scn:3: send RC_RDMA_WRITE_ONLY has no AETH: aeth= does not apply" \
+	 "immack.scn:3: expect RC_ACK has no ImmDt: imm= does not apply" \
+	 "fillack.scn:3: send RC_ACK carries no payload" \
+	 "status.scn:3: completion status=sucess: no such word" \
+	 "wcop.scn:3: completion opcode=!rcv: no such word" \
+	 "aethnum.scn:3: expect aeth=0x60: expect compares ack, rnr, nak" \
+	 "sendany.scn:3: send psn=any: a send step sends a value" \
+	 "expr.scn:3: expect psn='b+1': no such name" \
+	 "memmr.scn:4: memory names no MR of this scenario: 'b'" \
+	 "within.scn:3: expect within=soon: milliseconds" \
+	 "steprule.scn:4: rule=NO-SUCH-RULE, which is no rule of the book" \
+	 "ruleform.scn:3: rule=9.7.1: a rule book ID" \
+	 "timer.scn:3: expect timer=rnr:32: ack (the QP's local ACK timeout, not 0) or rnr:CODE" \
+	 "timer0.scn:4: expect timer=ack: ack (the QP's local ACK timeout, not 0)" \
+	 "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
 	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
 	 "role.scn:3: role is responder, requester or cm" \
 	 "op.scn:3: 'RC_SEND_WHOLE' is not an opcode the table knows" \
@@ -107,6 +146,37 @@ spoiled=$(grep -l 'icrc=bad' "$scn"/*.scn | xargs cat | grep -c '^send .*icrc=ba
 "$rocemu" dump "$work/conform.pcap" >"$work/dump.txt" 2>&1
 sent_bad=$(grep -c ' icrc BAD ' "$work/dump.txt")
 [ "$sent_bad" = "$spoiled" ] && ok || bad "capture: $sent_bad packets with a bad ICRC, $spoiled sent so"
+# The capture holds the IP headers as they were on the wire: with this
+# namespace's default TTL at 9 (the kernel's, for both ends' sockets),
+# every packet, sent or received, shows TTL 9 and a right IPv4 header
+# checksum (the capture rebuilt them with TTL 64 before). Only where the
+# test has a namespace of its own (root: {isolated}), never the host's.
+if [ "$(id -u)" = 0 ] && [ "$(ip -o link show | wc -l)" = 1 ] &&
+   sysctl -qw net.ipv4.ip_default_ttl=9 2>/dev/null; then
+	start_agent
+	"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --dir "$scn" \
+		--pcap "$work/ttl.pcap" rc_send_only >"$work/ttl.txt" 2>&1
+	rc=$?
+	stop_agent
+	sysctl -qw net.ipv4.ip_default_ttl=64
+	[ $rc = 0 ] && ok || bad "rc_send_only with TTL 9: exit $rc"
+	env -u LD_PRELOAD python3 - "$work/ttl.pcap" <<'PY' && ok || bad "the capture's IP headers are the ones on the wire"
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off, n, ttls = 24, 0, set()
+while off < len(d):
+    incl = struct.unpack_from('<I', d, off + 8)[0]
+    ip = d[off + 16 + 14: off + 16 + 34]
+    off += 16 + incl
+    s = sum(struct.unpack('!10H', ip))
+    s = (s & 0xffff) + (s >> 16)
+    assert s == 0xffff, 'IPv4 header checksum wrong'
+    ttls.add(ip[8]); n += 1
+assert n >= 2 and ttls == {9}, (n, ttls)
+PY
+	"$rocemu" dump "$work/ttl.pcap" >"$work/ttl_dump.txt" 2>&1
+	if grep -q ' icrc BAD ' "$work/ttl_dump.txt"; then bad "TTL 9: an ICRC is bad"; else ok; fi
+fi
 # ---- verdicts beside PASS: not applicable, and no agent ----
 # A path MTU above the port's active MTU (rocemu's is 1024) cannot be set
 # up: N/A, which does not fail the run, and a skipped JUnit case.
@@ -134,6 +204,69 @@ stop_agent
 [ $rc = 1 ] && ok || bad "a memory range that wraps: exit $rc, wanted 1"
 expect_grep "$work/wrap.txt" "wrap.scn: memory needs an MR of the scenario, off=, len= within it" \
 	"a memory range that wraps is refused by conform"
+
+# ---- the format's alternatives, optional packets and timing ----
+# maybe: a packet it does not match is left for the next step (held.scn
+# passes); expect A | B: a packet neither alternative matches fails,
+# naming both (alt.scn); after= counts from the end of the step before,
+# here a post 2.5 s after the last packet (after.scn fails: the WRITE
+# comes right after the post); a failure's evidence keeps the scenario's
+# first packets, not only the last ten.
+mkdir -p "$work/format"
+hdr='title t\nrule r\nqp psn=0x10\nmr a size=4096 access=lw,rw\n'
+wr='send RC_RDMA_WRITE_ONLY va=a rkey=a.rkey len=8'
+printf "$hdr%s psn=0x10\nmaybe RC_ACK psn=0x999 within=300\nexpect RC_ACK psn=0x10 aeth=ack\n" \
+	"$wr" >"$work/format/held.scn"
+printf "$hdr%s psn=0x10\nexpect RC_ACK psn=0x11 | RC_ACK aeth=nak_seq\n" "$wr" >"$work/format/alt.scn"
+printf "$hdr%s psn=0x10\nexpect RC_ACK psn=0x10\nwait 2500\n%s\n%s\n" "$wr" \
+	'post op=write mr=a off=0 len=8 raddr=a rkey=a.rkey id=1' \
+	'expect RC_RDMA_WRITE_ONLY psn=0x10 after=2000' >"$work/format/after.scn"
+# long.scn: three WRITEs and their ACKs (6 lines of evidence), a memory
+# step that reads 60 KiB in 60 agent requests of 1 KiB (60 lines), two
+# more WRITEs and ACKs (4 lines): of 70 lines the first and last 32 are
+# kept, 6 left out.
+{ printf 'title t\nrule r\nqp psn=0x40\nmr a size=65536 access=lw,rw\n'
+  for p in 0x40 0x41 0x42 M 0x43 0x44; do
+	if [ $p = M ]; then echo 'memory a off=64 len=61440 fill=0'; continue; fi
+	printf '%s psn=%s\nexpect RC_ACK psn=%s\n' "$wr" $p $p; done
+  printf 'expect RC_ACK within=50 rule=PSN-ORDER\n'; } >"$work/format/long.scn"
+# timer=: the requester's resend after an RNR NAK judged against the
+# table's timer (IBTA 9.7.5.2.8), with the stated tolerance: a NAK of
+# code 0 (655.36 ms) judged as code 22 (20.48 ms, accepted to 240.96 ms)
+# comes too late (the old after=20 within=2000 took it); a NAK of code 22
+# judged as code 26 (81.92 ms, accepted from 76.92 ms) comes too soon.
+rnr=$scn/req_rnr_timer_honoured.scn
+sed 's/rnr_timer=22/rnr_timer=0/' "$rnr" >"$work/format/late.scn"
+sed 's/timer=rnr:22/timer=rnr:26/' "$rnr" >"$work/format/early.scn"
+start_agent
+"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --junit "$work/format.xml" \
+	"$work/format/held.scn" "$work/format/alt.scn" "$work/format/after.scn" \
+	"$work/format/long.scn" "$work/format/late.scn" "$work/format/early.scn" \
+	>"$work/format.txt" 2>&1
+rc=$?
+stop_agent
+[ $rc = 1 ] && ok || bad "the format's cases: exit $rc, wanted 1"
+expect_grep "$work/format.txt" "PASS  held " "maybe leaves a packet it does not match to the next step"
+expect_grep "$work/format.txt" "alt.scn:6: expected one of 2 alternatives, none matched: RC_ACK: psn is 0x10, not 0x11" \
+	"expect A | B: both alternatives' differences"
+expect_grep "$work/format.txt" "RC_ACK: AETH is ack, not nak_seq" "expect A | B: the second alternative's"
+expect_grep "$work/format.txt" "after.scn:9: expected RC_RDMA_WRITE_ONLY: RC_RDMA_WRITE_ONLY came" \
+	"after= counts from the end of the step before"
+expect_grep "$work/format.txt" "sooner than 2000 ms" "after=: the bound named"
+expect_grep "$work/format.txt" "-> RC_RDMA_WRITE_ONLY psn=0x40 " "the evidence keeps the first packet sent"
+expect_grep "$work/format.txt" "<- RC_ACK psn=0x44 " "and the last one before the failure"
+expect_grep "$work/format.txt" "... 6 lines left out ..." "and says how many between are left out"
+expect_grep "$work/format.txt" "step rule: PSN-ORDER (IBTA " "a step's rule= is reported"
+expect_grep "$work/format.txt" "late.scn:13: expected RC_SEND_ONLY: nothing came within 241 ms, later than the RNR NAK timer of code 22 (IBTA 9.7.5.2.8) = 20.480 ms, accepted from 15.480 to 240.960 ms" \
+	"timer=rnr:22: a resend after 655 ms is too late"
+expect_grep "$work/format.txt" "sooner than the RNR NAK timer of code 26 (IBTA 9.7.5.2.8) = 81.920 ms" \
+	"timer=rnr:26: a resend after 20 ms is too soon"
+env -u LD_PRELOAD python3 - "$work/format.xml" <<'PY' && ok || bad "JUnit: a failure's message names its step's file, line and rule"
+import sys, xml.etree.ElementTree as ET
+cases = {c.get('name'): c for c in ET.parse(sys.argv[1]).getroot().findall('testcase')}
+m = cases['long'].find('failure').get('message')
+assert '/format/long.scn:16: expected RC_ACK within 50 ms' in m and '(rule: PSN-ORDER; r)' in m, m
+PY
 
 # ---- known differences: conformance/differences.md, read for --impl ----
 # A scenario that fails on purpose (it wants MSN 2 for the first message)
