@@ -181,8 +181,18 @@ void qp_unschedule(struct rocemu_qp *qp)
 void timer_arm(struct rocemu_qp *qp, enum timer_kind kind, uint64_t ns)
 {
 	struct core *c = qp->dev->core;
+	uint64_t from = c->now;
 
-	sched_timer_arm(&c->sched, &qp->timer[kind], c->now + ns);
+	/* On real time, c->now is the start of the pass: a packet read
+	 * later in it (the thread preempted in between on a busy machine)
+	 * would start its timer in the past, and an RNR or ACK timer would
+	 * fire before the IBTA minimum. The timer runs from now. */
+	if (c->real_time) {
+		uint64_t t = clock_ns();
+		if (t > from)
+			from = t;
+	}
+	sched_timer_arm(&c->sched, &qp->timer[kind], from + ns);
 }
 
 void timer_cancel(struct rocemu_qp *qp, enum timer_kind kind)

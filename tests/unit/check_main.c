@@ -9,6 +9,7 @@ int main(void)
 	SRunner *sr = srunner_create(ibhdr_suite());
 
 	srunner_add_suite(sr, opcode_suite());
+	srunner_add_suite(sr, timer_start_suite());
 	srunner_add_suite(sr, aeth_psn_suite());
 	srunner_add_suite(sr, icrc_suite());
 	srunner_add_suite(sr, frame_suite());

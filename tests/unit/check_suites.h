@@ -10,6 +10,7 @@
 #include "rocemu/proto.h"
 
 Suite *ibhdr_suite(void);
+Suite *timer_start_suite(void);
 Suite *opcode_suite(void);
 Suite *aeth_psn_suite(void);
 Suite *icrc_suite(void);
