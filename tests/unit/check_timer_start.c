@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* A QP's retry and RNR timers run from the moment they are armed, not from the start of the pass that armed them. */
-#include <time.h>
-
 #include "check_suites.h"
 #include "core/core.h"
 #include "obj/obj.h"
