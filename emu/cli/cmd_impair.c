@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "impair.h"
 #include "rocemu/frame.h"
+#include "rocemu/pcapio.h"
 
 static const char usage_text[] =
 	"usage: rocemu impair --addr RELAY --a ADDR --b ADDR [options]\n"
@@ -53,7 +54,7 @@ static const char usage_text[] =
 	"  0  the relay ran and stopped on a signal\n"
 	"  1  it failed while relaying (a capture it cannot write)\n"
 	"  2  a usage error: a malformed rule, an unknown opcode name, an\n"
-	"     address it cannot bind\n";
+	"     address it cannot bind, a capture it cannot create\n";
 
 static const char *who = "rocemu impair";
 static volatile sig_atomic_t stop;
@@ -66,7 +67,7 @@ static void on_signal(int sig)
 
 struct opts {
 	struct impair_cfg c;
-	const char *addr, *a, *b, *json;
+	const char *addr, *a, *b, *json, *pcap_in, *pcap_out;
 	struct sockaddr_storage ss[4];
 };
 
@@ -182,8 +183,8 @@ static int parse(struct opts *o, int argc, char **argv)
 		const char **slot = !strcmp(a, "--addr") ? &o->addr
 			: !strcmp(a, "--a") ? &o->a : !strcmp(a, "--b") ? &o->b
 			: !strcmp(a, "--json") ? &o->json
-			: !strcmp(a, "--pcap-in") ? &o->c.pcap_in
-			: !strcmp(a, "--pcap-out") ? &o->c.pcap_out : NULL;
+			: !strcmp(a, "--pcap-in") ? &o->pcap_in
+			: !strcmp(a, "--pcap-out") ? &o->pcap_out : NULL;
 		bool rule = !strcmp(a, "--rule"), file = !strcmp(a, "--rules");
 
 		if (!strcmp(a, "--eth")) {
@@ -209,6 +210,56 @@ static int parse(struct opts *o, int argc, char **argv)
 	return check_sides(o);
 }
 
+static void close_fds(int fds[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* Flushes and closes the captures: 0, or -1 when one did not reach its
+ * file (said on stderr). */
+static int finish(struct opts *o)
+{
+	int rc = 0;
+
+	if (o->c.pcap_in && roce_pcap_finish(o->c.pcap_in)) {
+		fprintf(stderr, "%s: cannot write %s\n", who, o->pcap_in);
+		rc = -1;
+	}
+	if (o->c.pcap_out && roce_pcap_finish(o->c.pcap_out)) {
+		fprintf(stderr, "%s: cannot write %s\n", who, o->pcap_out);
+		rc = -1;
+	}
+	o->c.pcap_in = o->c.pcap_out = NULL;
+	return rc;
+}
+
+/* Creates the captures asked for, each writing whole records as they come
+ * (the relay ends by a signal); CLI_USAGE, the sockets closed, when one
+ * cannot be created. */
+static int open_captures(struct opts *o, int fds[2])
+{
+	const char *path[2] = { o->pcap_in, o->pcap_out };
+	struct roce_pcap_writer **w[2] = { &o->c.pcap_in, &o->c.pcap_out };
+	char why[ROCE_PCAP_ERRLEN] = "cannot write it";
+
+	for (int i = 0; i < 2; i++) {
+		if (!path[i])
+			continue;
+		if (roce_pcap_create(path[i], w[i], why) ||
+		    roce_pcap_unbuffered(*w[i])) {
+			/* why names the path */
+			fprintf(stderr, "%s: cannot create a capture: %s\n",
+				who, why);
+			finish(o);
+			close_fds(fds);
+			return CLI_USAGE;
+		}
+	}
+	return CLI_OK;
+}
+
 int cmd_impair(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -223,6 +274,8 @@ int cmd_impair(int argc, char **argv)
 	rc = parse(&o, argc, argv);
 	if (!rc && impair_bind(&o.c, fds, err))
 		rc = usage_err(err, NULL);
+	else if (!rc)
+		rc = open_captures(&o, fds);
 	if (rc) {
 		free(o.c.rules);
 		return rc;
@@ -243,9 +296,9 @@ int cmd_impair(int argc, char **argv)
 			rc = CLI_FAIL;
 		}
 	}
-	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	if (finish(&o) && !rc)
+		rc = CLI_FAIL;
+	close_fds(fds);
 	free(o.c.rules);
 	return rc;
 }

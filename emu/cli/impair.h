@@ -134,6 +134,7 @@ int impair_readdress(const uint8_t *in, size_t inlen, const uint8_t src[16],
 /* ---- the relay (impair_relay.c) ---- */
 
 struct sockaddr_storage;
+struct roce_pcap_writer;
 struct roce_ipid_table;
 
 /* How the relay is wired (docs/impair.md, "Two modes"). */
@@ -145,7 +146,9 @@ struct impair_cfg {
 	struct sockaddr_storage *a_local, *a_peer, *b_local, *b_peer;
 	struct impair_rule *rules;
 	size_t nrules;
-	const char *pcap_in, *pcap_out;	/* NULL: none */
+	/* where frames are recorded as they came and as they left (NULL:
+	 * not recorded), opened and closed by the caller */
+	struct roce_pcap_writer *pcap_in, *pcap_out;
 };
 
 /* What the relay did, for the report. Index by enum impair_dir. */
@@ -188,9 +191,10 @@ int impair_send(const struct impair_cfg *c, const int fds[2], uint8_t dir,
 
 /*
  * Relays until *stop is set (from a signal handler), applying the rules
- * in order to each RoCEv2 packet, writing the captures, counting into st.
- * Returns 0; -errno with err when a capture cannot be written or a
- * socket fails. The sockets stay open.
+ * in order to each RoCEv2 packet, writing the captures, counting into st;
+ * then sends what it still holds. Returns 0; -errno with err when a
+ * capture cannot be written or a socket fails. The sockets and captures
+ * stay open.
  */
 int impair_relay(const struct impair_cfg *c, const int fds[2],
 		 volatile sig_atomic_t *stop, struct impair_stats *st,

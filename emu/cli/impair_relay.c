@@ -236,25 +236,6 @@ static void expire_holds(struct relay *r)
 			r->q[i].hold = 0;
 }
 
-static int open_captures(struct relay *r)
-{
-	char why[ROCE_PCAP_ERRLEN];
-
-	if (r->c->pcap_in && roce_pcap_create(r->c->pcap_in, &r->in, why)) {
-		snprintf(r->err, IMP_ERR_MAX, "%s: %s", r->c->pcap_in, why);
-		return -EIO;
-	}
-	if (r->c->pcap_out && roce_pcap_create(r->c->pcap_out, &r->out, why)) {
-		snprintf(r->err, IMP_ERR_MAX, "%s: %s", r->c->pcap_out, why);
-		return -EIO;
-	}
-	/* whole records at every moment: the relay ends by a signal */
-	if ((r->in && roce_pcap_unbuffered(r->in)) ||
-	    (r->out && roce_pcap_unbuffered(r->out)))
-		return -EIO;
-	return 0;
-}
-
 static int take_all(struct relay *r, struct roce_ipid_table *ids,
 		    struct pollfd *pfd, int nfd)
 {
@@ -293,9 +274,10 @@ int impair_relay(const struct impair_cfg *c, const int fds[2],
 		snprintf(err, IMP_ERR_MAX, "out of memory");
 		return -ENOMEM;
 	}
-	*r = (struct relay){ .c = c, .fds = fds, .st = st, .err = err };
+	*r = (struct relay){ .c = c, .fds = fds, .st = st, .err = err,
+			     .in = c->pcap_in, .out = c->pcap_out };
 	roce_ipid_init(&ids);
-	rc = open_captures(r);
+	rc = 0;
 	while (!rc && !*stop) {
 		struct pollfd pfd[2] = { { fds[0], POLLIN, 0 },
 					 { fds[1], POLLIN, 0 } };
@@ -318,10 +300,6 @@ int impair_relay(const struct impair_cfg *c, const int fds[2],
 	for (size_t i = 0; i < r->nq; i++)
 		free(r->q[i].buf);
 	free(r->q);
-	if (r->in && roce_pcap_finish(r->in) && !rc)
-		rc = -EIO;
-	if (r->out && roce_pcap_finish(r->out) && !rc)
-		rc = -EIO;
 	free(r);
 	return rc;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # rocemu impair as a user meets it: bad input (a malformed rule, an unknown
-# opcode name, a bad rules file, an address in use, missing sides) exits 2
+# opcode name, a bad rules file, an address in use, missing sides, a
+# capture it cannot create) exits 2
 # with the reason on stderr; and mode eth, as between two qemu guests: the
 # frames of an rxe capture sent as datagrams, one frame each, to side a
 # come out of side b unchanged but for what the rules do (every ACK
@@ -52,6 +53,8 @@ refused sides "--a and --b are both needed" --addr $R --a 127.0.0.1
 refused versions "must be of one IP version" --addr $R --a ::1 --b 127.0.0.2
 refused ethside "--a wants LOCAL,PEER" --eth --a 127.0.0.1:1 --b 1,2
 refused unknown "unknown option" "${ip[@]}" --colour
+refused capture "cannot create a capture: $work/no-such-dir/in.pcap" \
+	"${ip[@]}" --pcap-in "$work/no-such-dir/in.pcap"
 
 # the port in use: a socket holds R:4791 while impair tries it
 python3 -c '
