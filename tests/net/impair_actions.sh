@@ -8,10 +8,13 @@
 # checked (ping --check, both sides), and rocemu check judges both
 # endpoints' captures clean. Expectations come from the rules given, not
 # from the relay's own report alone.
-# usage: tests/net/impair_actions.sh BUILD_DIR loss|order|corrupt
+# Group ipv6 runs a loss and a CE mark over IPv6 (the relay remakes the
+# ICRC over the IPv6 header), in a network namespace of the test's own
+# where it adds fd00:31::1-3 to the loopback; without one it skips.
+# usage: tests/net/impair_actions.sh BUILD_DIR loss|order|corrupt|ipv6
 set -u
-build=${1:?usage: impair_actions.sh BUILD_DIR loss|order|corrupt}
-group=${2:?which group: loss, order or corrupt}
+build=${1:?usage: impair_actions.sh BUILD_DIR loss|order|corrupt|ipv6}
+group=${2:?which group: loss, order, corrupt or ipv6}
 rocemu=$build/bin/rocemu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 frames=$top/tests/lib/impair_frames.py
@@ -22,15 +25,29 @@ case $group in
 loss) net=220 port=18720 ;;
 order) net=223 port=18740 ;;
 corrupt) net=226 port=18760 ;;
+ipv6) port=18780 ;;
 *) echo "unknown group $group"; exit 2 ;;
 esac
-R=127.0.0.$net A=127.0.0.$((net + 1)) B=127.0.0.$((net + 2))
+if [ "$group" = ipv6 ]; then
+	# only in a namespace of its own (tests/lib/isolated.sh, as root),
+	# where the loopback is the one interface: never the host's
+	if [ "$(ip -o link show | awk -F": " '{ print $2 }')" != lo ] ||
+		! ip -6 addr add fd00:31::1/128 dev lo nodad 2>/dev/null; then
+		echo "impair_ipv6: skipped (needs a network namespace of its own)"
+		exit 0
+	fi
+	ip -6 addr add fd00:31::2/128 dev lo nodad
+	ip -6 addr add fd00:31::3/128 dev lo nodad
+	R=fd00:31::1 A=fd00:31::2 B=fd00:31::3
+else
+	R=127.0.0.$net A=127.0.0.$((net + 1)) B=127.0.0.$((net + 2))
+fi
 
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 . "$top/tests/lib/counters.sh"
 . "$top/tests/lib/udp_port_free.sh"
-udp_4791_free "impair_$group" "$R" "$A" "$B"
+[ "$group" = ipv6 ] || udp_4791_free "impair_$group" "$R" "$A" "$B"
 
 # run NAME PINGARGS -- RULE...: the relay with the rules, B the server and
 # A the client of ping --check with PINGARGS; in $work/NAME.* the relay's
@@ -236,6 +253,22 @@ corrupt() {
 	same "$(awk -v r="$R" '$2 == r && $7 % 4 == 3' "$work/ecn.a.txt" |
 		wc -l)" 0 "ecn: answers marked (none wanted)"
 	expect_counter ecn.b.out rx_drop_icrc = 0
+}
+
+ipv6() {
+	# one SEND lost, every answer to A marked CE (the IPv6 traffic
+	# class's low two bits)
+	run v6 -n 10 -s 100 -- "drop opcode=RC_SEND_ONLY dir=ab count=1" \
+		"ecn dir=ba"
+	fine v6
+	same "$(resent v6)" 1 "ipv6: PSNs A sent again"
+	same "$(awk -v r="$R" '$2 == r && $7 % 4 == 3' "$work/v6.a.txt" |
+		wc -l)" "$(awk -v r="$R" '$2 == r' "$work/v6.a.txt" | wc -l)" \
+		"ipv6: answers to A marked CE, of all"
+	same "$(awk -v r="$R" '$2 == r' "$work/v6.a.txt" | wc -l)" 20 \
+		"ipv6: answers to A (10 SENDs, 10 ACKs)"
+	expect_counter v6.a.out rx_drop_icrc = 0
+	expect_counter v6.b.out rx_drop_icrc = 0
 }
 
 $group
