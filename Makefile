@@ -220,7 +220,9 @@ $(ROCEMU): $(TOOL_OBJ) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LDLIBS)
 
-$(CHECK_BIN): $(CHECK_OBJ) $(LIB)
+# rocemu impair's rules and frame edits are unit-tested (tests/unit/check_impair.c)
+IMPAIR_UNIT_OBJ := $(BUILD)/emu/cli/impair_rule.o $(BUILD)/emu/cli/impair_frame.o
+$(CHECK_BIN): $(CHECK_OBJ) $(IMPAIR_UNIT_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LDLIBS) $(PKG_LDLIBS)

@@ -46,6 +46,8 @@ int cmd_ping(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
 /* rocemu conform: the conformance scenarios against a device's agent. */
 int cmd_conform(int argc, char **argv);
+/* rocemu impair: a relay between two endpoints, faults by rule. */
+int cmd_impair(int argc, char **argv);
 /* rocemu ladder CAPTURE: a message sequence chart per flow, text and SVG. */
 int cmd_ladder(int argc, char **argv);
 /* rocemu run PROGRAM: PROGRAM on the drop-ins, with /dev/infiniband and

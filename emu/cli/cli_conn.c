@@ -185,10 +185,12 @@ static int connect_qp(struct conn *c)
 		.qkey = 0x11111111,
 	};
 
-	memcpy(p.peer_gid, c->peer.gid, 16);
+	/* through a relay: it forwards to the peer, whose QPN and PSN stay */
+	const uint8_t *to = c->o.has_via ? c->o.via_gid : c->peer.gid;
+	memcpy(p.peer_gid, to, 16);
 	if (c->o.type == IBV_QPT_UD) {
 		struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
-		memcpy(ah.grh.dgid.raw, c->peer.gid, 16);
+		memcpy(ah.grh.dgid.raw, to, 16);
 		c->ah = rocemu_ah_new(c->ep.pd, &ah);
 	} else if (c->o.type == IBV_QPT_RC) {
 		p.access |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
@@ -371,7 +373,8 @@ int conn_parse_opt(struct conn_opts *o, int argc, char **argv, int i,
 		return 1;
 	}
 	if (strcmp(a, "--addr") && strcmp(a, "--port") && strcmp(a, "-t") &&
-	    strcmp(a, "-m") && strcmp(a, "--pcap") && strcmp(a, "--wait"))
+	    strcmp(a, "-m") && strcmp(a, "--pcap") && strcmp(a, "--wait") &&
+	    strcmp(a, "--via"))
 		return 0;
 	if (!v) {
 		fprintf(stderr, "%s: %s wants a value\n", who, a);
@@ -381,6 +384,13 @@ int conn_parse_opt(struct conn_opts *o, int argc, char **argv, int i,
 		o->addr = v;
 	} else if (!strcmp(a, "--pcap")) {
 		o->pcap = v;
+	} else if (!strcmp(a, "--via")) {
+		if (roce_gid_parse(v, o->via_gid)) {
+			fprintf(stderr, "%s: --via wants an IPv4 or IPv6 address\n",
+				who);
+			return -1;
+		}
+		o->has_via = true;
 	} else if (!strcmp(a, "--wait")) {
 		o->wait_s = atoi(v);
 		if (o->wait_s < 1 || o->wait_s > 3600) {

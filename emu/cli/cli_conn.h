@@ -25,6 +25,10 @@ struct conn_opts {
 	bool explain;		/* say why on stderr (docs/explain.md) */
 	bool no_offload;	/* one datagram per packet, even on lo */
 	int wait_s;		/* client: how long to try reaching the server */
+	/* --via: RoCE packets go to this address (a relay such as rocemu
+	 * impair) instead of the peer's own, which the exchange still uses */
+	bool has_via;
+	uint8_t via_gid[16];
 };
 
 /* What each side tells the other before the first packet. */
@@ -77,7 +81,7 @@ int conn_wait(struct conn *c, struct ibv_wc *wc, int timeout_ms,
 	      const char *who);
 
 /* Parses the options both tools take (--addr, --port, -t, -m, --pcap,
- * --trace, --srq, --poll, --stats, --explain, --wait); returns how many argv entries
+ * --trace, --srq, --poll, --stats, --explain, --wait, --via); returns how many argv entries
  * it used for this one, 0 if it is not one of them, -1 after a usage
  * message. */
 int conn_parse_opt(struct conn_opts *o, int argc, char **argv, int i,

@@ -28,6 +28,8 @@ static const char usage_text[] =
 	"  --poll        spin on the completion queue instead of sleeping\n"
 	"  --wait SEC    client: how long to try reaching the server (10)\n"
 	"  --pcap FILE   record the device's traffic\n"
+	"  --via ADDR    send the RoCE packets to ADDR, a relay such as\n"
+	"                rocemu impair, instead of the peer's own address\n"
 	"  --no-offload  one datagram per packet to loopback addresses too\n"
 	"  --trace       print each WQE, packet and CQE to stderr\n"
 	"  --stats       at the end, print every counter of the device to\n"

@@ -25,6 +25,12 @@ static const char usage_text[] =
 	"  --poll        spin on the completion queue instead of sleeping\n"
 	"  --wait SEC    client: how long to try reaching the server (10)\n"
 	"  --pcap FILE   record the device's traffic\n"
+	"  --check       the client fills each message with a pattern of its\n"
+	"                round trip, the server checks it and sends it back,\n"
+	"                the client checks the answer: a byte that differs\n"
+	"                fails the run (exit 1)\n"
+	"  --via ADDR    send the RoCE packets to ADDR, a relay such as\n"
+	"                rocemu impair, instead of the peer's own address\n"
 	"  --no-offload  one datagram per packet to loopback addresses too:\n"
 	"                without it they go in GSO batches, which a capture\n"
 	"                on lo shows as one large datagram each\n"
@@ -44,6 +50,7 @@ static const char usage_text[] =
 	"  2  a usage error\n";
 
 static const char *who = "rocemu ping";
+static bool check_data; /* --check */
 
 static double now_s(void)
 {
@@ -57,6 +64,37 @@ static double now_s(void)
 static unsigned grh(const struct conn *c)
 {
 	return c->o.type == IBV_QPT_UD ? 40 : 0;
+}
+
+/* --check's pattern: byte j of round trip i, never the same for
+ * neighbouring trips, so a stale or duplicated message shows too. */
+static uint8_t pattern(long i, size_t j)
+{
+	return (uint8_t)(i * 131 + (long)(j * 7) + 1 + (long)(j >> 8));
+}
+
+static void fill(struct conn *c, uint32_t size, long i)
+{
+	uint8_t *b = (uint8_t *)c->ep.buf + grh(c);
+
+	for (size_t j = 0; j < size; j++)
+		b[j] = pattern(i, j);
+}
+
+/* 0 when the buffer holds round trip i's pattern; else says where not. */
+static int verify(struct conn *c, uint32_t size, long i)
+{
+	const uint8_t *b = (const uint8_t *)c->ep.buf + grh(c);
+
+	for (size_t j = 0; j < size; j++) {
+		if (b[j] != pattern(i, j)) {
+			fprintf(stderr, "%s: round trip %ld: byte %zu is 0x%02x, "
+					"sent 0x%02x\n", who, i + 1, j, b[j],
+				pattern(i, j));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static int post_recv(struct conn *c, uint32_t size)
@@ -124,9 +162,13 @@ static int run(struct conn *c, uint32_t size, long iters)
 	double t0 = now_s();
 
 	for (long i = 0; i < iters; i++) {
+		if (client && check_data)
+			fill(c, size, i);
 		if (client && post_send(c, size))
 			return -1;
 		if (wait_both(c, size, client, true))
+			return -1;
+		if (check_data && verify(c, size, i))
 			return -1;
 		if (!client && (post_send(c, size) ||
 				wait_both(c, size, true, false)))
@@ -137,6 +179,9 @@ static int run(struct conn *c, uint32_t size, long iters)
 	       2 * iters * (long)size, t, 2.0 * iters * size * 8 / t / 1e6);
 	printf("%ld iters in %.2f seconds = %.2f usec/iter\n", iters, t,
 	       t * 1e6 / (double)iters);
+	if (check_data)
+		printf("%ld messages checked, every byte as sent\n",
+		       iters);
 	return 0;
 }
 
@@ -164,6 +209,8 @@ int cmd_ping(int argc, char **argv)
 			}
 			*(argv[i][1] == 's' ? &size : &iters) = v;
 			i++;
+		} else if (!strcmp(argv[i], "--check")) {
+			check_data = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage_text, stdout);
 			return CLI_OK;

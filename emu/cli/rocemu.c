@@ -19,6 +19,7 @@ static const struct {
 	{ "ping", cmd_ping, "round trips between two rocemu devices (RC/UC/UD)" },
 	{ "perf", cmd_perf, "bandwidth and latency: write, read, send, atomic" },
 	{ "run", cmd_run, "a program on rocemu's device, found where programs look" },
+	{ "impair", cmd_impair, "a relay that drops, delays, corrupts packets by rule" },
 };
 
 #ifndef ROCEMU_VERSION

@@ -39,6 +39,7 @@ SOURCES = {
     'perf': ['emu/cli/cmd_perf.c', 'emu/cli/cli_conn.c'],
     'demo': ['emu/cli/cmd_demo.c'],
     'run': ['emu/cli/cmd_run.c'],
+    'impair': ['emu/cli/cmd_impair.c'],
     'agent': ['conformance/agent/main.c'],
     '': ['emu/cli/rocemu.c'],
 }

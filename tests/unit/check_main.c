@@ -38,6 +38,7 @@ int main(void)
 	srunner_add_suite(sr, rules_suite());
 	srunner_add_suite(sr, cmrules_suite());
 	srunner_add_suite(sr, ladder_suite());
+	srunner_add_suite(sr, impair_suite());
 	srunner_add_suite(sr, range_suite());
 	srunner_add_suite(sr, gid_suite());
 	srunner_add_suite(sr, fieldtab_suite());

@@ -42,6 +42,7 @@ Suite *misbehave_suite(void);
 Suite *rules_suite(void);
 Suite *cmrules_suite(void);
 Suite *ladder_suite(void);
+Suite *impair_suite(void);
 Suite *range_suite(void);
 Suite *gid_suite(void);
 Suite *fieldtab_suite(void);
