@@ -85,6 +85,13 @@ void chk_seqnak_covered(struct roce_check *c, const struct chk_pkt *p,
 
 	if (!d->seqnak_no || roce_psn_cmp(psn, d->seqnak_psn) < 0)
 		return;
+	if (psn == d->seqnak_psn) {
+		/* The PSN named came after all, late (reordered on the
+		 * way): the responder took it, as it may, and nothing
+		 * beyond it. The NAK asked for no more. */
+		d->seqnak_no = 0;
+		return;
+	}
 	snprintf(since, sizeof(since), "frame %llu acknowledges up to "
 		 "0x%06x", (unsigned long long)p->no, psn);
 	not_back(c, p->flow, 1 - p->dir, d, p->no, since);

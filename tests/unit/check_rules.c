@@ -1503,8 +1503,44 @@ START_TEST(test_nak_in_a_read_response)
 }
 END_TEST
 
+/* Reordering on the way: 101 arrives after 102 and 103, which made the
+ * NAK for 101; the responder then takes 101 and NAKs 102, whose AETH
+ * acknowledges 101. The requester resends from 102: legal, the first
+ * NAK's PSN came late. Acknowledging 102 with nothing resent is not. */
+START_TEST(test_seq_nak_for_a_late_psn)
+{
+	static struct cap c;
+	struct found r;
+	struct pk nak = { .op = ROCE_OP_RC_ACK, .psn = 101,
+			  .syndrome = ROCE_AETH_NAK_PSN_SEQ, .msn = 1 };
+
+	c.n = 0;
+	add(&c, SEND_ONLY(100));
+	add(&c, SEND_ONLY(101));	/* delayed on the way */
+	add(&c, SEND_ONLY(102));
+	add(&c, SEND_ONLY(103));
+	add(&c, nak);			/* 102 came first */
+	nak.psn = 102;
+	nak.msn = 2;
+	add(&c, nak);			/* 101 came and was taken */
+	add(&c, SEND_ONLY(102));
+	add(&c, SEND_ONLY(103));
+	add(&c, ACK(103, 4));
+	judge(&c, 0, &r);
+	nothing(&r);
+
+	c.n = 5;			/* 102 acknowledged, never resent */
+	add(&c, ACK(102, 3));
+	judge(&c, 0, &r);
+	counts(&r, 1, 0);
+	ck_assert_str_eq(r.v[0].id, "SEQNAK-GO-BACK");
+	ck_assert_uint_eq(r.v[0].no, 5);
+}
+END_TEST
+
 static void add_resp_tests(TCase *tc)
 {
+	tcase_add_test(tc, test_seq_nak_for_a_late_psn);
 	tcase_add_test(tc, test_uc_psn_goes_back);
 	tcase_add_test(tc, test_nak_in_a_read_response);
 	tcase_add_test(tc, test_rnr_retry_too_early);
