@@ -74,6 +74,18 @@ static int make_mrs(struct cf_run *x)
 	return 0;
 }
 
+/* " sgid_index=N" for the family's GID, when the agent named its index;
+ * else "" (the agent's own). */
+static const char *sgid(const struct cf_run *x)
+{
+	static char s[32];
+
+	s[0] = 0;
+	if (x->s->sgid_index >= 0)
+		snprintf(s, sizeof(s), " sgid_index=%d", x->s->sgid_index);
+	return s;
+}
+
 /* INIT, RTR, RTS as far as the scenario's state= says. */
 static int connect_qp(struct cf_run *x)
 {
@@ -95,12 +107,13 @@ static int connect_qp(struct cf_run *x)
 		AGENT(x, "modify to rtr", "modify qp=%u state=rtr", x->qp);
 	else if (rc)
 		AGENT(x, "modify to rtr", "modify qp=%u state=rtr dgid=%s dqpn=%#x "
-		      "rq_psn=%#x mtu=%u max_dest_rd_atomic=%s min_rnr_timer=%s", x->qp,
+		      "rq_psn=%#x mtu=%u max_dest_rd_atomic=%s min_rnr_timer=%s%s", x->qp,
 		      gid, x->e.my_qpn, x->e.psn, x->e.mtu, qp_arg(sc, "rd_atomic", "4"),
-		      qp_arg(sc, "min_rnr_timer", "1"));
+		      qp_arg(sc, "min_rnr_timer", "1"), sgid(x));
 	else
 		AGENT(x, "modify to rtr", "modify qp=%u state=rtr dgid=%s dqpn=%#x "
-		      "rq_psn=%#x mtu=%u", x->qp, gid, x->e.my_qpn, x->e.psn, x->e.mtu);
+		      "rq_psn=%#x mtu=%u%s", x->qp, gid, x->e.my_qpn, x->e.psn, x->e.mtu,
+		      sgid(x));
 	if (!strcmp(upto, "rtr"))
 		return 0;
 	if (rc)
@@ -173,7 +186,7 @@ int cf_setup(struct cf_run *x)
 	if (!strcmp(sc->transport, "ud")) {
 		char gid[64];
 		inet_ntop(AF_INET6, x->s->wire.local_gid, gid, sizeof(gid));
-		AGENT(x, "ah", "ah pd=%u dgid=%s", x->pd, gid);
+		AGENT(x, "ah", "ah pd=%u dgid=%s%s", x->pd, gid, sgid(x));
 		if (need_num(x, "ah", &v))
 			return -1;
 		x->ah = (unsigned)v;
