@@ -127,6 +127,17 @@ static int connect_qp(struct cf_run *x)
 	return 0;
 }
 
+/* Whether w is one of the words of list (separated by spaces or commas). */
+static bool needs_word(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = list; *p; p += strcspn(p, " ,"), p += strspn(p, " ,"))
+		if (strcspn(p, " ,") == n && !strncmp(p, w, n))
+			return true;
+	return false;
+}
+
 /* The scenario's words the agent needs before anything else. */
 static int check_header(struct cf_run *x)
 {
@@ -148,6 +159,13 @@ static int check_header(struct cf_run *x)
 	if (cf_eval(&x->e, qp_arg(sc, "mtu", "1024"), &v, err, sizeof(err)))
 		return cf_verdict(x, CF_FAIL, 0, "qp mtu: %s", err);
 	x->e.mtu = (uint32_t)v;
+	/* a scenario that by nature holds over one IP version only (needs
+	 * ipv4 or ipv6; its comments say why) is not applicable over the other */
+	int other = x->s->family == CF_IPV6 ? CF_IPV4 : CF_IPV6;
+	if (needs_word(sc->needs, cf_family_name(other)))
+		return cf_verdict(x, CF_NA, 0, "it holds over %s only (needs %s), this run "
+				  "is over %s", other ? "IPv6" : "IPv4", cf_family_name(other),
+				  other ? "IPv4" : "IPv6");
 	if (strstr(sc->needs, "atomics") && !strcmp(x->s->dev.atomic_cap, "none"))
 		return cf_verdict(x, CF_NA, 0, "the device does no atomics (atomic_cap none)");
 	if (x->e.mtu > x->s->dev.active_mtu)

@@ -129,6 +129,17 @@ expect_grep "$work/out" "PASS  rc_send_only (ipv6) (" "--ipv6: the IPv6 run"
 expect_grep "$work/out" "conform: 1 scenarios on rocemu: 1 passed, 0 failed, 0 failed as known rocemu deviations, 0 not applicable (ipv6)" \
 	"--ipv6: one run, over IPv6"
 
+# A scenario that holds over IPv4 only (needs ipv4) is not applicable
+# over IPv6, with the reason: not skipped silently, not failed.
+mkdir -p "$work/scn"
+{ grep -v '^needs' "$scn/rc_send_only.scn"; echo 'needs ipv4'; } >"$work/scn/only_v4.scn"
+expect_exit 0 "a scenario for IPv4 only, over IPv6" -- "$rocemu" conform \
+	--agent 127.0.0.1:18801 --local $me6 --junit "$work/na.xml" "$work/scn/only_v4.scn"
+expect_grep "$work/out" "N/A   only_v4 (ipv6) (" "needs ipv4: not applicable over IPv6"
+expect_grep "$work/out" "not applicable: $work/scn/only_v4.scn:0: it holds over IPv4 only (needs ipv4), this run is over IPv6" \
+	"needs ipv4: the reason"
+expect_grep "$work/na.xml" '<skipped message="it holds over IPv4 only' "needs ipv4: a skipped JUnit case with the reason"
+
 # ---- both versions in one run ----
 # The stand-in: control connections to one port, each passed to the
 # device of the version conform is running (conform runs every scenario
