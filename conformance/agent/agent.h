@@ -109,6 +109,12 @@ int req_num(struct req *r, const char *key, uint64_t max, bool def_ok,
 int req_flags(struct req *r, const char *key, int def, int *flags);
 /* A GID (an IPv6 literal, ::ffff:a.b.c.d for IPv4) of key; 0 or -1. */
 int req_gid(struct req *r, const char *key, union ibv_gid *gid);
+/*
+ * The source GID index a QP or AH is to use: sgid_index= when given,
+ * else the agent's own (-g). 0 with *index set; -1 with r->err set when
+ * it is not a number or past the port's GID table.
+ */
+int req_sgid_index(const struct agent_dev *d, struct req *r, uint8_t *index);
 
 /*
  * The object number key names in table t (AGENT_MAX_OBJS + 1 pointers,

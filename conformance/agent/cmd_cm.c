@@ -31,11 +31,9 @@ static int channel(struct agent_objs *o, struct answer *a)
 	return 0;
 }
 
-/* The device's own address (its GID, IPv4-mapped or IPv6) and port. */
-static void dev_addr(const struct agent_dev *d, uint16_t port,
-		     struct sockaddr_storage *ss)
+/* An address of the device (a GID of its, IPv4-mapped or IPv6) and port. */
+static void dev_addr(const uint8_t *g, uint16_t port, struct sockaddr_storage *ss)
 {
-	const uint8_t *g = d->gid.raw;
 	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
 
 	memset(ss, 0, sizeof(*ss));
@@ -58,16 +56,23 @@ int cmd_cm_listen(struct agent_dev *d, struct agent_objs *o, struct req *r,
 	uint64_t port;
 	struct sockaddr_storage ss;
 	struct rdma_cm_id *id;
+	union ibv_gid gid = d->gid;
+	uint8_t gi;
 
 	if (req_num(r, "port", UINT16_MAX, false, 0, &port) || !port)
 		return ans_err(a, "EINVAL", "cm_listen needs port=1..65535");
+	/* the device's address at sgid_index= (a family's GID), else its own */
+	if (req_sgid_index(d, r, &gi))
+		return ans_err(a, "EINVAL", "%s", r->err);
+	if (gi != d->gid_index && ibv_query_gid(d->ctx, d->port, gi, &gid))
+		return ans_errno(a, errno ? errno : EINVAL, "ibv_query_gid");
 	if (o->cm.nlisten == AGENT_MAX_OBJS)
 		return ans_err(a, "ENOSPC", "at most %d listeners", AGENT_MAX_OBJS);
 	if (channel(o, a))
 		return 0;
 	if (rdma_create_id(o->cm.ch, &id, NULL, RDMA_PS_TCP))
 		return ans_errno(a, errno, "rdma_create_id");
-	dev_addr(d, (uint16_t)port, &ss);
+	dev_addr(gid.raw, (uint16_t)port, &ss);
 	if (rdma_bind_addr(id, (struct sockaddr *)&ss) || rdma_listen(id, CM_BACKLOG)) {
 		int e = errno;
 		rdma_destroy_id(id);

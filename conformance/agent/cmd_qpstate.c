@@ -57,7 +57,7 @@ static int to_rtr(struct agent_dev *d, struct req *r, struct ibv_qp *qp,
 		  struct ibv_qp_attr *at, int *mask)
 {
 	static const char *const keys[] = { "qp", "state", "dgid", "dqpn", "rq_psn", "mtu",
-		"max_dest_rd_atomic", "min_rnr_timer", NULL };
+		"max_dest_rd_atomic", "min_rnr_timer", "sgid_index", NULL };
 	uint64_t dqpn, psn, mtu, rd, rnr;
 
 	if (!req_keys_ok(r, keys))
@@ -67,14 +67,14 @@ static int to_rtr(struct agent_dev *d, struct req *r, struct ibv_qp *qp,
 	if (req_gid(r, "dgid", &at->ah_attr.grh.dgid) ||
 	    req_num(r, "dqpn", 0xffffff, false, 0, &dqpn) ||
 	    req_num(r, "rq_psn", 0xffffff, false, 0, &psn) ||
-	    req_num(r, "mtu", 4096, true, 1024, &mtu))
+	    req_num(r, "mtu", 4096, true, 1024, &mtu) ||
+	    req_sgid_index(d, r, &at->ah_attr.grh.sgid_index))
 		return -1;
 	if (mtu_enum(mtu, &at->path_mtu)) {
 		snprintf(r->err, sizeof(r->err), "mtu is 256, 512, 1024, 2048 or 4096");
 		return -1;
 	}
 	at->ah_attr.is_global = 1;
-	at->ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
 	at->ah_attr.grh.hop_limit = 64;
 	at->ah_attr.port_num = d->port;
 	at->dest_qp_num = (uint32_t)dqpn;

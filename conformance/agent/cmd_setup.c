@@ -26,6 +26,59 @@ static const char *mtu_name(enum ibv_mtu m)
 	return (unsigned)m < 6 ? n[m] : "?";
 }
 
+/* Whether g is an IPv4-mapped GID (::ffff:a.b.c.d). */
+static bool gid_v4(const uint8_t *g)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	return !memcmp(g, mapped, sizeof(mapped));
+}
+
+/*
+ * Appends " gid4=GID gid4_index=N" and " gid6=GID gid6_index=N": the
+ * lowest index of the port's RoCEv2 GIDs of each family that a peer on
+ * another host can reach (IPv6: neither link-local, fe80::/10, nor zero).
+ * A family the table has none of is left out; so is all of it when the
+ * device cannot list its table (the client then knows gid= alone).
+ */
+static void family_gids(const struct agent_dev *d, struct answer *a)
+{
+	size_t cap = d->port_attr.gid_tbl_len ? (size_t)d->port_attr.gid_tbl_len : 1;
+	struct ibv_gid_entry *e = calloc(cap, sizeof(*e));
+	ssize_t n = e ? ibv_query_gid_table(d->ctx, e, cap, 0) : -1;
+	static const uint8_t zero[16];
+	int got[2] = { -1, -1 };	/* the entries of IPv4, IPv6 */
+	char gid[64];
+
+	for (ssize_t i = 0; i < n; i++) {
+		const uint8_t *g = e[i].gid.raw;
+		int fam = gid_v4(g) ? 0 : 1;
+		if (e[i].port_num != d->port || e[i].gid_type != IBV_GID_TYPE_ROCE_V2 ||
+		    !memcmp(g, zero, 16) || (g[0] == 0xfe && (g[1] & 0xc0) == 0x80))
+			continue;
+		if (got[fam] < 0 || e[i].gid_index < e[got[fam]].gid_index)
+			got[fam] = (int)i;
+	}
+	for (int f = 0; f < 2; f++) {
+		if (got[f] < 0)
+			continue;
+		inet_ntop(AF_INET6, e[got[f]].gid.raw, gid, sizeof(gid));
+		ans_add(a, " gid%c=%s gid%c_index=%u", f ? '6' : '4', gid, f ? '6' : '4',
+			e[got[f]].gid_index);
+	}
+	free(e);
+}
+
+int req_sgid_index(const struct agent_dev *d, struct req *r, uint8_t *index)
+{
+	uint64_t v, max = d->port_attr.gid_tbl_len ? d->port_attr.gid_tbl_len - 1u : 0;
+
+	if (req_num(r, "sgid_index", max > 255 ? 255 : max, true,
+		    (uint64_t)d->gid_index, &v))
+		return -1;
+	*index = (uint8_t)v;
+	return 0;
+}
+
 int cmd_hello(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
 {
 	uint64_t proto;
@@ -45,6 +98,7 @@ int cmd_hello(struct agent_dev *d, struct agent_objs *o, struct req *r, struct a
 		"atomic_cap=%s", AGENT_PROTO, d->name, gid, d->gid_index, d->port,
 		mtu_name(d->port_attr.active_mtu), d->attr.vendor_id, d->attr.vendor_part_id,
 		d->attr.max_qp_rd_atom, d->attr.max_qp_init_rd_atom, cap);
+	family_gids(d, a);
 	return 0;
 }
 
@@ -173,9 +227,8 @@ int cmd_ah(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answ
 
 	if (obj_lookup(r, a, "pd", (void *const *)o->pd, &pd))
 		return 0;
-	if (req_gid(r, "dgid", &aa.grh.dgid))
+	if (req_gid(r, "dgid", &aa.grh.dgid) || req_sgid_index(d, r, &aa.grh.sgid_index))
 		return ans_err(a, "EINVAL", "%s", r->err);
-	aa.grh.sgid_index = (uint8_t)d->gid_index;
 	aa.grh.hop_limit = 64;
 	unsigned i = next_num(&o->nah, (void *const *)o->ah, a);
 	if (!i)

@@ -138,7 +138,16 @@ struct cf_device {
 	uint32_t active_mtu;
 	uint32_t max_rd_atom;
 	char atomic_cap[8];
+	/* The device's RoCEv2 GID of each family ([CF_IPV4], [CF_IPV6]) as
+	 * hello's gid4=/gid6= said, with its index; an agent that names
+	 * neither gives gid= alone, for its family, with index -1 (the
+	 * agent's own, no sgid_index= sent). */
+	bool has_gid[2];
+	uint8_t fam_gid[2][16];
+	int fam_index[2];
 };
+/* The IP versions a scenario runs over, as indexes. */
+enum { CF_IPV4, CF_IPV6 };
 
 struct cf_agent {
 	int fd;
@@ -260,6 +269,7 @@ struct cf_result {
 	unsigned nevidence;		/* lines noted, kept or not */
 	const struct cf_known *known;	/* a listed deviation */
 	uint64_t ms;
+	int family;			/* CF_IPV4 or CF_IPV6: what it ran over */
 };
 
 /* Notes one line of evidence (a packet, an answer) in r. */
@@ -284,6 +294,10 @@ struct cf_session {
 	unsigned nknown;
 	char impl[32];
 	uint32_t next_comm;	/* the next scenario's first comm ID; 0: not drawn */
+	int family;		/* CF_IPV4 or CF_IPV6: the wire's */
+	int sgid_index;		/* the agent's GID index of that family, sent as
+				 * sgid_index= (modify rtr, ah, cm_listen); -1:
+				 * none sent, the agent's own */
 	uint64_t next_tid;	/* the TID of conform's next CM request */
 };
 
@@ -496,7 +510,11 @@ const char *cf_diffs_ibta(const struct cf_diffs *d, const char *id);
 
 /* ---- reports (conform_report.c) ---- */
 
-/* Prints the summary table of n results to f. */
+/* "ipv4" or "ipv6": a result's family (CF_IPV4, CF_IPV6) in reports. */
+const char *cf_family_name(int family);
+/* Prints the summary table of n results to f: each with its family, the
+ * counts per family when both ran, then the counts of all (each scenario
+ * once per family it ran over). */
 void cf_report_table(FILE *f, const struct cf_scenario *const *sc,
 		     const struct cf_result *r, unsigned n, const char *impl);
 /* Writes a JUnit XML file; 0, or -1 when it cannot be written. */

@@ -156,6 +156,46 @@ bool cf_agent_num(const struct cf_agent *a, const char *key, uint64_t *v)
 	return !*end && !errno;
 }
 
+/* Whether g is an IPv4-mapped GID (::ffff:a.b.c.d). */
+static bool gid_v4(const uint8_t *g)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	return !memcmp(g, mapped, sizeof(mapped));
+}
+
+/* The GID of each family hello names (gid4= gid4_index=, gid6=
+ * gid6_index=); an agent that names neither has gid= alone, at its own
+ * index. 0, or -1 with the reason in err for a malformed one. */
+static int read_family_gids(struct cf_agent *a, struct cf_device *dev, char *err,
+			    size_t errlen)
+{
+	static const char *const key[2][2] = { { "gid4", "gid4_index" },
+					       { "gid6", "gid6_index" } };
+	char gid[64];
+	uint64_t v;
+
+	for (int f = CF_IPV4; f <= CF_IPV6; f++) {
+		dev->fam_index[f] = -1;
+		if (!cf_agent_get(a, key[f][0], gid, sizeof(gid)))
+			continue;
+		if (inet_pton(AF_INET6, gid, dev->fam_gid[f]) != 1 ||
+		    gid_v4(dev->fam_gid[f]) != (f == CF_IPV4) ||
+		    !cf_agent_num(a, key[f][1], &v) || v > 255) {
+			snprintf(err, errlen, "agent: hello answer with a bad %s: %s",
+				 key[f][0], a->line);
+			return -1;
+		}
+		dev->has_gid[f] = true;
+		dev->fam_index[f] = (int)v;
+	}
+	if (!dev->has_gid[CF_IPV4] && !dev->has_gid[CF_IPV6]) {
+		int f = gid_v4(dev->gid_bytes) ? CF_IPV4 : CF_IPV6;
+		dev->has_gid[f] = true;
+		memcpy(dev->fam_gid[f], dev->gid_bytes, 16);
+	}
+	return 0;
+}
+
 /* Fills dev from the hello answer. */
 static int read_hello(struct cf_agent *a, struct cf_device *dev, char *err,
 		      size_t errlen)
@@ -176,7 +216,7 @@ static int read_hello(struct cf_agent *a, struct cf_device *dev, char *err,
 	dev->max_rd_atom = cf_agent_num(a, "max_qp_rd_atom", &v) ? (uint32_t)v : 1;
 	if (!cf_agent_get(a, "atomic_cap", dev->atomic_cap, sizeof(dev->atomic_cap)))
 		strcpy(dev->atomic_cap, "none");
-	return 0;
+	return read_family_gids(a, dev, err, errlen);
 }
 
 /* auth token=...: 1 ok, 0 refused, -1 lost; the token is kept out of

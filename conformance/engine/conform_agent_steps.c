@@ -365,7 +365,11 @@ static int step_listen(struct cf_run *x, const struct cf_step *st)
 	if (!port || cf_eval(&x->e, port, &v, err, sizeof(err)) || !v || v > 0xffff)
 		return cf_verdict(x, CF_FAIL, st->line, "%s: listen needs port=1..65535",
 				  x->sc->path);
-	snprintf(req, sizeof(req), "cm_listen port=%llu", (unsigned long long)v);
+	if (x->s->sgid_index >= 0)
+		snprintf(req, sizeof(req), "cm_listen port=%llu sgid_index=%d",
+			 (unsigned long long)v, x->s->sgid_index);
+	else
+		snprintf(req, sizeof(req), "cm_listen port=%llu", (unsigned long long)v);
 	return ask(x, st, req);
 }
 

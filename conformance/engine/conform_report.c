@@ -15,26 +15,65 @@ static const char *verdict_name(const struct cf_result *r)
 	return r->known ? "KNOWN" : "FAIL";
 }
 
+const char *cf_family_name(int family)
+{
+	return family == CF_IPV6 ? "ipv6" : "ipv4";
+}
+
+/* The counts of the results over family (-1: every family). */
+struct tally {
+	unsigned n, pass, fail, known, na;
+};
+
+static struct tally count(const struct cf_result *r, unsigned n, int family)
+{
+	struct tally t = { 0 };
+
+	for (unsigned i = 0; i < n; i++) {
+		if (family >= 0 && r[i].family != family)
+			continue;
+		t.n++;
+		if (r[i].verdict == CF_PASS)
+			t.pass++;
+		else if (r[i].verdict == CF_NA)
+			t.na++;
+		else if (r[i].known)
+			t.known++;
+		else
+			t.fail++;
+	}
+	return t;
+}
+
+static void tally_line(FILE *f, const char *what, struct tally t, const char *impl,
+		       const char *tail)
+{
+	fprintf(f, "conform: %s%u scenarios on %s: %u passed, %u failed, "
+		"%u failed as known %s deviations, %u not applicable%s\n",
+		what, t.n, impl, t.pass, t.fail, t.known, impl, t.na, tail);
+}
+
 void cf_report_table(FILE *f, const struct cf_scenario *const *sc,
 		     const struct cf_result *r, unsigned n, const char *impl)
 {
-	unsigned pass = 0, fail = 0, known = 0, na = 0;
+	bool fam[2] = { false, false };
+	char name[CF_NAME + 8];
 
 	fprintf(f, "\n%-6s %-30s %s\n", "result", "scenario", "rule");
 	for (unsigned i = 0; i < n; i++) {
-		fprintf(f, "%-6s %-30s %.70s\n", verdict_name(&r[i]), sc[i]->id, sc[i]->rule);
-		if (r[i].verdict == CF_PASS)
-			pass++;
-		else if (r[i].verdict == CF_NA)
-			na++;
-		else if (r[i].known)
-			known++;
-		else
-			fail++;
+		snprintf(name, sizeof(name), "%s (%s)", sc[i]->id, cf_family_name(r[i].family));
+		fprintf(f, "%-6s %-30s %.70s\n", verdict_name(&r[i]), name, sc[i]->rule);
+		fam[r[i].family == CF_IPV6] = true;
 	}
-	fprintf(f, "\nconform: %u scenarios on %s: %u passed, %u failed, "
-		"%u failed as known %s deviations, %u not applicable\n",
-		n, impl, pass, fail, known, impl, na);
+	fputc('\n', f);
+	/* one line per IP version when both ran; the last line counts each
+	 * scenario once per version it ran over */
+	if (fam[0] && fam[1]) {
+		tally_line(f, "ipv4: ", count(r, n, CF_IPV4), impl, "");
+		tally_line(f, "ipv6: ", count(r, n, CF_IPV6), impl, "");
+	}
+	tally_line(f, "", count(r, n, -1), impl,
+		   fam[0] && fam[1] ? " (ipv4 and ipv6)" : fam[1] ? " (ipv6)" : " (ipv4)");
 }
 
 /* Writes s with XML's five special characters escaped. */
@@ -58,6 +97,7 @@ static void junit_case(FILE *f, const struct cf_scenario *sc, const struct cf_re
 {
 	fprintf(f, "  <testcase classname=\"conform.%s\" name=\"", sc->transport);
 	xml_text(f, sc->id);
+	fprintf(f, " (%s)", cf_family_name(r->family));
 	fprintf(f, "\" time=\"%.3f\">\n", (double)r->ms / 1000);
 	if (r->verdict == CF_NA) {
 		fputs("    <skipped message=\"", f);

@@ -415,4 +415,5 @@ void cf_run(struct cf_session *s, const struct cf_scenario *sc,
 	if (r->verdict == CF_FAIL)
 		find_known(s, sc, r);
 	r->ms = (cf_wire_now_ns(&s->wire) - t0) / 1000000u;
+	r->family = s->family;
 }

@@ -74,6 +74,18 @@ static int make_mrs(struct cf_run *x)
 	return 0;
 }
 
+/* " sgid_index=N" for the family's GID, when the agent named its index;
+ * else "" (the agent's own). */
+static const char *sgid(const struct cf_run *x)
+{
+	static char s[32];
+
+	s[0] = 0;
+	if (x->s->sgid_index >= 0)
+		snprintf(s, sizeof(s), " sgid_index=%d", x->s->sgid_index);
+	return s;
+}
+
 /* INIT, RTR, RTS as far as the scenario's state= says. */
 static int connect_qp(struct cf_run *x)
 {
@@ -95,12 +107,13 @@ static int connect_qp(struct cf_run *x)
 		AGENT(x, "modify to rtr", "modify qp=%u state=rtr", x->qp);
 	else if (rc)
 		AGENT(x, "modify to rtr", "modify qp=%u state=rtr dgid=%s dqpn=%#x "
-		      "rq_psn=%#x mtu=%u max_dest_rd_atomic=%s min_rnr_timer=%s", x->qp,
+		      "rq_psn=%#x mtu=%u max_dest_rd_atomic=%s min_rnr_timer=%s%s", x->qp,
 		      gid, x->e.my_qpn, x->e.psn, x->e.mtu, qp_arg(sc, "rd_atomic", "4"),
-		      qp_arg(sc, "min_rnr_timer", "1"));
+		      qp_arg(sc, "min_rnr_timer", "1"), sgid(x));
 	else
 		AGENT(x, "modify to rtr", "modify qp=%u state=rtr dgid=%s dqpn=%#x "
-		      "rq_psn=%#x mtu=%u", x->qp, gid, x->e.my_qpn, x->e.psn, x->e.mtu);
+		      "rq_psn=%#x mtu=%u%s", x->qp, gid, x->e.my_qpn, x->e.psn, x->e.mtu,
+		      sgid(x));
 	if (!strcmp(upto, "rtr"))
 		return 0;
 	if (rc)
@@ -112,6 +125,17 @@ static int connect_qp(struct cf_run *x)
 		AGENT(x, "modify to rts", "modify qp=%u state=rts sq_psn=%#x", x->qp,
 		      x->e.psn);
 	return 0;
+}
+
+/* Whether w is one of the words of list (separated by spaces or commas). */
+static bool needs_word(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = list; *p; p += strcspn(p, " ,"), p += strspn(p, " ,"))
+		if (strcspn(p, " ,") == n && !strncmp(p, w, n))
+			return true;
+	return false;
 }
 
 /* The scenario's words the agent needs before anything else. */
@@ -135,6 +159,13 @@ static int check_header(struct cf_run *x)
 	if (cf_eval(&x->e, qp_arg(sc, "mtu", "1024"), &v, err, sizeof(err)))
 		return cf_verdict(x, CF_FAIL, 0, "qp mtu: %s", err);
 	x->e.mtu = (uint32_t)v;
+	/* a scenario that by nature holds over one IP version only (needs
+	 * ipv4 or ipv6; its comments say why) is not applicable over the other */
+	int other = x->s->family == CF_IPV6 ? CF_IPV4 : CF_IPV6;
+	if (needs_word(sc->needs, cf_family_name(other)))
+		return cf_verdict(x, CF_NA, 0, "it holds over %s only (needs %s), this run "
+				  "is over %s", other ? "IPv6" : "IPv4", cf_family_name(other),
+				  other ? "IPv4" : "IPv6");
 	if (strstr(sc->needs, "atomics") && !strcmp(x->s->dev.atomic_cap, "none"))
 		return cf_verdict(x, CF_NA, 0, "the device does no atomics (atomic_cap none)");
 	if (x->e.mtu > x->s->dev.active_mtu)
@@ -173,7 +204,7 @@ int cf_setup(struct cf_run *x)
 	if (!strcmp(sc->transport, "ud")) {
 		char gid[64];
 		inet_ntop(AF_INET6, x->s->wire.local_gid, gid, sizeof(gid));
-		AGENT(x, "ah", "ah pd=%u dgid=%s", x->pd, gid);
+		AGENT(x, "ah", "ah pd=%u dgid=%s%s", x->pd, gid, sgid(x));
 		if (need_num(x, "ah", &v))
 			return -1;
 		x->ah = (unsigned)v;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* rocemu conform: the conformance scenarios against a device's rocemu-agent. */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
@@ -17,17 +18,23 @@
 enum { DEFAULT_AGENT_PORT = 18515, MAX_SCENARIOS = 256, TOKEN_MAX = 256 };
 
 static const char usage[] =
-	"usage: rocemu conform --agent HOST[:PORT] --local ADDR [options] [SCENARIO...]\n"
+	"usage: rocemu conform --agent HOST[:PORT] --local ADDR [--local ADDR6]\n"
+	"                      [options] [SCENARIO...]\n"
 	"       rocemu conform --lint [--dir DIR] [SCENARIO...]\n"
 	"       rocemu conform --coverage [--dir DIR] [SCENARIO...]\n"
 	"\n"
 	"Plays the conformance scenarios against the device whose rocemu-agent\n"
 	"listens at HOST:PORT (default port 18515), from a UDP socket at ADDR\n"
 	"port 4791. SCENARIO is a file or a name in DIR; none: every DIR/*.scn.\n"
+	"Given an IPv4 and an IPv6 ADDR, every scenario runs over IPv4, then\n"
+	"over IPv6, each time to the device's RoCEv2 GID of that version.\n"
 	"\n"
 	"Options:\n"
 	"  --agent HOST[:PORT]      the agent of the device under test\n"
-	"  --local ADDR             the address of this end's UDP socket\n"
+	"  --local ADDR             the address of this end's UDP socket; once\n"
+	"                           per IP version (IPv4, IPv6) to run over both\n"
+	"  --ipv4, --ipv6           run over that IP version only (of the\n"
+	"                           --local addresses given)\n"
 	"  --dir DIR                where scenarios are (default: HOME/scenarios)\n"
 	"  --known FILE             the list of differences whose conform: entries\n"
 	"                           are known deviations (default\n"
@@ -62,11 +69,30 @@ static const char usage[] =
 
 struct opts {
 	const char *home;	/* the conformance home (default_home()) */
-	const char *agent, *local, *dir, *known, *impl, *junit, *pcap, *token_file;
+	const char *agent, *dir, *known, *impl, *junit, *pcap, *token_file;
+	const char *local[2];	/* the --local address of each IP version */
+	bool only[2];		/* --ipv4, --ipv6 */
 	bool verbose, lint, coverage;
 	const char *names[MAX_SCENARIOS];
 	unsigned nnames;
 };
+
+/* A --local address, to the slot of its IP version; -1 when that
+ * version has one already. */
+static int add_local(struct opts *o, const char *addr)
+{
+	int f = strchr(addr, ':') && strncmp(addr, "::ffff:", 7) &&
+		strncmp(addr, "::FFFF:", 7) ? CF_IPV6 : CF_IPV4;
+
+	if (o->local[f]) {
+		fprintf(stderr, "rocemu conform: --local %s: an %s address is given "
+			"already (%s); --local takes one of each IP version\n", addr,
+			f ? "IPv6" : "IPv4", o->local[f]);
+		return -1;
+	}
+	o->local[f] = addr;
+	return 0;
+}
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -76,8 +102,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->dir = cli_in_home(o->home, "scenarios", dir, sizeof(dir));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		const char *fam_slot = NULL;
 		const char **slot = !strcmp(a, "--agent") ? &o->agent :
-				    !strcmp(a, "--local") ? &o->local :
+				    !strcmp(a, "--local") ? &fam_slot :
 				    !strcmp(a, "--dir") ? &o->dir :
 				    !strcmp(a, "--known") ? &o->known :
 				    !strcmp(a, "--impl") ? &o->impl :
@@ -90,6 +117,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			*slot = argv[++i];
+			if (slot == &fam_slot && add_local(o, fam_slot))
+				return -1;
+		} else if (!strcmp(a, "--ipv4") || !strcmp(a, "--ipv6")) {
+			o->only[a[5] == '6'] = true;
 		} else if (!strcmp(a, "-v")) {
 			o->verbose = true;
 		} else if (!strcmp(a, "--lint")) {
@@ -111,11 +142,24 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->home);
 		return -1;
 	}
-	if (!o->lint && (!o->agent || !o->local)) {
+	if (!o->lint && (!o->agent || (!o->local[0] && !o->local[1]))) {
 		fprintf(stderr, "rocemu conform: --agent and --local are needed\n%s", usage);
 		return -1;
 	}
+	for (int f = CF_IPV4; f <= CF_IPV6 && !o->lint; f++)
+		if (o->only[f] && !o->local[f]) {
+			fprintf(stderr, "rocemu conform: --%s needs an %s --local address\n",
+				cf_family_name(f), f ? "IPv6" : "IPv4");
+			return -1;
+		}
 	return 0;
+}
+
+/* Whether IP version f is to be run: its --local given, and no --ipv4
+ * or --ipv6 that leaves it out. */
+static bool runs(const struct opts *o, int f)
+{
+	return o->local[f] && (o->only[f] || !o->only[!f]);
 }
 
 static int by_name(const void *a, const void *b)
@@ -234,8 +278,8 @@ static void print_result(const struct cf_scenario *sc, const struct cf_result *r
 {
 	static const char *const name[] = { "PASS", "FAIL", "N/A" };
 
-	printf("%-5s %s (%llu ms): %s\n", r->known ? "KNOWN" : name[r->verdict], sc->id,
-	       (unsigned long long)r->ms, sc->title);
+	printf("%-5s %s (%s) (%llu ms): %s\n", r->known ? "KNOWN" : name[r->verdict], sc->id,
+	       cf_family_name(r->family), (unsigned long long)r->ms, sc->title);
 	if (r->verdict == CF_PASS)
 		return;
 	printf("      rule: %s\n", sc->rule);
@@ -259,29 +303,57 @@ static void print_result(const struct cf_scenario *sc, const struct cf_result *r
 	}
 }
 
-/* Runs every scenario; the exit status. */
+/* The wire of each IP version run, s->wire the one in use. */
+static struct cf_wire wires[2];
+
+/* Makes family f's wire the session's: the other one's capture and
+ * clock go with it, so one capture holds both. */
+static void use_family(struct cf_session *s, int f)
+{
+	if (s->family != f) {
+		wires[s->family] = s->wire;
+		s->wire = wires[f];
+		s->wire.pcap = wires[s->family].pcap;
+		wires[s->family].pcap = NULL;
+		s->family = f;
+	}
+	s->sgid_index = s->dev.fam_index[f];
+	memcpy(s->wire.peer_gid, s->dev.fam_gid[f], 16);
+}
+
+/* Runs every scenario over each IP version asked for; the exit status. */
 static int run_all(const struct opts *o, struct cf_session *s,
 		   struct cf_scenario **sc, unsigned n)
 {
-	struct cf_result *r = calloc(n, sizeof(*r));
-	unsigned failed = 0;
+	struct cf_result *r = calloc(2 * (size_t)n, sizeof(*r));
+	const struct cf_scenario **rs = calloc(2 * (size_t)n, sizeof(*rs));
+	unsigned failed = 0, k = 0;
 
-	if (!r)
+	if (!r || !rs) {
+		free(r);
+		free(rs);
 		return CLI_USAGE;
-	for (unsigned i = 0; i < n; i++) {
-		cf_run(s, sc[i], &r[i]);
-		print_result(sc[i], &r[i]);
-		fflush(stdout);
-		failed += r[i].verdict == CF_FAIL;
 	}
-	cf_report_table(stdout, (const struct cf_scenario *const *)sc, r, n, s->impl);
+	for (int f = CF_IPV4; f <= CF_IPV6; f++) {
+		if (!runs(o, f))
+			continue;
+		use_family(s, f);
+		for (unsigned i = 0; i < n; i++, k++) {
+			rs[k] = sc[i];
+			cf_run(s, sc[i], &r[k]);
+			print_result(sc[i], &r[k]);
+			fflush(stdout);
+			failed += r[k].verdict == CF_FAIL;
+		}
+	}
+	cf_report_table(stdout, rs, r, k, s->impl);
 	int rc = failed ? CLI_FAIL : CLI_OK;
-	if (o->junit && cf_report_junit(o->junit, (const struct cf_scenario *const *)sc,
-					 r, n, s->impl)) {
+	if (o->junit && cf_report_junit(o->junit, rs, r, k, s->impl)) {
 		fprintf(stderr, "rocemu conform: %s: cannot write the JUnit report\n", o->junit);
 		rc = CLI_USAGE;
 	}
 	free(r);
+	free(rs);
 	return rc;
 }
 
@@ -378,19 +450,43 @@ static int open_session(const struct opts *o, struct cf_session *s)
 		s->agent.log = stdout;
 	if (load_token(o, s))
 		return -1;
-	if (cf_wire_open(&s->wire, o->local, o->pcap, err, sizeof(err)) ||
-	    cf_agent_open(&s->agent, s->agent_host, s->agent_port, &s->dev, err, sizeof(err))) {
+	int first = runs(o, CF_IPV4) ? CF_IPV4 : CF_IPV6;
+	for (int f = first; f <= CF_IPV6; f++)
+		if (runs(o, f) && cf_wire_open(&wires[f], o->local[f], f == first ? o->pcap : NULL,
+					       err, sizeof(err))) {
+			fprintf(stderr, "rocemu conform: %s\n", err);
+			return -1;
+		}
+	wires[!first].t0_ns = wires[first].t0_ns;	/* one clock for the capture */
+	s->wire = wires[first];
+	wires[first].fd = -1;		/* s->wire has its socket and capture now */
+	wires[first].pcap = NULL;
+	s->family = first;
+	if (cf_agent_open(&s->agent, s->agent_host, s->agent_port, &s->dev, err, sizeof(err))) {
 		fprintf(stderr, "rocemu conform: %s\n", err);
 		return -1;
 	}
 	cf_agent_close(&s->agent);
-	memcpy(s->wire.peer_gid, s->dev.gid_bytes, 16);
 	impl_of(s->dev.name, s->impl, sizeof(s->impl));
 	if (o->impl)
 		snprintf(s->impl, sizeof(s->impl), "%s", o->impl);
-	printf("conform: device %s (%s) gid %s, active MTU %u, via agent %s:%d; "
-	       "conform at %s\n", s->dev.name, s->impl, s->dev.gid, s->dev.active_mtu,
-	       s->agent_host, s->agent_port, o->local);
+	char gids[2][64] = { "", "" };
+	for (int f = CF_IPV4; f <= CF_IPV6; f++) {
+		if (!runs(o, f))
+			continue;
+		if (!s->dev.has_gid[f]) {
+			fprintf(stderr, "rocemu conform: the device has no RoCEv2 %s GID "
+				"(the agent's hello: %s); give it one, or run %s only\n",
+				f ? "IPv6" : "IPv4", s->agent.line, f ? "--ipv4" : "--ipv6");
+			return -1;
+		}
+		inet_ntop(AF_INET6, s->dev.fam_gid[f], gids[f], sizeof(gids[f]));
+	}
+	bool both = runs(o, CF_IPV4) && runs(o, CF_IPV6);
+	printf("conform: device %s (%s) gid %s%s%s, active MTU %u, via agent %s:%d; "
+	       "conform at %s%s%s\n", s->dev.name, s->impl, gids[first], both ? " and " : "",
+	       both ? gids[1] : "", s->dev.active_mtu, s->agent_host, s->agent_port,
+	       o->local[first], both ? " and " : "", both ? o->local[1] : "");
 	return 0;
 }
 
@@ -420,8 +516,11 @@ int cmd_conform(int argc, char **argv)
 	} else {
 		s.known = known.known;
 		s.nknown = known.nknown;
+		wires[0].fd = wires[1].fd = s.wire.fd = -1;
 		rc = open_session(&o, &s) ? CLI_USAGE : run_all(&o, &s, sc, n);
 		cf_wire_close(&s.wire);
+		cf_wire_close(&wires[0]);
+		cf_wire_close(&wires[1]);
 		free((void *)s.agent_host);
 	}
 	for (unsigned i = 0; i < n; i++)

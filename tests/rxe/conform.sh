@@ -3,9 +3,10 @@
 # The conformance suite against Linux rxe (make rxe-check runs it): boots
 # one guest that runs tests/rxe/conform_guest.sh (rocemu-agent on rxe,
 # `rocemu conform` on the other end of a veth) with every scenario of
-# conformance/scenarios/, and prints the report. Passes when every scenario
-# that fails on rxe is one conformance/differences.md lists for rxe
-# (reported KNOWN), none fails unlisted, and the run reached its summary.
+# conformance/scenarios/ over IPv4 and over IPv6, and prints the report.
+# Passes when every scenario that fails on rxe is one
+# conformance/differences.md lists for rxe (reported KNOWN), none fails
+# unlisted, the run reached its summary, and it ran over both versions.
 # usage: tests/rxe/conform.sh BUILD_DIR   (parts.sh must have run)
 # Exit 0 pass, 1 an unlisted failure, 2 when the guest brought no report.
 set -eu
@@ -37,4 +38,11 @@ cat "$rep"
 sum=$(grep '^conform: [0-9]* scenarios on ' "$rep")
 unlisted=$(echo "$sum" | sed -n 's/.*: [0-9]* passed, \([0-9]*\) failed,.*/\1/p')
 echo "rxe lab: $sum ($(($(date +%s) - t0)) s; logs in $out/a)"
-[ "$unlisted" = 0 ]
+both=1
+case $sum in *"(ipv4 and ipv6)"*) ;; *)
+	both=0
+	echo "rxe lab: conform FAILED: it did not run over IPv6:" \
+		"$(cat "$out/a/v6.txt" 2>/dev/null || echo 'no reason given')" >&2
+	cat "$out/a/gids.txt" >&2 2>/dev/null || : ;;
+esac
+[ "$unlisted" = 0 ] && [ $both = 1 ]
