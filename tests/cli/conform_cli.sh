@@ -264,7 +264,7 @@ expect_grep "$work/format.txt" "sooner than the RNR NAK timer of code 26 (IBTA 9
 env -u LD_PRELOAD python3 - "$work/format.xml" <<'PY' && ok || bad "JUnit: a failure's message names its step's file, line and rule"
 import sys, xml.etree.ElementTree as ET
 cases = {c.get('name'): c for c in ET.parse(sys.argv[1]).getroot().findall('testcase')}
-m = cases['long'].find('failure').get('message')
+m = cases['long (ipv4)'].find('failure').get('message')
 assert '/format/long.scn:16: expected RC_ACK within 50 ms' in m and '(rule: PSN-ORDER; r)' in m, m
 PY
 
@@ -290,7 +290,7 @@ expect_grep "$work/known.txt" "1 failed, 1 failed as known rxe deviations" "the 
 # The real list, as --lint reads it: every scenario a conform: line names
 # is one of the suite's.
 expect_exit 0 "lint of the list" -- "$rocemu" conform --lint --dir "$scn" --known "$diffs"
-expect_grep "$work/out" "15 known deviations" "the list gives the fifteen rxe deviations (three of the CM, seen on Linux 6.1)"
+expect_grep "$work/out" "25 known deviations" "the list gives the twenty-five rxe deviations (three of the CM, seen on Linux 6.1)"
 for s in $(sed -n 's/^- conform: //p' "$diffs"); do
 	[ -f "$scn/$s.scn" ] && ok || bad "the list names $s, no such scenario"
 done
