@@ -119,6 +119,7 @@ struct cf_device {
 	uint32_t active_mtu;
 	uint32_t max_rd_atom;
 	char atomic_cap[8];
+	char caps[64];		/* hello's caps=: atomic_write,flush_global,... */
 };
 
 struct cf_agent {
