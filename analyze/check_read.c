@@ -242,6 +242,14 @@ void chk_read_resp(struct roce_check *c, const struct chk_pkt *p)
 	chk_answer_psn(c, p, p->psn);
 	if (!d->started || roce_psn_cmp(p->psn, d->first_psn) < 0)
 		return;	/* its READ is before the capture began */
+	/* IBTA 1.5: a FLUSH or ATOMIC WRITE is answered by a READ RESPONSE
+	 * ONLY without payload at its PSN (rxe since Linux 6.2): no READ's */
+	const struct chk_msg *pm = chk_msg_find(d, p->psn);
+	if (pm && pm->kind == CHK_OTHER && pm->first_psn == p->psn &&
+	    (p->flags & ROCE_OPF_ONLY) && !p->ib->payload_len) {
+		d->in_read = false;
+		return;
+	}
 	bool skipped = d->in_read && p->psn != d->read_next_psn;
 
 	if (!starts && d->in_read && !skipped) {

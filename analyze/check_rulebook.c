@@ -180,6 +180,30 @@ static const struct roce_rule book[] = {
 	NOT_YET("ZERO-LENGTH", "9.4.2, 9.4.3", "RC, UC",
 		"an RDMA WRITE or READ of DMA length 0 carries no payload, reaches no memory and is acknowledged (a READ by one response without payload); its R_Key and VA, which name no byte, are not checked",
 		"not yet: the checker does not judge zero-length operations"),
+
+	/* added for FLUSH and ATOMIC WRITE (IBTA 1.5, annex A19, memory
+	 * placement extensions; statements as rxe's sources cite them) */
+	NOT_YET("FLUSH-PACKET", "A19, oA19-2, oA19-5", "RC",
+		"a FLUSH is one packet, opcode 0x1C, with a FETH (placement type bits 0-3, selectivity level bits 4-5) and a RETH and no payload",
+		"not yet: HEADERS refuses a payload on it; the FETH's fields are judged by the conformance suite"),
+	NOT_YET("FLUSH-ANSWER", "A19", "RC",
+		"a FLUSH takes effect after the requests before it and is answered by a zero-length RDMA READ Response Only at its PSN, the MSN counting it",
+		"not yet: rocemu check takes that answer as the FLUSH's (no READ-RESPONSE-FOR-READ finding) but does not require it"),
+	NOT_YET("FLUSH-RIGHTS", "A19", "RC",
+		"a FLUSH needs its placement type's flush right on the QP (else NAK invalid request) and on the region over its range, or on the region alone at level MR, whose range is ignored (else NAK remote access error)",
+		"the rights are not on the wire: judged by an active tester"),
+	NOT_YET("FLUSH-DUPLICATE", "A19, oA19-14, oA19-15", "RC",
+		"a duplicate FLUSH is answered again, its answer repeated, not executed anew",
+		"not yet: the checker does not follow FLUSH answers"),
+	NOT_YET("ATOMIC-WRITE-ANSWER", "A19", "RC",
+		"an ATOMIC WRITE's 8 bytes are placed at once at its address and it is answered by a zero-length RDMA READ Response Only at its PSN; a duplicate is answered again and not placed again",
+		"memory is not on the wire; rocemu check takes that answer as the ATOMIC WRITE's but does not require it"),
+	NOT_YET("ATOMIC-WRITE-ALIGN", "A19, oA19-28", "RC",
+		"an ATOMIC WRITE names an 8-byte aligned address and length 8; otherwise NAK invalid request, memory untouched",
+		"not yet: the checker does not judge ATOMIC WRITE's address"),
+	NOT_YET("ATOMIC-WRITE-RIGHTS", "A19", "RC",
+		"an ATOMIC WRITE needs remote write on the QP (else NAK invalid request) and on the region over its 8 bytes (else NAK remote access error)",
+		"the rights are not on the wire: judged by an active tester"),
 };
 
 const struct roce_rule *roce_rules(size_t *n)

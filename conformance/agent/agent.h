@@ -31,6 +31,20 @@ struct req {
 
 /* The device, opened once for the agent's life, and what every
  * connection must show before it may use it. */
+/* IBTA 1.5 FLUSH and ATOMIC WRITE as rdma-core 45 numbers them (older
+ * headers lack some of the names): access rights, send_ops_flags bits,
+ * completion opcodes, and the device_cap_flags_ex bits the kernel
+ * reports (rdma/ib_user_verbs.h). */
+#define AGENT_ACCESS_FLUSH_GLOBAL (1 << 8)
+#define AGENT_ACCESS_FLUSH_PERSISTENT (1 << 9)
+#define AGENT_QP_EX_WITH_FLUSH (1ull << 11)
+#define AGENT_QP_EX_WITH_ATOMIC_WRITE (1ull << 12)
+#define AGENT_WC_FLUSH 8
+#define AGENT_WC_ATOMIC_WRITE 9
+#define AGENT_CAP_FLUSH_GLOBAL (1ull << 38)
+#define AGENT_CAP_FLUSH_PERSISTENT (1ull << 39)
+#define AGENT_CAP_ATOMIC_WRITE (1ull << 40)
+
 struct agent_dev {
 	const char *token;	/* auth token= asked for first; NULL: none */
 	struct ibv_context *ctx;

@@ -97,6 +97,9 @@ int req_flags(struct req *r, const char *key, int def, int *flags)
 		{ "lw", IBV_ACCESS_LOCAL_WRITE }, { "rw", IBV_ACCESS_REMOTE_WRITE },
 		{ "rr", IBV_ACCESS_REMOTE_READ }, { "ra", IBV_ACCESS_REMOTE_ATOMIC },
 		{ "mw", IBV_ACCESS_MW_BIND },
+		/* IBTA 1.5 FLUSH rights (rdma-core 45's IBV_ACCESS_FLUSH_*) */
+		{ "fg", AGENT_ACCESS_FLUSH_GLOBAL },
+		{ "fp", AGENT_ACCESS_FLUSH_PERSISTENT },
 	};
 	const char *s = req_str(r, key);
 	char buf[128];
@@ -115,7 +118,7 @@ int req_flags(struct req *r, const char *key, int def, int *flags)
 			i++;
 		if (i == sizeof(t) / sizeof(t[0])) {
 			snprintf(r->err, sizeof(r->err),
-				 "%s: '%.20s' is not an access flag (lw rw rr ra mw, or 0)", key, w);
+				 "%s: '%.20s' is not an access flag (lw rw rr ra mw fg fp, or 0)", key, w);
 			return -1;
 		}
 		*flags |= t[i].flag;

@@ -116,6 +116,53 @@ static int op_words(struct req *r, struct agent_objs *o, struct ibv_send_wr *wr)
 	return 0;
 }
 
+/* struct ibv_qp_ex as rdma-core 45 ends it: wr_flush after
+ * wr_atomic_write, the last member of older headers. Read only on a QP
+ * the library made with IBV_QP_EX_WITH_FLUSH (cmd_qp), which a library
+ * without it refuses. */
+struct qp_ex45 {
+	struct ibv_qp_ex x;
+	void (*wr_flush)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr,
+			 size_t len, uint8_t type, uint8_t level);
+};
+
+/* op=atomic_write (its 8 bytes the SGE's) and op=flush (flush_len=,
+ * type=, level=): the extended API's ibv_wr_* calls, the only way to post
+ * them. 0, the answer given. */
+static int post_ex(struct agent_objs *o, unsigned q, struct req *r, struct answer *a,
+		   bool flush, const struct ibv_sge *sge, int nsge)
+{
+	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(o->qp[q]);
+	uint64_t id, raddr, rkey, flen, type, level;
+
+	if (!qx)
+		return ans_err(a, "EOPNOTSUPP", "qp %u was made without ops=%s", q,
+			       flush ? "flush" : "atomic_write");
+	r->err[0] = 0;
+	if (req_num(r, "id", UINT64_MAX, true, 0, &id) ||
+	    req_num(r, "raddr", UINT64_MAX, false, 0, &raddr) ||
+	    req_num(r, "rkey", UINT32_MAX, false, 0, &rkey) ||
+	    req_num(r, "flush_len", UINT32_MAX, true, 0, &flen) ||
+	    req_num(r, "type", 0xf, true, 1, &type) || req_num(r, "level", 3, true, 0, &level))
+		return ans_err(a, "EINVAL", "%s", r->err);
+	if (!flush && (nsge != 1 || sge->length != 8))
+		return ans_err(a, "EINVAL", "atomic_write takes mr= off= len=8: its value");
+	ibv_wr_start(qx);
+	qx->wr_id = id;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	if (flush)
+		((struct qp_ex45 *)(void *)qx)->wr_flush(qx, (uint32_t)rkey, raddr, flen,
+							 (uint8_t)type, (uint8_t)level);
+	else
+		ibv_wr_atomic_write(qx, (uint32_t)rkey, raddr,
+				    (const void *)(uintptr_t)sge->addr);
+	int rc = ibv_wr_complete(qx);
+	if (rc)
+		return ans_errno(a, rc, "ibv_wr_complete");
+	ans_add(a, "ok");
+	return 0;
+}
+
 int cmd_send(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
 {
 	unsigned q;
@@ -129,11 +176,13 @@ int cmd_send(struct agent_dev *d, struct agent_objs *o, struct req *r, struct an
 	if (obj_lookup(r, a, "qp", (void *const *)o->qp, &q) ||
 	    sge_of(r, a, o, &sge, &wr.num_sge))
 		return 0;
+	if (op && (!strcmp(op, "flush") || !strcmp(op, "atomic_write")))
+		return post_ex(o, q, r, a, op[0] == 'f', &sge, wr.num_sge);
 	while (op && k < sizeof(ops) / sizeof(ops[0]) && strcmp(ops[k].name, op))
 		k++;
 	if (!op || k == sizeof(ops) / sizeof(ops[0]))
 		return ans_err(a, "EINVAL", "send needs op=send, send_imm, send_inv, write, "
-			       "write_imm, read, cas or faa");
+			       "write_imm, read, cas, faa, atomic_write or flush");
 	wr.opcode = ops[k].op;
 	r->err[0] = 0;
 	if (req_num(r, "id", UINT64_MAX, true, 0, &id) ||
@@ -199,6 +248,11 @@ static void sleep_ms(unsigned ms)
 
 static const char *wc_opcode(enum ibv_wc_opcode op)
 {
+	/* not in every header's enum: compared as numbers */
+	if ((int)op == AGENT_WC_FLUSH)
+		return "flush";
+	if ((int)op == AGENT_WC_ATOMIC_WRITE)
+		return "atomic_write";
 	switch (op) {
 	case IBV_WC_SEND: return "send";
 	case IBV_WC_RDMA_WRITE: return "write";

@@ -91,13 +91,27 @@ int cmd_hello(struct agent_dev *d, struct agent_objs *o, struct req *r, struct a
 			       AGENT_PROTO, (unsigned long long)proto);
 	o->hello = true;
 	inet_ntop(AF_INET6, d->gid.raw, gid, sizeof(gid));
+	/* the IBTA 1.5 operations the kernel says the device has */
+	struct ibv_device_attr_ex ax;
+	uint64_t cf = 0;
+	memset(&ax, 0, sizeof(ax));
+	if (!ibv_query_device_ex(d->ctx, NULL, &ax))
+		cf = ax.device_cap_flags_ex;
+	char caps[64] = "";
+	if (cf & AGENT_CAP_ATOMIC_WRITE)
+		strcat(caps, ",atomic_write");
+	if (cf & AGENT_CAP_FLUSH_GLOBAL)
+		strcat(caps, ",flush_global");
+	if (cf & AGENT_CAP_FLUSH_PERSISTENT)
+		strcat(caps, ",flush_persistent");
 	const char *cap = d->attr.atomic_cap == IBV_ATOMIC_HCA ? "hca"
 			  : d->attr.atomic_cap == IBV_ATOMIC_GLOB ? "glob" : "none";
 	ans_add(a, "ok proto=%d device=%s gid=%s gid_index=%d port=%u active_mtu=%s "
 		"vendor_id=%#x vendor_part_id=%u max_qp_rd_atom=%d max_qp_init_rd_atom=%d "
-		"atomic_cap=%s", AGENT_PROTO, d->name, gid, d->gid_index, d->port,
+		"atomic_cap=%s caps=%s", AGENT_PROTO, d->name, gid, d->gid_index, d->port,
 		mtu_name(d->port_attr.active_mtu), d->attr.vendor_id, d->attr.vendor_part_id,
-		d->attr.max_qp_rd_atom, d->attr.max_qp_init_rd_atom, cap);
+		d->attr.max_qp_rd_atom, d->attr.max_qp_init_rd_atom, cap,
+		caps[0] ? caps + 1 : "none");
 	family_gids(d, a);
 	return 0;
 }
@@ -187,13 +201,30 @@ int cmd_cq(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answ
 	return 0;
 }
 
+/* ops=atomic_write,flush: their send_ops_flags bits into *ex; -1 for a
+ * word it does not know. */
+static int extra_ops(const char *ops, uint64_t *ex)
+{
+	char buf[64], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", ops);
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "atomic_write"))
+			*ex |= AGENT_QP_EX_WITH_ATOMIC_WRITE;
+		else if (!strcmp(w, "flush"))
+			*ex |= AGENT_QP_EX_WITH_FLUSH;
+		else
+			return -1;
+	}
+	return 0;
+}
+
 int cmd_qp(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
 {
 	unsigned pd, scq, rcq;
 	uint64_t sq, rq;
 	const char *type = req_str(r, "type");
 	struct ibv_qp_init_attr ia = { .sq_sig_all = 0 };
-	(void)d;
 
 	if (obj_lookup(r, a, "pd", (void *const *)o->pd, &pd) ||
 	    obj_lookup(r, a, "scq", (void *const *)o->cq, &scq) ||
@@ -213,7 +244,28 @@ int cmd_qp(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answ
 	unsigned i = next_num(&o->nqp, (void *const *)o->qp, a);
 	if (!i)
 		return 0;
-	o->qp[i] = ibv_create_qp(o->pd[pd], &ia);
+	const char *ops = req_str(r, "ops");
+	uint64_t ex = 0;
+	if (ops && extra_ops(ops, &ex))
+		return ans_err(a, "EINVAL", "ops=%s: atomic_write and flush, "
+			       "comma-separated", ops);
+	if (ex) {
+		/* ibv_wr_atomic_write and ibv_wr_flush exist only on a QP
+		 * made with them in send_ops_flags; a library that does not
+		 * know them refuses the QP (EOPNOTSUPP), so one that makes it
+		 * has them in its struct ibv_qp_ex */
+		struct ibv_qp_init_attr_ex ix = {
+			.qp_type = ia.qp_type, .send_cq = ia.send_cq,
+			.recv_cq = ia.recv_cq, .cap = ia.cap, .pd = o->pd[pd],
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+					  IBV_QP_EX_WITH_SEND | ex,
+		};
+		o->qp[i] = ibv_create_qp_ex(d->ctx, &ix);
+	} else {
+		o->qp[i] = ibv_create_qp(o->pd[pd], &ia);
+	}
 	if (!o->qp[i])
 		return ans_errno(a, errno ? errno : ENOMEM, "ibv_create_qp");
 	ans_add(a, "ok qp=%u qpn=%#x", i, o->qp[i]->qp_num);

@@ -145,6 +145,7 @@ struct cf_device {
 	bool has_gid[2];
 	uint8_t fam_gid[2][16];
 	int fam_index[2];
+	char caps[64];		/* hello's caps=: atomic_write,flush_global,... */
 };
 /* The IP versions a scenario runs over, as indexes. */
 enum { CF_IPV4, CF_IPV6 };

@@ -216,6 +216,8 @@ static int read_hello(struct cf_agent *a, struct cf_device *dev, char *err,
 	dev->max_rd_atom = cf_agent_num(a, "max_qp_rd_atom", &v) ? (uint32_t)v : 1;
 	if (!cf_agent_get(a, "atomic_cap", dev->atomic_cap, sizeof(dev->atomic_cap)))
 		strcpy(dev->atomic_cap, "none");
+	if (!cf_agent_get(a, "caps", dev->caps, sizeof(dev->caps)))
+		strcpy(dev->caps, "none");
 	return read_family_gids(a, dev, err, errlen);
 }
 

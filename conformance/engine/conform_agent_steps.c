@@ -57,7 +57,8 @@ static int step_post(struct cf_run *x, const struct cf_step *st, bool recv)
 {
 	static const char *const recv_keys[] = { "off", "len", "id", NULL };
 	static const char *const send_keys[] = { "off", "len", "id", "raddr", "rkey",
-		"imm", "inv_rkey", "compare", "swap", "add", "inline", "fence", "se", NULL };
+		"imm", "inv_rkey", "compare", "swap", "add", "inline", "fence", "se",
+		"flush_len", "type", "level", NULL };
 	char req[1024];
 	const char *mr = cf_arg_get(st->args, st->nargs, "mr");
 	const char *op = cf_arg_get(st->args, st->nargs, "op");

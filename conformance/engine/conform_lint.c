@@ -16,7 +16,7 @@ static const char *const *const kind_keys[CF_KIND_COUNT] = {
 	[CF_RECV] = (const char *const[]){ "mr", "off", "len", "id", NULL },
 	[CF_POST] = (const char *const[]){ "op", "mr", "off", "len", "id", "raddr",
 		"rkey", "imm", "inv_rkey", "compare", "swap", "add", "inline", "fence",
-		"se", "qkey", NULL },
+		"se", "qkey", "flush_len", "type", "level", NULL },
 	[CF_COMPLETION] = (const char *const[]){ "status", "opcode", "len", "imm",
 		"inv", "srcqp", "id", "within", NULL },
 	[CF_NO_COMPLETION] = (const char *const[]){ NULL },
@@ -63,6 +63,7 @@ static const struct {
 	{ "aeth", ROCE_EXT_AETH }, { "rnr_timer", ROCE_EXT_AETH },
 	{ "credit", ROCE_EXT_AETH }, { "msn", ROCE_EXT_AETH },
 	{ "orig", ROCE_EXT_ATMACK },
+	{ "feth", ROCE_EXT_FETH },
 };
 
 static const char *ext_name(uint16_t ext)
@@ -70,7 +71,8 @@ static const char *ext_name(uint16_t ext)
 	return ext & ROCE_EXT_RETH ? "RETH" : ext & ROCE_EXT_ATMETH ? "AtomicETH" :
 	       ext & ROCE_EXT_IMMDT ? "ImmDt" : ext & ROCE_EXT_IETH ? "IETH" :
 	       ext & ROCE_EXT_DETH ? "DETH" : ext & ROCE_EXT_AETH ? "AETH" :
-	       ext & ROCE_EXT_ATMACK ? "AtomicAckETH" : "?";
+	       ext & ROCE_EXT_ATMACK ? "AtomicAckETH" :
+	       ext & ROCE_EXT_FETH ? "FETH" : "?";
 }
 
 /* ibv_wc_status_str's words with '_' for spaces, and the agent's opcodes. */
@@ -87,7 +89,7 @@ static const char *const wc_statuses[] = {
 };
 static const char *const wc_opcodes[] = {
 	"send", "write", "read", "cas", "faa", "bind_mw", "local_inv", "recv",
-	"recv_imm", NULL,
+	"recv_imm", "flush", "atomic_write", NULL,
 };
 static const char *const aeth_words[] = {
 	"ack", "rnr", "nak", "nak_seq", "nak_inv_req", "nak_rem_access",

@@ -11,7 +11,7 @@
 static const char *const match_keys[] = {
 	"psn", "qpn", "ackreq", "se", "pkey", "pad", "va", "rkey", "dmalen",
 	"len", "fill", "imm", "inv", "swap", "add", "compare", "qkey", "srcqp",
-	"aeth", "rnr_timer", "msn", "orig", "within", "after", "timer", NULL,
+	"aeth", "rnr_timer", "msn", "orig", "feth", "within", "after", "timer", NULL,
 };
 
 static const char *op_name(uint8_t op)
@@ -56,6 +56,8 @@ void cf_packet_describe(const struct cf_packet *p, char *out, size_t len)
 		syndrome_str(ib->aeth.syndrome, syn, sizeof(syn));
 		n += (size_t)snprintf(out + n, len - n, " aeth=%s msn=%u", syn, ib->aeth.msn);
 	}
+	if (n < len && (ex & ROCE_EXT_FETH))
+		n += (size_t)snprintf(out + n, len - n, " feth=%#x", ib->feth);
 	if (n < len && (ex & ROCE_EXT_RETH))
 		n += (size_t)snprintf(out + n, len - n, " va=%#llx rkey=%#x dmalen=%u",
 				      (unsigned long long)ib->reth.va, ib->reth.rkey,
@@ -169,6 +171,7 @@ static bool field(const struct roce_ib *ib, const char *k, uint64_t *v)
 		{ "srcqp", x & ROCE_EXT_DETH, ib->deth.src_qp },
 		{ "msn", x & ROCE_EXT_AETH, ib->aeth.msn },
 		{ "orig", x & ROCE_EXT_ATMACK, ib->atmack },
+		{ "feth", x & ROCE_EXT_FETH, ib->feth },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(t[i].key, k)) {

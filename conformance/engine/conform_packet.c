@@ -125,7 +125,7 @@ static const char *const build_keys[] = {
 	"psn", "qpn", "ackreq", "se", "migreq", "pkey", "pad", "tver", "fecn",
 	"becn", "va", "rkey", "dmalen", "len", "fill", "imm", "inv", "swap",
 	"add", "compare", "qkey", "srcqp", "aeth", "rnr_timer", "credit",
-	"msn", "orig", "icrc", NULL,
+	"msn", "orig", "icrc", "feth", NULL,
 };
 
 static bool known_key(const char *const *keys, const char *k)
@@ -269,6 +269,8 @@ static void set_headers(struct build_ctx *c, struct roce_ib *ib, uint8_t op)
 	ib->deth.qkey = (uint32_t)val(c, "qkey", 0);
 	ib->deth.src_qp = (uint32_t)val(c, "srcqp", c->e->my_qpn) & PSN_MASK;
 	ib->atmack = val(c, "orig", 0);
+	/* FLUSH's FETH word: placement type bits 0-3, level bits 4-5 */
+	ib->feth = (uint32_t)val(c, "feth", 0);
 	set_aeth(c, ib);
 }
 

@@ -168,6 +168,13 @@ static int check_header(struct cf_run *x)
 				  other ? "IPv4" : "IPv6");
 	if (strstr(sc->needs, "atomics") && !strcmp(x->s->dev.atomic_cap, "none"))
 		return cf_verdict(x, CF_NA, 0, "the device does no atomics (atomic_cap none)");
+	/* IBTA 1.5 (Linux 6.2 on): the device's capability bits say */
+	if (strstr(sc->needs, "flush") && !strstr(x->s->dev.caps, "flush_global"))
+		return cf_verdict(x, CF_NA, 0, "the device does no FLUSH (no FLUSH_GLOBAL "
+				  "capability; caps %s)", x->s->dev.caps);
+	if (strstr(sc->needs, "atomic_write") && !strstr(x->s->dev.caps, "atomic_write"))
+		return cf_verdict(x, CF_NA, 0, "the device does no ATOMIC WRITE (no "
+				  "ATOMIC_WRITE capability; caps %s)", x->s->dev.caps);
 	if (x->e.mtu > x->s->dev.active_mtu)
 		return cf_verdict(x, CF_NA, 0, "path MTU %u is above the port's active MTU %u",
 				  x->e.mtu, x->s->dev.active_mtu);
@@ -193,8 +200,12 @@ int cf_setup(struct cf_run *x)
 	x->cq = (unsigned)v;
 	if (sc->role == CF_CM)	/* the QP is the one the CM accepts with */
 		return 0;
-	AGENT(x, "qp", "qp pd=%u type=%s scq=%u rcq=%u sq=%s rq=%s", x->pd,
-	      sc->transport, x->cq, x->cq, qp_arg(sc, "sq", "32"), qp_arg(sc, "rq", "32"));
+	/* the agent posts FLUSH and ATOMIC WRITE only on a QP made for them */
+	bool fl = strstr(sc->needs, "flush"), aw = strstr(sc->needs, "atomic_write");
+	AGENT(x, "qp", "qp pd=%u type=%s scq=%u rcq=%u sq=%s rq=%s%s%s%s", x->pd,
+	      sc->transport, x->cq, x->cq, qp_arg(sc, "sq", "32"), qp_arg(sc, "rq", "32"),
+	      fl || aw ? " ops=" : "", fl ? "flush" : "", aw ? (fl ? ",atomic_write"
+							   : "atomic_write") : "");
 	if (need_num(x, "qp", &v))
 		return -1;
 	x->qp = (unsigned)v;

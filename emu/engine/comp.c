@@ -261,10 +261,34 @@ static void on_nak(struct rocemu_qp *qp, const struct roce_ib *ib)
 	}
 }
 
+/*
+ * FLUSH and ATOMIC WRITE are answered by a zero-length READ response
+ * (IBTA 1.5; rxe since 6.2): it completes the WQE at its PSN. true when
+ * the response was one (taken or dropped).
+ */
+static bool on_placement_response(struct rocemu_qp *qp, struct swqe *wqe,
+				  const struct roce_ib *ib)
+{
+	if (!wqe || !wr_is(wqe->opcode, WR_FLUSH | WR_ATOMIC_WRITE))
+		return false;
+	if (ib->bth.opcode != ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY ||
+	    ib->payload_len || ib->bth.psn != qp->comp.psn) {
+		dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ);
+		return true;
+	}
+	qp->comp.psn = roce_psn_add(ib->bth.psn, 1);
+	finish(qp, wqe, IBV_WC_SUCCESS);
+	progress(qp);
+	return true;
+}
+
 static void on_read_response(struct rocemu_qp *qp, const struct roce_ib *ib)
 {
 	uint32_t psn = ib->bth.psn, mtu = qp_mtu(qp);
 	struct swqe *wqe = wqe_at(qp, psn);
+
+	if (on_placement_response(qp, wqe, ib))
+		return;
 
 	/* Only the next expected response is taken; others wait for the
 	 * retry (an early one means something before it was lost). */

@@ -108,6 +108,22 @@ struct rd_res *resp_new_res(struct rocemu_qp *qp);
 /* A duplicate READ or atomic (IBTA 9.7.5.1.1): its response owed again
  * from the PSN it asks for. False if no resource holds it. */
 bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib);
+/*
+ * IBTA 1.5 FLUSH and ATOMIC WRITE (resp_flush.c): the request at psn
+ * executed; its answer, a zero-length READ response, owed in PSN order
+ * with the MSN counted and the expected PSN moved on. false (nothing
+ * changed) if no resource is free.
+ */
+bool resp_owe_placement(struct rocemu_qp *qp, uint32_t psn);
+/*
+ * The FLUSH ib checked (the QP's and the memory's rights for its
+ * placement type, the range or, at level MR, the key alone) and
+ * executed, its answer owed: 0. Else the NAK syndrome it earns, nothing
+ * changed, with *why (NULL when the reason was given already) for
+ * explain mode.
+ */
+uint8_t resp_flush(struct rocemu_qp *qp, const struct roce_ib *ib,
+		   const char **why);
 /* The MSN an AETH of qp carries for count msn: its low 24 bits (0 under
  * the test-only msn_frozen misbehaviour). Changes nothing. */
 uint32_t resp_msn(const struct rocemu_qp *qp, uint32_t msn);

@@ -136,6 +136,23 @@ static void send_atomic(struct rocemu_qp *qp, struct swqe *wqe)
 	wqe->sent = 8;
 }
 
+/* A FLUSH (IBTA 1.5): one packet, its FETH and RETH, no payload; like
+ * rxe, AckReq set and SE clear. */
+static void send_flush(struct rocemu_qp *qp, struct swqe *wqe)
+{
+	struct roce_ib ib = { 0 };
+
+	ib.bth.opcode = ROCE_OP_RC_FLUSH;
+	ib.bth.psn = qp->req.psn;
+	ib.bth.ackreq = true;
+	ib.feth = (uint32_t)wqe->swap;
+	ib.reth.va = wqe->remote_addr;
+	ib.reth.rkey = wqe->rkey;
+	ib.reth.len = (uint32_t)wqe->compare_add;
+	qp_send_packet(qp, &ib);
+	qp->req.psn = roce_psn_add(qp->req.psn, 1);
+}
+
 const uint8_t *req_payload(struct rocemu_qp *qp, struct swqe *wqe,
 			   uint32_t off, uint32_t n, uint8_t *bounce)
 {
@@ -215,6 +232,8 @@ static bool send_next(struct rocemu_qp *qp, struct swqe *wqe)
 		send_read(qp, wqe);
 	else if (wr_is(wqe->opcode, WR_ATOMIC))
 		send_atomic(qp, wqe);
+	else if (wr_is(wqe->opcode, WR_FLUSH))
+		send_flush(qp, wqe);
 	else if (!send_segment(qp, wqe))
 		return false;
 	if (roce_psn_cmp(qp->req.psn, qp->req.max_psn) > 0)

@@ -465,7 +465,8 @@ static bool atomic_again(struct rocemu_qp *qp, const struct roce_ib *ib)
 
 /*
  * IBTA 1.5 ATOMIC WRITE: the 8-byte payload stored at the RETH's address
- * as one aligned 64-bit store, acknowledged like a WRITE. As rxe: the QP
+ * as one aligned 64-bit store, answered as rxe does by a zero-length READ
+ * response (resp_flush.c) that also moves the expected PSN. As rxe: the QP
  * needs remote write (else Invalid Request), the R_Key remote write over
  * the 8 bytes (else Remote Access Error), and the address 8-byte aligned
  * (else Invalid Request, rxe's misaligned-atomic class C error). The
@@ -507,9 +508,17 @@ static bool do_atomic_write(struct rocemu_qp *qp, const struct roce_ib *ib)
 	}
 	/* The bytes as they came (rxe stores them unchanged), in one store
 	 * that a concurrent reader sees whole. */
+	/* Its answer needs a resource; checked before the store, so that
+	 * a refused one leaves memory as it was. */
+	if (!resp_owe_placement(qp, psn)) {
+		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
+			  "IBTA 9.7.5.1",
+			  "no responder resource free for the ATOMIC WRITE's "
+			  "answer");
+		return false;
+	}
 	memcpy(&v, ib->payload, 8);
 	__atomic_store_n((uint64_t *)(void *)mem, v, __ATOMIC_RELEASE);
-	qp->resp.msn++;
 	return true;
 }
 
@@ -522,10 +531,7 @@ static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
 	unsigned fl = ib->op->flags;
 
 	dev_count(qp->dev, ROCEMU_CNT_DUP_REQUESTS);
-	/* A duplicate ATOMIC WRITE is acknowledged, not stored again: a
-	 * later WRITE may have changed those bytes since. */
-	if ((fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE)) ||
-	    ib->bth.opcode == ROCE_OP_RC_ATOMIC_WRITE) {
+	if (fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE)) {
 		uint32_t last = roce_psn_add(qp->resp.psn, ROCE_PSN_MASK);
 		/* what a sender that numbers its packets wrong sees */
 		dev_why(qp->dev, ROCEMU_WHY_DROP, qp->qpn, NULL, 0,
@@ -546,6 +552,10 @@ static void duplicate(struct rocemu_qp *qp, const struct roce_ib *ib)
 	    dev_misbehaves(qp->dev, ROCEMU_MISBEHAVE_DUP_ATOMIC_REEXEC) &&
 	    atomic_again(qp, ib))
 		return;
+	/* A duplicate FLUSH or ATOMIC WRITE is answered again from its
+	 * resource, not executed again (a later WRITE may have changed
+	 * those bytes since); with its resource gone it is dropped (rxe:
+	 * class D). */
 	if (resp_replay(qp, ib))
 		return;
 	dev_count(qp->dev, ROCEMU_CNT_RX_DROP_SEQ); /* nothing to answer */
@@ -637,15 +647,22 @@ void resp_receive(struct rocemu_qp *qp, const struct roce_frame *f)
 		do_atomic(qp, ib);
 		return;
 	}
+	/* IBTA 1.5: both answered by a zero-length READ response, as rxe
+	 * (resp_flush.c), which also moves the expected PSN */
 	if (ib->bth.opcode == ROCE_OP_RC_ATOMIC_WRITE) {
-		if (!do_atomic_write(qp, ib))
-			return;
-		qp->resp.psn = roce_psn_add(psn, 1);
-		owe_ack(qp, psn);
+		do_atomic_write(qp, ib);
 		return;
 	}
-	/* IBTA 1.5's FLUSH is not supported: an opcode the
-	 * responder does not implement is an invalid request (9.7.5.1.3). */
+	if (ib->bth.opcode == ROCE_OP_RC_FLUSH) {
+		const char *why;
+		uint8_t syn = resp_flush(qp, ib, &why);
+		if (syn)
+			nak_fatal(qp, syn, psn, IBV_WC_WR_FLUSH_ERR,
+				  "IBTA 1.5 FLUSH, as rxe", why);
+		return;
+	}
+	/* An opcode the responder does not implement is an invalid
+	 * request (9.7.5.1.3). */
 	if (!(fl & (ROCE_OPF_SEND | ROCE_OPF_WRITE))) {
 		nak_fatal(qp, ROCE_AETH_NAK_INV_REQ, psn, IBV_WC_WR_FLUSH_ERR,
 			  "IBTA 9.7.5.1.3",

@@ -338,6 +338,18 @@ bool resp_replay(struct rocemu_qp *qp, const struct roce_ib *ib)
 				 roce_range_end(r->va, off, &at) &&
 				 ib->reth.va == at &&
 				 ib->reth.len == r->len - off;
+		/* FLUSH, ATOMIC WRITE: the answer again, nothing redone */
+		bool same_placement = r->placement && psn == r->first_psn &&
+				      (ib->bth.opcode == ROCE_OP_RC_FLUSH ||
+				       ib->bth.opcode ==
+					       ROCE_OP_RC_ATOMIC_WRITE);
+		if (same_placement) {
+			r->next_psn = psn;
+			r->owed = true;
+			qp->resp.res_owed = true;
+			schedule(qp);
+			return true;
+		}
 		if (!same_atomic && !same_read)
 			continue;
 		/* A late retry of a READ whose MR has gone since is answered

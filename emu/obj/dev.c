@@ -204,6 +204,9 @@ void rocemu_dev_attr(const struct rocemu_dev *d, struct ibv_device_attr *a)
  * device_cap_flags_ex bit rdma-core passes through; older headers lack
  * the name. */
 #define ROCEMU_DEVICE_ATOMIC_WRITE (1ull << 40)
+/* IB_UVERBS_DEVICE_FLUSH_GLOBAL and _PERSISTENT, likewise. */
+#define ROCEMU_DEVICE_FLUSH_GLOBAL (1ull << 38)
+#define ROCEMU_DEVICE_FLUSH_PERSISTENT (1ull << 39)
 /*
  * On-demand paging: every access to an on-demand MR checks its pages
  * (mem_get/mem_put), whatever the operation, so each transport offers it
@@ -232,6 +235,11 @@ void rocemu_dev_attr_ex(const struct rocemu_dev *d,
 	a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
 	/* IBTA 1.5 ATOMIC WRITE, as rxe reports it since Linux 6.2. */
 	a->device_cap_flags_ex |= ROCEMU_DEVICE_ATOMIC_WRITE;
+	/* and FLUSH, both placement types, as rxe reports them (a
+	 * persistent FLUSH still needs an MR with that right, which no
+	 * memory of rocemu's can have: mr.c) */
+	a->device_cap_flags_ex |=
+		ROCEMU_DEVICE_FLUSH_GLOBAL | ROCEMU_DEVICE_FLUSH_PERSISTENT;
 	dev_odp_caps(&a->odp_caps);
 	a->max_dm_size = MAX_DM_SIZE;
 	/* Completions carry the world's clock, in ns: a 1 GHz clock (the

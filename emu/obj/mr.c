@@ -41,7 +41,7 @@ enum {
 	ACCESS_KNOWN = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 		       IBV_ACCESS_MW_BIND | IBV_ACCESS_ON_DEMAND |
-		       IBV_ACCESS_HUGETLB,
+		       IBV_ACCESS_HUGETLB | ROCEMU_ACCESS_FLUSH_GLOBAL,
 	NEEDS_LOCAL_WRITE = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
 };
 
@@ -72,7 +72,10 @@ static int mr_shape(void *addr, size_t len, int access, uint8_t **base,
 {
 	bool odp = access & IBV_ACCESS_ON_DEMAND;
 
-	/* ibv_reg_mr(3): remote write or atomic needs local write. */
+	/* ibv_reg_mr(3): remote write or atomic needs local write. The
+	 * FLUSH persistence right is refused (not in ACCESS_KNOWN) as rxe
+	 * refuses it for memory that is not persistent: none of rocemu's
+	 * is. */
 	if ((access & ~ACCESS_KNOWN) ||
 	    ((access & NEEDS_LOCAL_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE)))
 		return -EINVAL;
@@ -113,6 +116,9 @@ static void why_reg(struct rocemu_dev *d, int rc, void *addr, size_t len,
 	const char *why =
 		rc == -EFAULT ? "part of the range is not mapped, or not "
 				"writable while a write right is asked for"
+		: (access & ROCEMU_ACCESS_FLUSH_PERSISTENT)
+			? "IBV_ACCESS_FLUSH_PERSISTENT: no memory of rocemu's "
+			  "is persistent (rxe refuses it so too)"
 		: (access & ~ACCESS_KNOWN) ? "an access flag rocemu does not know"
 		: ((access & NEEDS_LOCAL_WRITE) &&
 		   !(access & IBV_ACCESS_LOCAL_WRITE))

@@ -213,3 +213,24 @@ uint64_t rkey_resolve(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
 	*mem = mr_ptr(mw->mr, at);
 	return mw->serial;
 }
+
+bool rkey_extent(const struct rocemu_qp *qp, uint32_t rkey, int access,
+		 uint64_t *va, uint64_t *len)
+{
+	struct rocemu_mr *mr = mr_find(qp->dev, rkey);
+	struct rocemu_mw *mw;
+
+	if (mr && mr->pd == qp->pd && (mr->access & access) == access) {
+		*va = mr->iova;
+		*len = mr->len;
+		return true;
+	}
+	mw = mw_find(qp->dev, rkey >> 8);
+	if (!mw || mw->rkey != rkey || !mw->mr || mw->pd != qp->pd ||
+	    (mw->type == IBV_MW_TYPE_2 && mw->qpn != qp->qpn) ||
+	    (mw->access & access) != access)
+		return false;
+	*va = (mw->access & IBV_ACCESS_ZERO_BASED) ? 0 : mw->addr;
+	*len = mw->len;
+	return true;
+}

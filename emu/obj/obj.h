@@ -277,6 +277,15 @@ uint64_t rkey_resolve(const struct rocemu_qp *qp, uint32_t rkey, uint64_t va,
 		      uint64_t len, int access, uint8_t **mem);
 
 /*
+ * The whole range an R_Key opens on qp with all of access, whatever
+ * address a request names (a FLUSH of selectivity level MR): the MR's, or
+ * the window's (0-based if it is). true with *va and *len set; false,
+ * both untouched, if the key names no MR or window qp may use so.
+ */
+bool rkey_extent(const struct rocemu_qp *qp, uint32_t rkey, int access,
+		 uint64_t *va, uint64_t *len);
+
+/*
  * Explain mode: why rkey_resolve refused [va, va+len) under rkey for
  * access on qp, in words, into buf (n bytes, NUL included): no such key
  * in the QP's PD, another PD, a right missing, a range outside, a window
@@ -484,6 +493,9 @@ struct rd_res {
 	uint64_t mr_serial;	/* READ: the registration it was checked in */
 	uint32_t msn;		/* the MSN once it executed (C9-148) */
 	uint64_t orig;		/* atomic result */
+	/* FLUSH or ATOMIC WRITE: its answer is a zero-length READ
+	 * response (IBTA 1.5), len 0 */
+	bool placement;
 };
 
 struct rocemu_qp {

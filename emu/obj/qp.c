@@ -397,6 +397,35 @@ static int fill_local(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/*
+ * FLUSH (IBTA 1.5, device.h's ROCEMU_WR_FLUSH): no data of its own; the
+ * range, key, placement type and selectivity level go into the WQE as
+ * the FETH and RETH will carry them (length in compare_add, the FETH
+ * word in swap). A length above 2^31, a type with a reserved bit, or a
+ * level other than range or MR, is refused as rxe's provider does.
+ */
+static int fill_flush(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
+		      struct swqe *wqe)
+{
+	uint64_t feth = wr->wr.atomic.swap;
+
+	if (wr->num_sge || wr->wr.atomic.compare_add > MAX_MR_SIZE ||
+	    (feth & ~0x3full) || (feth & 0xc) ||
+	    ((feth >> 4) & 3) > ROCEMU_FLUSH_MR)
+		return post_refused(qp, -EINVAL, wr, 0, "IBTA 1.5 FLUSH",
+				    "a FLUSH takes no SGE, a length up to "
+				    "2^31, placement type bits 0-1 and "
+				    "level range (0) or MR (1)");
+	clear_swqe(qp, wr, wqe);
+	wqe->remote_addr = wr->wr.atomic.remote_addr;
+	wqe->rkey = wr->wr.atomic.rkey;
+	wqe->compare_add = wr->wr.atomic.compare_add;
+	wqe->swap = feth;
+	wqe->length = 0;
+	wqe->num_sge = 0;
+	return 0;
+}
+
 static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 		     struct swqe *wqe)
 {
@@ -425,6 +454,8 @@ static int fill_swqe(struct rocemu_qp *qp, const struct ibv_send_wr *wr,
 				    "a UD send needs wr.ud.ah");
 	if (wr_is(wr->opcode, WR_LOCAL))
 		return fill_local(qp, wr, wqe);
+	if (wr_is(wr->opcode, WR_FLUSH))
+		return fill_flush(qp, wr, wqe);
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
 	/* A READ or atomic sends no payload: nothing to take inline. */

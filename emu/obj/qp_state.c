@@ -92,7 +92,8 @@ static const char *values_refused(const struct rocemu_qp *qp,
 	 * the kernel takes it there without a word. */
 	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
-			   IBV_ACCESS_ON_DEMAND;
+			   IBV_ACCESS_ON_DEMAND | ROCEMU_ACCESS_FLUSH_GLOBAL |
+			   ROCEMU_ACCESS_FLUSH_PERSISTENT;
 
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->state)
 		return "IBV_QP_CUR_STATE: cur_qp_state is not the QP's state";

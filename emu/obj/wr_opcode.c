@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The work-request opcode table, as rxe's rxe_wr_opcode_info, and its lookups. */
 #include "wr_opcode.h"
+#include "rocemu/device.h"
 #include "rocemu/opcode.h"
 
 #define RC WR_QPT(IBV_QPT_RC)
@@ -57,6 +58,8 @@ const struct wr_opcode_info wr_opcodes[] = {
 	[IBV_WR_ATOMIC_WRITE] = {
 		"ATOMIC_WRITE", RC, WR_ATOMIC_WRITE, IBV_WC_ATOMIC_WRITE,
 		ONE_PACKET(ATOMIC_WRITE) },
+	[ROCEMU_WR_FLUSH] = {
+		"FLUSH", RC, WR_FLUSH, ROCEMU_WC_FLUSH, ONE_PACKET(FLUSH) },
 };
 
 const unsigned wr_opcodes_len = sizeof(wr_opcodes) / sizeof(wr_opcodes[0]);

@@ -20,6 +20,10 @@ enum wr_kind {
 	 * acknowledged like a WRITE; not WR_ATOMIC (no AtomicETH, no
 	 * AtomicAckETH, no rd_atomic credit). */
 	WR_ATOMIC_WRITE = 1 << 7,
+	/* IBTA 1.5 FLUSH: no payload, a FETH and a RETH; answered, like
+	 * ATOMIC WRITE, by a zero-length READ response (or covered by an
+	 * ACK after it); no rd_atomic credit, as rxe. */
+	WR_FLUSH = 1 << 8,
 	/* A READ or an atomic takes one of max_rd_atomic's credits, and
 	 * sends no payload: its data comes back in the response. */
 	WR_RD_ATOMIC = WR_READ | WR_ATOMIC,
@@ -48,7 +52,7 @@ extern const struct wr_opcode_info wr_opcodes[];
 extern const unsigned wr_opcodes_len;
 
 /* The row of op; NULL for an opcode rocemu does not take (TSO, DRIVER1,
- * FLUSH, any other number). */
+ * any other number). */
 static inline const struct wr_opcode_info *wr_opcode(enum ibv_wr_opcode op)
 {
 	if ((unsigned)op >= wr_opcodes_len || !wr_opcodes[op].name)

@@ -72,10 +72,20 @@ struct rv_cq {
 
 /* A QP made with send_ops_flags (ibv_create_qp_ex) is an ibv_qp_ex, whose
  * first member is the ibv_qp: qp and qpx are one address. */
+/* ibv_wr_flush's pointer: rdma-core 45 appended it to struct ibv_qp_ex
+ * after wr_atomic_write; programs built with those headers read it just
+ * past the older struct (verbs_qp_ex.c asserts where that ends). */
+typedef void (*rv_wr_flush_fn)(struct ibv_qp_ex *qp, uint32_t rkey,
+			       uint64_t remote_addr, size_t len, uint8_t type,
+			       uint8_t level);
+
 struct rv_qp {
 	union {
 		struct ibv_qp qp;
-		struct ibv_qp_ex qpx;
+		struct {
+			struct ibv_qp_ex qpx;
+			rv_wr_flush_fn wr_flush;
+		};
 	};
 	struct rocemu_qp *q;
 	unsigned async_reported;

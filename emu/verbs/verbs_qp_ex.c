@@ -2,6 +2,7 @@
 /* libibverbs.so.1: extended QPs (ibv_create_qp_ex) and the ibv_wr_*
  * work-request API. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +47,18 @@ struct rv_wr_batch {
 #define OPS_RC                                                                 \
 	(OPS_UC | IBV_QP_EX_WITH_RDMA_READ |                                   \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                                   \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE |  \
+	 ROCEMU_QP_EX_WITH_FLUSH)
+
+/* rv_qp's wr_flush stands where rdma-core 45's struct ibv_qp_ex has it:
+ * right after wr_atomic_write, the last member of the headers built
+ * with. Headers that already have wr_flush would break this: stop. */
+_Static_assert(offsetof(struct ibv_qp_ex, wr_atomic_write) +
+			   sizeof(void (*)(void)) ==
+		       sizeof(struct ibv_qp_ex),
+	       "struct ibv_qp_ex ends at wr_atomic_write");
+_Static_assert(offsetof(struct rv_qp, wr_flush) == sizeof(struct ibv_qp_ex),
+	       "wr_flush right after struct ibv_qp_ex");
 #define OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 static struct rv_qp *qp_of(struct ibv_qp_ex *qpx)
@@ -208,6 +220,26 @@ static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 		return;
 	memcpy(p->value, value, 8);
 	p->wr.num_sge = 1;
+}
+
+/* FLUSH (IBTA 1.5): the device takes it as device.h's ROCEMU_WR_FLUSH
+ * describes, the type and level in the FETH's layout; it checks them at
+ * wr_complete. */
+static void wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+		     size_t len, uint8_t type, uint8_t level)
+{
+	struct pending *p =
+	    open_wr(qpx, ROCEMU_WR_FLUSH, ROCEMU_QP_EX_WITH_FLUSH);
+
+	if (!p)
+		return;
+	p->wr.wr.atomic.remote_addr = addr;
+	p->wr.wr.atomic.rkey = rkey;
+	p->wr.wr.atomic.compare_add = len;
+	p->wr.wr.atomic.swap = (uint64_t)type | (uint64_t)level << 4;
+	/* a type or level too wide for the FETH is refused, not cut */
+	if (type > 0xf || level > 3)
+		p->wr.wr.atomic.swap = ~0ull;
 }
 
 static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
@@ -414,6 +446,7 @@ int rv_qp_ex_init(struct rv_qp *qp, uint64_t send_ops)
 	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	x->wr_atomic_write = wr_atomic_write;
+	qp->wr_flush = wr_flush;
 	x->wr_bind_mw = wr_bind_mw;
 	x->wr_local_inv = wr_local_inv;
 	x->wr_set_sge = wr_set_sge;

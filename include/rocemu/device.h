@@ -610,6 +610,25 @@ void rocemu_qp_describe(const struct rocemu_qp *qp, char *buf, size_t len);
  * RESET or a value the transport refuses), the QP left where it got to. */
 int rocemu_qp_connect(struct rocemu_qp *qp, const struct rocemu_rc_params *p);
 
+/*
+ * IBTA 1.5 FLUSH (rdma-core 45's ibv_wr_flush; the system headers may
+ * predate it, so the numbers are rdma-core's, named here). A FLUSH work
+ * request is an ibv_send_wr with opcode ROCEMU_WR_FLUSH, num_sge 0,
+ * wr.atomic.remote_addr and .rkey naming the memory, .compare_add the
+ * length and .swap the placement type (bits 0-3: ROCEMU_FLUSH_GLOBAL,
+ * _PERSISTENT) and selectivity level (bits 4-5: ROCEMU_FLUSH_RANGE,
+ * _MR), as the FETH carries them. It completes with ROCEMU_WC_FLUSH.
+ */
+#define ROCEMU_WR_FLUSH ((enum ibv_wr_opcode)14)	/* IBV_WR_FLUSH */
+#define ROCEMU_WC_FLUSH ((enum ibv_wc_opcode)8)		/* IBV_WC_FLUSH */
+#define ROCEMU_ACCESS_FLUSH_GLOBAL (1 << 8)	/* IBV_ACCESS_FLUSH_GLOBAL */
+#define ROCEMU_ACCESS_FLUSH_PERSISTENT (1 << 9)
+#define ROCEMU_QP_EX_WITH_FLUSH (1ull << 11)	/* IBV_QP_EX_WITH_FLUSH */
+enum {
+	ROCEMU_FLUSH_GLOBAL = 1, ROCEMU_FLUSH_PERSISTENT = 2,	/* type */
+	ROCEMU_FLUSH_RANGE = 0, ROCEMU_FLUSH_MR = 1,		/* level */
+};
+
 /* ibv_post_send / ibv_post_recv: -ENOMEM when the queue is full, -EINVAL
  * for a bad work request; *bad names the first one not posted. */
 int rocemu_post_send(struct rocemu_qp *qp, struct ibv_send_wr *wr,

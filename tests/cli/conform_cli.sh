@@ -190,6 +190,53 @@ stop_agent
 expect_grep "$work/na.txt" "N/A   big_mtu " "big_mtu is not applicable"
 expect_grep "$work/na.txt" "path MTU 4096 is above the port's active MTU 1024" "the N/A's reason"
 expect_grep "$work/na.xml" '<skipped message=' "JUnit: skipped"
+# A device without FLUSH and ATOMIC WRITE (rxe before Linux 6.2): a relay
+# in front of the agent answers hello with caps=none; every scenario that
+# needs them is N/A with its reason, none fails.
+relay=$((port + 100))
+start_agent
+env -u LD_PRELOAD python3 - "$relay" "$port" <<'PY' &
+import socket, sys, threading
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(('127.0.0.1', int(sys.argv[1])))
+ls.listen(4)
+def pipe(src, dst, hello):
+    try:
+        for line in src.makefile('rb'):
+            if hello and line.startswith(b'ok proto='):
+                line = b' '.join(b'caps=none' if w.startswith(b'caps=') else w
+                                 for w in line.split()) + b'\n'
+            dst.sendall(line)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    c, _ = ls.accept()
+    a = socket.create_connection(('127.0.0.1', int(sys.argv[2])))
+    threading.Thread(target=pipe, args=(a, c, True), daemon=True).start()
+    threading.Thread(target=pipe, args=(c, a, False), daemon=True).start()
+PY
+rpid=$!
+wait_listen $relay || bad "the caps relay did not listen on port $relay"
+"$rocemu" conform --agent 127.0.0.1:$relay --local 127.0.0.3 \
+	$(ls "$scn"/flush_*.scn "$scn"/atomic_write_*.scn "$scn"/req_flush.scn \
+		"$scn"/req_atomic_write.scn) >"$work/nocaps.txt" 2>&1
+rc=$?
+kill $rpid 2>/dev/null
+wait $rpid 2>/dev/null
+stop_agent
+[ $rc = 0 ] && ok || bad "FLUSH and ATOMIC WRITE scenarios on a device without them: exit $rc"
+expect_grep "$work/nocaps.txt" "12 scenarios on rocemu: 0 passed, 0 failed, 0 failed as known rocemu deviations, 12 not applicable" \
+	"FLUSH and ATOMIC WRITE scenarios are N/A without the capabilities"
+expect_grep "$work/nocaps.txt" "the device does no FLUSH (no FLUSH_GLOBAL capability; caps none)" \
+	"the N/A's reason for FLUSH"
+expect_grep "$work/nocaps.txt" "the device does no ATOMIC WRITE (no ATOMIC_WRITE capability; caps none)" \
+	"the N/A's reason for ATOMIC WRITE"
 expect_exit 2 "no agent listening" -- "$rocemu" conform --agent 127.0.0.1:1 --local 127.0.0.3 rc_send_only
 expect_grep "$work/err" "is rocemu-agent running there?" "no agent: the message says what to check"
 # A memory step whose off + len passes 2^64 is refused by conform itself,

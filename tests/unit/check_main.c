@@ -31,6 +31,7 @@ int main(void)
 	srunner_add_suite(sr, safety_suite());
 	srunner_add_suite(sr, reads_suite());
 	srunner_add_suite(sr, atomic_write_suite());
+	srunner_add_suite(sr, flush_suite());
 	srunner_add_suite(sr, odp_suite());
 	srunner_add_suite(sr, flow_suite());
 	srunner_add_suite(sr, watch_suite());

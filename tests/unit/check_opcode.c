@@ -354,6 +354,10 @@ static const struct {
 	/* IBTA 1.5: RC only, one packet, no rd_atomic credit */
 	{ IBV_WR_ATOMIC_WRITE, "ATOMIC_WRITE", 1, 0, 0, 0,
 	  IBV_WC_ATOMIC_WRITE, 0x1d, 0x1d, 0x1d, 0x1d },
+	/* IBTA 1.5 FLUSH (IBV_WR_FLUSH 14, IBV_WC_FLUSH 8 in rdma-core
+	 * 45): RC only, one packet, no rd_atomic credit */
+	{ (enum ibv_wr_opcode)14, "FLUSH", 1, 0, 0, 0,
+	  (enum ibv_wc_opcode)8, 0x1c, 0x1c, 0x1c, 0x1c },
 };
 #define NWR (sizeof(wr_expect) / sizeof(wr_expect[0]))
 
@@ -447,6 +451,8 @@ static void post_every_opcode(struct rocemu_pd *pd, struct rocemu_cq *cq,
 			wr.wr.atomic.rkey = rocemu_mr_lkey(mr);
 		}
 		wr.bind_mw.mw = (struct ibv_mw *)(void *)mw;
+		if (op == 14) /* FLUSH: no SGE, a length, type 0, range */
+			wr.num_sge = 0;
 		ck_assert_msg(rocemu_post_send(qp, &wr, &bad) ==
 				      (want ? 0 : -EINVAL),
 			      "opcode %u on QP type %d", op, t);

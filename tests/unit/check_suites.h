@@ -35,6 +35,7 @@ Suite *udp_suite(void);
 Suite *safety_suite(void);
 Suite *reads_suite(void);
 Suite *atomic_write_suite(void);
+Suite *flush_suite(void);
 Suite *odp_suite(void);
 Suite *flow_suite(void);
 Suite *watch_suite(void);
