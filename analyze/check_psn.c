@@ -179,6 +179,11 @@ static void advance(struct roce_check *c, const struct chk_pkt *p)
 {
 	struct chk_dir *d = p->req;
 
+	/* A packet behind the newest came last (reordered on the way, or a
+	 * resend that stopped short): this one does not continue its
+	 * message, whose bytes are then not all in view. */
+	if (d->next_psn != d->high_psn)
+		d->pos = POS_UNKNOWN;
 	if (p->psn != d->high_psn && !after_open_read(d, p->psn)) {
 		uint32_t end = roce_psn_add(d->read_req_psn,
 			chk_read_psns(d->read_req_len, d->mtu_guess));

@@ -869,6 +869,52 @@ START_TEST(test_write_reth_length)
 }
 END_TEST
 
+/* Reordering on the way: a WRITE's FIRST (4) arrives behind its first
+ * MIDDLE (5), whose gap the responder NAKs; the MIDDLE and LAST after
+ * the late FIRST do not make a WRITE of 3072 bytes of the 4096 its RETH
+ * says: the message's bytes were not all seen in order. Its resend from
+ * the NAK's PSN is a whole WRITE again. */
+START_TEST(test_write_first_reordered)
+{
+	static struct cap c;
+	struct found r;
+	struct pk first = { .op = ROCE_OP_RC_RDMA_WRITE_FIRST, .plen = 1024,
+			    .reth_len = 4096 };
+	struct pk mid = { .op = ROCE_OP_RC_RDMA_WRITE_MIDDLE, .plen = 1024 };
+	struct pk last = { .op = ROCE_OP_RC_RDMA_WRITE_LAST, .plen = 1024,
+			   .ackreq = true };
+
+	c.n = 0;
+	for (uint32_t psn = 0; psn <= 4; psn += 4) {
+		first.psn = psn;
+		add(&c, first);
+		for (mid.psn = psn + 1; mid.psn < psn + 3; mid.psn++)
+			add(&c, mid);
+		last.psn = psn + 3;
+		add(&c, last);
+		if (psn == 0) {
+			add(&c, ACK(3, 1));
+			/* the next WRITE, its FIRST held back on the way */
+			mid.psn = 5;
+			add(&c, mid);
+			add(&c, (struct pk){ .op = ROCE_OP_RC_ACK, .psn = 4,
+				.syndrome = ROCE_AETH_NAK_PSN_SEQ, .msn = 1 });
+			first.psn = 4;
+			add(&c, first);
+			mid.psn = 6;
+			add(&c, mid);
+			last.psn = 7;
+			add(&c, last);
+		}
+	}
+	add(&c, ACK(7, 2));
+	judge(&c, 1024, &r);
+	for (unsigned i = 0; i < r.n; i++)
+		ck_assert_str_ne(r.v[i].rule, "WRITE-LENGTH");
+	ck_assert_uint_eq(r.errors, 0);
+}
+END_TEST
+
 /* A FIRST of a size that is no path MTU, and an empty LAST: each one
  * error of 9.7.5.1, and the MTU is not learnt from the odd FIRST. */
 START_TEST(test_first_and_last_sizes)
@@ -1541,6 +1587,7 @@ END_TEST
 static void add_resp_tests(TCase *tc)
 {
 	tcase_add_test(tc, test_seq_nak_for_a_late_psn);
+	tcase_add_test(tc, test_write_first_reordered);
 	tcase_add_test(tc, test_uc_psn_goes_back);
 	tcase_add_test(tc, test_nak_in_a_read_response);
 	tcase_add_test(tc, test_rnr_retry_too_early);
