@@ -3,9 +3,10 @@
 """The RoCEv2 frames of a capture, one line each, for rocemu impair's tests.
 
 usage: tests/lib/impair_frames.py ROCEMU CAPTURE
-Prints per frame: TIME SRC DST OPCODE PSN ICRC TOS DQPN, where TIME is the
-capture's own stamp in seconds (pcap, nanoseconds: what rocemu writes),
-ICRC is ok or bad, and the fields are those `rocemu dump --json` decodes.
+Prints per frame: TIME SRC DST OPCODE PSN ICRC TOS DQPN AETH, where TIME is
+the capture's own stamp in seconds (pcap, nanoseconds: what rocemu writes),
+ICRC is ok or bad, AETH the AETH's syndrome in decimal (- without one), and
+the fields are those `rocemu dump --json` decodes.
 """
 import json
 import struct
@@ -38,10 +39,12 @@ def main():
     for row in rows:
         if 'frame' not in row or 'opcode_name' not in row:
             continue
-        print('%.6f %s %s %s %d %s %d %d' % (
+        aeth = row.get('aeth')
+        print('%.6f %s %s %s %d %s %d %d %s' % (
             times[row['frame'] - 1], row['src'], row['dst'],
             row['opcode_name'], row['psn'],
-            'ok' if row.get('icrc_ok') else 'bad', row['tos'], row['dqpn']))
+            'ok' if row.get('icrc_ok') else 'bad', row['tos'], row['dqpn'],
+            aeth['syndrome'] if aeth else '-'))
 
 
 main()

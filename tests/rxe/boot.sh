@@ -4,7 +4,7 @@
 # on the parts tests/rxe/parts.sh made, each running its own scenario, and
 # brings each guest's results back.
 #
-# usage: tests/rxe/boot.sh [-t SECONDS] [-w WIRE.pcap] [-f FILE]...
+# usage: tests/rxe/boot.sh [-t SECONDS] [-w WIRE.pcap] [-f FILE]... [-r RELAY]
 #                          RXE_DIR OUT_DIR SCENARIO_A [SCENARIO_B]
 #   RXE_DIR     parts.sh's output (vmlinuz, initrd.gz)
 #   SCENARIO    a script (shipped as run.sh) or a directory holding run.sh;
@@ -18,6 +18,15 @@
 #               records that wire with qemu's filter-dump (both
 #               directions, on a's side).
 #   -t SECONDS  limit per guest (default 600); qemu is killed after it.
+#   -r RELAY    two scenarios only: the guests' frames go through a relay
+#               instead of from one to the other. RELAY is a command line
+#               (split on blanks: no blanks in its words), run on the host
+#               with "--a 127.0.0.1:X,127.0.0.1:AX --b 127.0.0.1:Y,127.0.0.1:BY"
+#               appended: its side a at X talks to guest a's port AX, its
+#               side b at Y to guest b's BY (rocemu impair --eth takes
+#               exactly these). It starts before the guests and gets
+#               SIGTERM once both ended; its output goes to
+#               OUT_DIR/relay.txt, its exit status to OUT_DIR/relay.rc.
 # Results: OUT_DIR/NAME/ holds what run.sh left in /out, plus rc (its exit
 # status), log.txt (its output) and dmesg.txt; OUT_DIR/NAME.console is the
 # guest's serial console.
@@ -28,12 +37,13 @@
 # tar of /out over it before it powers off.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-limit=600 wire="" extra=()
-while getopts t:w:f: o; do
+limit=600 wire="" extra=() relay=""
+while getopts t:w:f:r: o; do
 	case $o in
 	t) limit=$OPTARG ;;
 	w) wire=$OPTARG ;;
 	f) extra+=("$OPTARG") ;;
+	r) relay=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
@@ -96,6 +106,8 @@ start_guest() {
 		# TCP stream (socket's listen/connect) would hold small frames
 		# back (Nagle against delayed ACKs: tens of ms per exchange).
 		local me=${ports[$i]} peer=${ports[$((1 - i))]}
+		# through the relay: each guest sends to its side of it
+		[ -z "$relay" ] || peer=${ports[$((i + 2))]}
 		net=(-netdev "socket,id=n0,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$me"
 		     -device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$name")
 		if [ "$name" = a ] && [ -n "$wire" ]; then
@@ -113,12 +125,36 @@ start_guest() {
 }
 
 ports=()
-[ $n = 1 ] || read -r -a ports <<<"$(free_ports 2)"
+if [ -n "$relay" ]; then
+	[ $n = 2 ] || { echo "rxe boot: -r needs two scenarios" >&2; exit 2; }
+	# guest a, guest b, the relay's side a, its side b
+	read -r -a ports <<<"$(free_ports 4)"
+elif [ $n = 2 ]; then
+	read -r -a ports <<<"$(free_ports 2)"
+fi
 t0=$(date +%s)
 for ((i = 0; i < n; i++)); do
 	make_disk "${names[$i]}" "$1"
 	shift
 done
+relay_pid=
+if [ -n "$relay" ]; then
+	rm -f "$out/relay.rc"
+	# word splitting is the point: RELAY is a command line
+	# shellcheck disable=SC2086
+	$relay --a "127.0.0.1:${ports[2]},127.0.0.1:${ports[0]}" \
+		--b "127.0.0.1:${ports[3]},127.0.0.1:${ports[1]}" \
+		>"$out/relay.txt" 2>&1 &
+	relay_pid=$!
+	# bound before the guests' first frames (a lost one is only an ARP
+	# or neighbour solicitation sent again, but the report counts them)
+	sleep 1
+	kill -0 $relay_pid 2>/dev/null || {
+		echo "rxe boot: the relay ended at once:" >&2
+		sed 's/^/  | /' "$out/relay.txt" >&2
+		exit 2
+	}
+fi
 for ((i = 0; i < n; i++)); do
 	start_guest "${names[$i]}" $i
 done
@@ -142,4 +178,11 @@ for ((i = 0; i < n; i++)); do
 	echo "rxe boot: guest $name: run.sh exit $rc after $(( $(date +%s) - t0 )) s"
 	[ "$rc" = 0 ] || [ $status = 2 ] || status=1
 done
+if [ -n "$relay_pid" ]; then
+	rrc=0
+	kill -TERM $relay_pid 2>/dev/null || :
+	wait $relay_pid || rrc=$?
+	echo $rrc >"$out/relay.rc"
+	echo "rxe boot: relay exit $rrc"
+fi
 exit $status

@@ -20,7 +20,11 @@
 #            CM MADs of rping rxe<->rxe and rocemu<->rxe compared;
 #   gid      GID 0 (IPv6 link-local), an AH's traffic class and flow label
 #            against rxe both ways (gid.sh): the captures and the UD
-#            receivers' GRHs, every difference from the AH a listed one.
+#            receivers' GRHs, every difference from the AH a listed one;
+#   impair   rxe <-> rxe through rocemu impair (impair.sh): two guests
+#            whose NICs meet in the relay, ib_write_bw and ib_read_bw
+#            through loss, duplication and reordering, the relay's
+#            captures judged by rocemu check and each recovery found.
 # Ends with one table (report.py). Fails when a run failed, a guest did
 # not finish, a comparison found an unlisted difference or the suite could
 # not be compared (rocemu's parity in the suite is reported, not required).
@@ -69,7 +73,7 @@ if [ $rc != 0 ]; then
 fi
 t1=$(date +%s)
 
-all_parts="interop errors golden suite conform cm gid"
+all_parts="interop errors golden suite conform cm gid impair"
 parts=$(echo "${RXE_PARTS:-$all_parts}" | tr ',' ' ')
 for p in $parts; do
 	case " $all_parts " in *" $p "*) ;; *)
@@ -119,7 +123,8 @@ interop() {
 if [ "$parts" = "$all_parts" ]; then
 	echo "rxe lab: parts made in $((t1 - t0)) s; now the interop, the error paths," \
 		"the golden captures, rdma-core's suite, the conformance suite and" \
-		"rdma_cm, GID 0, traffic class and flow label (about 9 min)"
+		"rdma_cm, GID 0, traffic class and flow label, rxe <-> rxe through" \
+		"rocemu impair (about 11 min)"
 else
 	echo "rxe lab: parts made in $((t1 - t0)) s; now only: $parts"
 fi
@@ -138,6 +143,8 @@ part conform "$here/conform.sh" "$build"
 part cm "$here/cm.sh" "$build"
 # GID 0, traffic class and flow label against rxe, both ways (gid.sh).
 part gid "$here/gid.sh" "$build"
+# rxe <-> rxe through rocemu impair: loss, duplication, reordering (impair.sh).
+part impair "$here/impair.sh" "$build"
 
 echo
 python3 "$here/report.py" --parts "$(echo $parts | tr ' ' ,)" "$rep" $(($(date +%s) - t0))

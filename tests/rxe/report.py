@@ -6,12 +6,14 @@ Reads what each part of tests/rxe/check.sh left in its report directory
 and prints one table: per program and direction, the live interop result
 on each GID; per error case and direction, pass or fail against rxe<->rxe;
 per golden scenario, the packets compared and the differences listed and
-unlisted; then rdma-core's suite comparison line; then one verdict line.
+unlisted; then rdma-core's suite comparison line; rxe <-> rxe through
+rocemu impair; then one verdict line.
 
 usage: report.py [--parts NAME,...] REPORT_DIR SECONDS
   REPORT_DIR holds interop.tsv (interop.sh's rows: status, program,
   direction, GID index, seconds, reason), errors.txt, golden.txt,
-  suite.txt, conform.txt and cm.txt (those scripts' output) and NAME.rc
+  suite.txt, conform.txt, cm.txt, gid.txt and impair.txt (those scripts'
+  output) and NAME.rc
   (each part's exit status). A part whose files are missing is reported
   as not run. --parts: only those parts were asked for (check.sh's
   RXE_PARTS); the others are left out of the verdict.
@@ -23,7 +25,8 @@ import os
 import re
 import sys
 
-PARTS = ('interop', 'errors', 'golden', 'suite', 'conform', 'cm', 'gid')
+PARTS = ('interop', 'errors', 'golden', 'suite', 'conform', 'cm', 'gid',
+         'impair')
 ROW = '  {:<8} {:<26} {:<14} {}'
 
 
@@ -152,6 +155,15 @@ def suite_line(rdir):
             f' ({rxe_src}{agree})')
 
 
+def impair_checks(rdir):
+    """(passed, failed names) from impair.sh's lines '  ok   WHAT' and
+    '  FAIL WHAT', or None when it has none."""
+    lines = read(os.path.join(rdir, 'impair.txt')) or []
+    ok = [ln for ln in lines if ln.startswith('  ok   ')]
+    bad = [ln[len('  FAIL '):] for ln in lines if ln.startswith('  FAIL ')]
+    return (len(ok), bad) if ok or bad else None
+
+
 CONFORM_RE = re.compile(r'^conform: (\d+) scenarios on (\S+): (\d+) passed, '
                         r'(\d+) failed, (\d+) failed as known \S+ deviations, '
                         r'(\d+) not applicable')
@@ -200,6 +212,15 @@ def main():
                          f'{cc[3]} unlisted failures, {cc[5]} n/a'))
     for r in drows:
         print(ROW.format(*r))
+    ic = impair_checks(rdir)
+    if ic:
+        res = (f'{ic[0]} of {ic[0] + len(ic[1])} checks pass: loss, '
+               'duplication, reordering recovered, captures clean'
+               if not ic[1] else
+               f'{ic[0]} of {ic[0] + len(ic[1])} checks pass; FAIL '
+               + '; '.join(ic[1]))
+        print(ROW.format('impair', 'ib_write_bw, ib_read_bw', 'rxe, rxe',
+                         res))
 
     rcs = {p: status(rdir, p) for p in PARTS}
     verdict = {
@@ -223,6 +244,10 @@ def main():
                rcs['cm'] == 0 and cfail == 0 and cpass > 0 and bool(cgold)),
         'gid': (f'gid {dpass} of {dpass + dfail} runs pass',
                 rcs['gid'] == 0 and dfail == 0 and dpass > 0),
+        'impair': (f'impair {ic[0]} of {ic[0] + len(ic[1])} checks pass'
+                   if ic else 'impair reached no checks',
+                   rcs['impair'] == 0 and ic is not None and not ic[1]
+                   and ic[0] > 0),
     }
     for p in PARTS:
         if rcs[p] is None:

@@ -46,6 +46,12 @@ GOOD = {
                '      server (rocemu) flow label 0x6789a (AH 0x6789a)\n'
                'rxe lab: gid 2 passed, 0 failed (60 s; logs in x)\n',
     'gid.rc': '0\n',
+    'impair.txt': '  ok   ib_write_bw on a exit 0\n'
+                  '  | rule 1 matched 541 acted 2: drop opcode=RC_ACK\n'
+                  '  ok   rocemu check out.pcap exit 0\n'
+                  'rxe lab: impair 2 checks pass: loss, duplication and '
+                  'reordering recovered by rxe <-> rxe, captures clean\n',
+    'impair.rc': '0\n',
 }
 
 
@@ -109,7 +115,8 @@ def main():
     expect('conform_no_summary', {'conform.txt': 'PASS  x\n'}, 1,
            'rxe lab: FAILED (conform)', ['conform reached no summary'])
     expect('nothing_ran', {f: None for f in GOOD}, 1,
-           'rxe lab: FAILED (interop, errors, golden, suite, conform, cm, gid)')
+           'rxe lab: FAILED (interop, errors, golden, suite, conform, cm, gid, '
+           'impair)')
     expect('cm_row_failed',
            {'cm.txt': GOOD['cm.txt'].replace('  PASS rping rocemu',
                                              '  FAIL rping rocemu')},
@@ -132,9 +139,24 @@ def main():
            0, 'rxe lab: PASS: gid 2 of 2 runs pass', ['ud_grh'],
            opts=('--parts', 'gid'))
 
+    expect('impair_check_failed',
+           {'impair.txt': GOOD['impair.txt'].replace(
+               '  ok   rocemu check', '  FAIL rocemu check'),
+            'impair.rc': '1\n'},
+           1, 'rxe lab: FAILED (impair)',
+           ['1 of 2 checks pass; FAIL rocemu check out.pcap exit 0'])
+    expect('impair_exit', {'impair.rc': '2\n'}, 1, 'rxe lab: FAILED (impair)')
+    expect('impair_part_only',
+           {f: None for f in GOOD if not f.startswith('impair.')},
+           0, 'rxe lab: PASS: impair 2 of 2 checks pass',
+           ['ib_write_bw, ib_read_bw', '2 of 2 checks pass: loss'],
+           opts=('--parts', 'impair'))
+    expect('impair_no_checks', {'impair.txt': 'rxe lab: impair FAILED: x\n'},
+           1, 'rxe lab: FAILED (impair): interop', ['impair reached no checks'])
+
     for f in failures:
         print('report_test: FAIL', f)
-    print(f'report_test: {18 - len(failures)} of 18 cases pass')
+    print(f'report_test: {22 - len(failures)} of 22 cases pass')
     return 1 if failures else 0
 
 
