@@ -159,7 +159,12 @@ class Bridge:
                       % (sport, e.strerror), flush=True)
                 return
             self.senders[sport] = s
-        self.senders[sport].sendto(payload, (ip, ROCE_PORT))
+        try:
+            self.senders[sport].sendto(payload, (ip, ROCE_PORT))
+        except OSError as e:    # too big for the path, no route: not sent
+            self.dropped += 1
+            print('sim_bench: frame from the bench dropped: %s' % e.strerror, flush=True)
+            return
         self.frames_out += 1
 
     def on_answer(self, line):
