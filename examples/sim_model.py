@@ -28,7 +28,8 @@ import time
 import zlib
 
 ROCE_PORT = 4791
-MODEL_MAC = bytes.fromhex('020000000001')
+MODEL_MAC = bytes.fromhex('020000000001')    # the bridge writes these two
+BRIDGE_MAC = bytes.fromhex('020000000002')
 SEND = {0x00: 'first', 0x01: 'middle', 0x02: 'last', 0x04: 'only'}
 WRITE = {0x06: 'first', 0x07: 'middle', 0x08: 'last', 0x0a: 'only'}
 READ_REQ, ACK = 0x0c, 0x11
@@ -289,7 +290,7 @@ class Model:
         s = (s & 0xffff) + (s >> 16)
         ip[10:12] = struct.pack('!H', ~((s & 0xffff) + (s >> 16)) & 0xffff)
         pkt = bytes(ip) + udp + payload
-        self.record(b'F', bytes.fromhex('020000000002') + MODEL_MAC + b'\x08\x00'
+        self.record(b'F', BRIDGE_MAC + MODEL_MAC + b'\x08\x00'
                     + pkt + icrc(pkt, 20))
 
     def region(self, q, va, rkey, ln, right):

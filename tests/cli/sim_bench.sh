@@ -37,8 +37,8 @@ bridge() {
 	for _ in $(seq 100); do [ -S "$work/b.$1" ] && break; sleep 0.1; done
 }
 stop() {
-	for p in ${mpid:-} ${bpid:-} ${spid:-}; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	mpid= bpid= spid=
+	for p in ${mpid:-} ${bpid:-}; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	mpid= bpid=
 }
 trap stop EXIT
 
