@@ -65,10 +65,7 @@ static int step_post(struct cf_run *x, const struct cf_step *st, bool recv)
 
 	const char *srq = cf_arg_get(st->args, st->nargs, "srq");
 
-	if (recv && srq && !x->srq)
-		return cf_verdict(x, CF_FAIL, st->line, "%s: recv srq= without an srq line",
-				  x->sc->path);
-	if (recv && srq)	/* the scenario's one SRQ */
+	if (recv && srq)	/* the scenario's one SRQ (the reader checked srq=1) */
 		snprintf(req, sizeof(req), "recv srq=%u", x->srq);
 	else if (recv)
 		snprintf(req, sizeof(req), "recv qp=%u", x->qp);

@@ -392,6 +392,13 @@ int cf_scenario_load(const char *path, struct cf_scenario *s, char *err,
 		return fail(&r, "a scenario needs at least one step");
 	if (!s->nqps)
 		s->nqps = 1;	/* the default QP */
+	for (unsigned i = 0; i < s->nqps; i++) {
+		const char *v = cf_arg_get(s->qps[i].args, s->qps[i].nargs, "srq");
+		if (v && (strcmp(v, "1") || !s->has_srq))
+			return fail(&r, "qp%s%s srq=%s: srq=1 names the scenario's srq line%s",
+				    *s->qps[i].name ? " " : "", s->qps[i].name, v,
+				    s->has_srq ? "" : ", which it lacks");
+	}
 	/* after the whole file: a step may name an MR declared below it */
 	for (unsigned i = 0; i < s->nsteps; i++) {
 		char why[300];
@@ -399,6 +406,10 @@ int cf_scenario_load(const char *path, struct cf_scenario *s, char *err,
 		if (*s->steps[i].qp && cf_qp_index(s, s->steps[i].qp) < 0)
 			return fail(&r, "qp=%s: the scenario declares no QP of that name",
 				    s->steps[i].qp);
+		const char *v = cf_arg_get(s->steps[i].args, s->steps[i].nargs, "srq");
+		if (v && (strcmp(v, "1") || !s->has_srq))
+			return fail(&r, "recv srq=%s: srq=1 names the scenario's srq line%s", v,
+				    s->has_srq ? "" : ", which it lacks");
 		if (cf_step_lint(s, &s->steps[i], why, sizeof(why)))
 			return fail(&r, "%s %s", step_kw[s->steps[i].kind].name, why);
 	}

@@ -171,9 +171,6 @@ static int check_qp(struct cf_run *x, unsigned q)
 		if (!in_list(qp_keys, d->args[i].key))
 			return cf_verdict(x, CF_FAIL, 0, "%s: qp: unknown key '%s'",
 					  x->sc->path, d->args[i].key);
-	if (cf_arg_get(d->args, d->nargs, "srq") && !x->sc->has_srq)
-		return cf_verdict(x, CF_FAIL, 0, "%s: qp %s: srq= without an srq line",
-				  x->sc->path, d->name);
 	if (cf_eval(&x->e, qp_arg(x, "psn", "0"), &v, err, sizeof(err)))
 		return cf_verdict(x, CF_FAIL, 0, "qp psn: %s", err);
 	x->e.qps[q].psn = (uint32_t)v & 0xffffff;

@@ -84,6 +84,8 @@ printf 'title t\nrule r\nqp a\nqp a\nwait 1\n' >"$work/bad/qptwice.scn"
 printf 'title t\nrule r\nqp a\nqp b\nexpect RC_ACK qp=c\n' >"$work/bad/qpstep.scn"
 printf 'title t\nrule r\nqp a\nqp b\nexpect RC_ACK psn=c.psn\n' >"$work/bad/qpexpr.scn"
 printf 'title t\nrule r\nsrq\nsrq max_wr=4\nwait 1\n' >"$work/bad/srqtwice.scn"
+printf 'title t\nrule r\nqp srq=1\nwait 1\n' >"$work/bad/srqnone.scn"
+printf 'title t\nrule r\nsrq\n%s\nrecv srq=2 mr=a off=0 len=4\n' "$mra" >"$work/bad/srqtwo.scn"
 for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes no key 'lenght'" \
 	 "statekey.scn:3: state takes no key 'colour'" \
 	 "rethsend.scn:3: send RC_SEND_ONLY has no RETH: va= does not apply" \
@@ -105,6 +107,8 @@ for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes 
 	 "qpstep.scn:5: qp=c: the scenario declares no QP of that name" \
 	 "qpexpr.scn:5: expect psn='c.psn': no such name" \
 	 "srqtwice.scn:4: one srq line per scenario" \
+	 "srqnone.scn:0: qp srq=1: srq=1 names the scenario's srq line, which it lacks" \
+	 "srqtwo.scn:5: recv srq=2: srq=1 names the scenario's srq line" \
 	 "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
 	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
 	 "role.scn:3: role is responder, requester or cm" \
