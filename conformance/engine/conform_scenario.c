@@ -113,6 +113,9 @@ static int read_mr(struct reader *r, struct cf_scenario *s, char *rest)
 	if (!*name || !isalpha((unsigned char)*name) ||
 	    put(r, m->name, sizeof(m->name), name, "MR name"))
 		return *name ? -1 : fail(r, "mr needs a name (mr NAME size=...)");
+	for (unsigned i = 0; i < s->nqps; i++)
+		if (!strcmp(s->qps[i].name, name))
+			return fail(r, "mr %s has a QP's name", name);
 	const char *size = cf_arg_get(args, n, "size");
 	const char *acc = cf_arg_get(args, n, "access");
 	const char *fill = cf_arg_get(args, n, "fill");

@@ -81,6 +81,7 @@ printf 'title t\nrule r\nqp timeout=0\nexpect RC_ACK timer=ack\n' >"$work/bad/ti
 # a declared one; one SRQ
 printf 'title t\nrule r\nqp a psn=1\nqp psn=2\nwait 1\n' >"$work/bad/qpname.scn"
 printf 'title t\nrule r\nqp a\nqp a\nwait 1\n' >"$work/bad/qptwice.scn"
+printf 'title t\nrule r\nqp a\nmr a size=64\nwait 1\n' >"$work/bad/qpmr.scn"
 printf 'title t\nrule r\nqp a\nqp b\nexpect RC_ACK qp=c\n' >"$work/bad/qpstep.scn"
 printf 'title t\nrule r\nqp a\nqp b\nexpect RC_ACK psn=c.psn\n' >"$work/bad/qpexpr.scn"
 printf 'title t\nrule r\nsrq\nsrq max_wr=4\nwait 1\n' >"$work/bad/srqtwice.scn"
@@ -104,6 +105,7 @@ for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes 
 	 "timer.scn:3: expect timer=rnr:32: ack (the QP's local ACK timeout, not 0) or rnr:CODE" \
 	 "timer0.scn:4: expect timer=ack: ack (the QP's local ACK timeout, not 0)" \
 	 "qpname.scn:4: a second qp needs a name" "qptwice.scn:4: qp a is declared twice" \
+	 "qpmr.scn:4: mr a has a QP's name" \
 	 "qpstep.scn:5: qp=c: the scenario declares no QP of that name" \
 	 "qpexpr.scn:5: expect psn='c.psn': no such name" \
 	 "srqtwice.scn:4: one srq line per scenario" \
