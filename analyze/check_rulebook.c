@@ -204,6 +204,17 @@ static const struct roce_rule book[] = {
 	NOT_YET("ATOMIC-WRITE-RIGHTS", "A19", "RC",
 		"an ATOMIC WRITE needs remote write on the QP (else NAK invalid request) and on the region over its 8 bytes (else NAK remote access error)",
 		"the rights are not on the wire: judged by an active tester"),
+
+	/* added for scope: several QPs, SRQ, fences */
+	NOT_YET("QP-ISOLATION", "9.6.1.2, 9.7.1, 10.3.1", "RC, UC, UD",
+		"each QP has its own PSNs, receive queue and state: a packet is taken by the QP its BTH names only, and an error of one QP leaves the others as they were",
+		"not yet: the checker follows each QP on its own but does not compare them"),
+	NOT_YET("SRQ-SHARED", "10.2.9", "RC, UC, UD",
+		"a shared receive queue serves every QP attached to it, its receives taken in the order posted; an armed SRQ that falls below its limit raises the SRQ limit reached event once",
+		"receive queues are not on the wire: judged by an active tester"),
+	NOT_YET("FENCE", "10.8.3.3", "RC",
+		"a work request with the fence indicator is not begun until every READ and atomic before it on the send queue has its response",
+		"not yet: the checker does not know which requests were fenced"),
 };
 
 const struct roce_rule *roce_rules(size_t *n)

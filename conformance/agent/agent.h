@@ -89,7 +89,8 @@ struct agent_objs {
 	struct ibv_qp *qp[AGENT_MAX_OBJS + 1];
 	struct ibv_ah *ah[AGENT_MAX_OBJS + 1];
 	struct ibv_mw *mw[AGENT_MAX_OBJS + 1];
-	unsigned npd, nmr, ncq, nqp, nah, nmw;	/* the last number given */
+	struct ibv_srq *srq[AGENT_MAX_OBJS + 1];
+	unsigned npd, nmr, ncq, nqp, nah, nmw, nsrq;	/* the last number given */
 	bool hello;
 	bool authed;		/* gave the token (when one is asked for) */
 };
@@ -187,13 +188,14 @@ void poll_answer(struct ibv_cq *cq, unsigned wait_ms, struct answer *a);
  * last; o is then empty. */
 void agent_objs_free(struct agent_objs *o);
 
-/* The setup commands (hello pd mr cq qp modify query ah mw destroy) and
+/* The setup commands (hello pd mr cq srq qp modify query ah mw destroy) and
  * the work commands (recv send bind poll event read write); each returns
  * 0 with the answer written. */
 int cmd_hello(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
 int cmd_pd(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
 int cmd_mr(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
 int cmd_cq(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
+int cmd_srq(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
 int cmd_qp(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
 int cmd_modify(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);
 int cmd_query(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a);

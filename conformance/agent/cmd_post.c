@@ -49,17 +49,22 @@ int cmd_recv(struct agent_dev *d, struct agent_objs *o, struct req *r, struct an
 	struct ibv_sge sge;
 	struct ibv_recv_wr wr = { .sg_list = &sge }, *bad;
 	int n;
+	bool srq = req_str(r, "srq") != NULL;	/* srq=N instead of qp=N */
 	(void)d;
 
-	if (obj_lookup(r, a, "qp", (void *const *)o->qp, &q) || sge_of(r, a, o, &sge, &n))
+	if (srq && req_str(r, "qp"))
+		return ans_err(a, "EINVAL", "recv takes qp= or srq=, not both");
+	if (obj_lookup(r, a, srq ? "srq" : "qp", srq ? (void *const *)o->srq :
+		       (void *const *)o->qp, &q) || sge_of(r, a, o, &sge, &n))
 		return 0;
 	if (req_num(r, "id", UINT64_MAX, true, 0, &id))
 		return ans_err(a, "EINVAL", "%s", r->err);
 	wr.wr_id = id;
 	wr.num_sge = n;
-	int rc = ibv_post_recv(o->qp[q], &wr, &bad);
+	int rc = srq ? ibv_post_srq_recv(o->srq[q], &wr, &bad) :
+		 ibv_post_recv(o->qp[q], &wr, &bad);
 	if (rc)
-		return ans_errno(a, rc, "ibv_post_recv");
+		return ans_errno(a, rc, srq ? "ibv_post_srq_recv" : "ibv_post_recv");
 	ans_add(a, "ok");
 	return 0;
 }
@@ -337,6 +342,11 @@ int cmd_event(struct agent_dev *d, struct agent_objs *o, struct req *r, struct a
 		    ev.event_type != IBV_EVENT_CQ_ERR && ev.event_type != IBV_EVENT_PORT_ACTIVE &&
 		    ev.event_type != IBV_EVENT_PORT_ERR)
 			ans_add(a, " qp=%u", i);
+	for (unsigned i = 1; i <= AGENT_MAX_OBJS; i++)
+		if (o->srq[i] && o->srq[i] == ev.element.srq &&
+		    (ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED ||
+		     ev.event_type == IBV_EVENT_SRQ_ERR))
+			ans_add(a, " srq=%u", i);
 	ibv_ack_async_event(&ev);
 	return 0;
 }

@@ -219,9 +219,40 @@ static int extra_ops(const char *ops, uint64_t *ex)
 	return 0;
 }
 
+int cmd_srq(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
+{
+	unsigned pd;
+	uint64_t wr, limit;
+	struct ibv_srq_init_attr ia = { .attr = { .max_sge = 1 } };
+	(void)d;
+
+	if (obj_lookup(r, a, "pd", (void *const *)o->pd, &pd))
+		return 0;
+	if (req_num(r, "max_wr", 16384, true, 32, &wr) ||
+	    req_num(r, "limit", 16384, true, 0, &limit))
+		return ans_err(a, "EINVAL", "%s", r->err);
+	ia.attr.max_wr = (uint32_t)wr;
+	unsigned i = next_num(&o->nsrq, (void *const *)o->srq, a);
+	if (!i)
+		return 0;
+	o->srq[i] = ibv_create_srq(o->pd[pd], &ia);
+	if (!o->srq[i])
+		return ans_errno(a, errno ? errno : ENOMEM, "ibv_create_srq");
+	/* armed after it is made: ibv_create_srq ignores srq_limit */
+	struct ibv_srq_attr at = { .srq_limit = (uint32_t)limit };
+	int rc = limit ? ibv_modify_srq(o->srq[i], &at, IBV_SRQ_LIMIT) : 0;
+	if (rc) {
+		ibv_destroy_srq(o->srq[i]);
+		o->srq[i] = NULL;
+		return ans_errno(a, rc, "ibv_modify_srq");
+	}
+	ans_add(a, "ok srq=%u", i);
+	return 0;
+}
+
 int cmd_qp(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answer *a)
 {
-	unsigned pd, scq, rcq;
+	unsigned pd, scq, rcq, srq = 0;
 	uint64_t sq, rq;
 	const char *type = req_str(r, "type");
 	struct ibv_qp_init_attr ia = { .sq_sig_all = 0 };
@@ -229,6 +260,8 @@ int cmd_qp(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answ
 	if (obj_lookup(r, a, "pd", (void *const *)o->pd, &pd) ||
 	    obj_lookup(r, a, "scq", (void *const *)o->cq, &scq) ||
 	    obj_lookup(r, a, "rcq", (void *const *)o->cq, &rcq))
+		return 0;
+	if (req_str(r, "srq") && obj_lookup(r, a, "srq", (void *const *)o->srq, &srq))
 		return 0;
 	if (req_num(r, "sq", 16384, true, 32, &sq) || req_num(r, "rq", 16384, true, 32, &rq))
 		return ans_err(a, "EINVAL", "%s", r->err);
@@ -241,6 +274,11 @@ int cmd_qp(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answ
 	ia.cap.max_recv_wr = (uint32_t)rq;
 	ia.cap.max_send_sge = 1;
 	ia.cap.max_recv_sge = 1;
+	if (srq) {	/* its receives come from the SRQ; it has no RQ */
+		ia.srq = o->srq[srq];
+		ia.cap.max_recv_wr = 0;
+		ia.cap.max_recv_sge = 0;
+	}
 	unsigned i = next_num(&o->nqp, (void *const *)o->qp, a);
 	if (!i)
 		return 0;
@@ -257,6 +295,7 @@ int cmd_qp(struct agent_dev *d, struct agent_objs *o, struct req *r, struct answ
 		struct ibv_qp_init_attr_ex ix = {
 			.qp_type = ia.qp_type, .send_cq = ia.send_cq,
 			.recv_cq = ia.recv_cq, .cap = ia.cap, .pd = o->pd[pd],
+			.srq = ia.srq,
 			.comp_mask = IBV_QP_INIT_ATTR_PD |
 				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 			.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
@@ -320,7 +359,7 @@ int cmd_destroy(struct agent_dev *d, struct agent_objs *o, struct req *r, struct
 	(void)d;
 
 	if (r->n != 1)
-		return ans_err(a, "EINVAL", "destroy takes one of qp= mw= ah= mr= cq= pd=");
+		return ans_err(a, "EINVAL", "destroy takes one of qp= mw= ah= mr= cq= pd= srq=");
 	const char *k = r->key[0];
 	if (!strcmp(k, "mr")) {
 		if (mr_lookup(r, a, o, "mr", &i))
@@ -334,15 +373,16 @@ int cmd_destroy(struct agent_dev *d, struct agent_objs *o, struct req *r, struct
 	}
 	void **t = !strcmp(k, "qp") ? (void **)o->qp : !strcmp(k, "mw") ? (void **)o->mw :
 		   !strcmp(k, "ah") ? (void **)o->ah : !strcmp(k, "cq") ? (void **)o->cq :
-		   !strcmp(k, "pd") ? (void **)o->pd : NULL;
+		   !strcmp(k, "pd") ? (void **)o->pd : !strcmp(k, "srq") ? (void **)o->srq : NULL;
 	if (!t)
-		return ans_err(a, "EINVAL", "destroy takes one of qp= mw= ah= mr= cq= pd=");
+		return ans_err(a, "EINVAL", "destroy takes one of qp= mw= ah= mr= cq= pd= srq=");
 	if (obj_lookup(r, a, k, t, &i))
 		return 0;
 	rc = t == (void **)o->qp ? ibv_destroy_qp(o->qp[i]) :
 	     t == (void **)o->mw ? ibv_dealloc_mw(o->mw[i]) :
 	     t == (void **)o->ah ? ibv_destroy_ah(o->ah[i]) :
-	     t == (void **)o->cq ? ibv_destroy_cq(o->cq[i]) : ibv_dealloc_pd(o->pd[i]);
+	     t == (void **)o->cq ? ibv_destroy_cq(o->cq[i]) :
+	     t == (void **)o->srq ? ibv_destroy_srq(o->srq[i]) : ibv_dealloc_pd(o->pd[i]);
 	if (rc)
 		return ans_errno(a, rc, "destroy");
 	t[i] = NULL;

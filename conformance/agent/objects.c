@@ -50,6 +50,10 @@ void agent_objs_free(struct agent_objs *o)
 			ibv_destroy_ah(o->ah[i]);
 	}
 	for (unsigned i = 1; i <= AGENT_MAX_OBJS; i++) {
+		if (o->srq[i])	/* after the QPs that take from it */
+			ibv_destroy_srq(o->srq[i]);
+	}
+	for (unsigned i = 1; i <= AGENT_MAX_OBJS; i++) {
 		if (o->mr[i].mr)
 			ibv_dereg_mr(o->mr[i].mr);
 		free(o->mr[i].buf);

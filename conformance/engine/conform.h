@@ -16,6 +16,7 @@ enum {
 	CF_MAX_ARGS = 24,	/* key=value words on one line */
 	CF_MAX_STEPS = 64,
 	CF_MAX_MRS = 4,
+	CF_MAX_QPS = 4,		/* agent QPs of a scenario */
 	CF_NAME = 48,
 	CF_TEXT = 400,
 	CF_WORD = 96,
@@ -66,6 +67,8 @@ struct cf_step {
 	bool optional;		/* maybe: the packet may not come */
 	char rule[CF_NAME];	/* rule=ID: the rule book's rule the step
 				 * checks, or "" (the scenario's covers) */
+	char qp[16];		/* qp=NAME: the agent QP it concerns, or ""
+				 * (the scenario's first) */
 	unsigned nargs;
 	struct cf_arg args[CF_MAX_ARGS];
 };
@@ -97,8 +100,18 @@ struct cf_scenario {
 	enum cf_role role;
 	char transport[4];	/* rc, uc, ud */
 	char needs[CF_WORD];	/* capabilities: atomics, mw2, ... */
-	unsigned nqp;
-	struct cf_arg qp[CF_MAX_ARGS];	/* the agent QP's settings */
+	/* The agent's QPs (qp [NAME] KEY=VALUE...): the first is the one a
+	 * step without qp= concerns; nqps is at least 1 once loaded. */
+	unsigned nqps;
+	struct cf_qpdecl {
+		char name[16];		/* "" for an unnamed first QP */
+		unsigned nargs;
+		struct cf_arg args[CF_MAX_ARGS];
+	} qps[CF_MAX_QPS];
+	/* srq KEY=VALUE...: a shared receive queue (qp ... srq=1 uses it) */
+	bool has_srq;
+	unsigned nsrq;
+	struct cf_arg srq[CF_MAX_ARGS];
 	unsigned nmr;
 	struct cf_mr mrs[CF_MAX_MRS];
 	unsigned nsteps;
@@ -316,8 +329,15 @@ void cf_run(struct cf_session *s, const struct cf_scenario *sc,
 struct cf_env {
 	struct cf_mr mrs[CF_MAX_MRS];	/* the scenario's, with the agent's keys */
 	unsigned nmr;
-	uint32_t agent_qpn, my_qpn, psn;
+	uint32_t agent_qpn, my_qpn, psn;	/* of the step's QP */
 	uint32_t mtu;
+	/* Every agent QP of the scenario, by name, with the QP conform
+	 * plays against it: NAME.qpn, NAME.myqpn, NAME.psn. */
+	unsigned nqps;
+	struct cf_env_qp {
+		char name[16];
+		uint32_t agent_qpn, my_qpn, psn, mtu;
+	} qps[CF_MAX_QPS];
 	uint32_t mw_rkey;	/* the last bound memory window's */
 	/* CM scenarios: conform's first comm ID (the scenario owns
 	 * CF_COMM_SPAN from it), and what the last CM MAD received said. */
@@ -331,6 +351,9 @@ struct cf_env {
 
 /* The comm IDs a scenario may use: comm, comm+1, ... */
 enum { CF_COMM_SPAN = 16 };
+
+/* The index of the scenario's QP called name ("" the first), or -1. */
+int cf_qp_index(const struct cf_scenario *s, const char *name);
 
 /* The scenario's MR called name (its first n characters), or NULL. */
 const struct cf_mr *cf_mr_named(const struct cf_env *e, const char *name,

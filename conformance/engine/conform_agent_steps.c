@@ -63,7 +63,11 @@ static int step_post(struct cf_run *x, const struct cf_step *st, bool recv)
 	const char *mr = cf_arg_get(st->args, st->nargs, "mr");
 	const char *op = cf_arg_get(st->args, st->nargs, "op");
 
-	if (recv)
+	const char *srq = cf_arg_get(st->args, st->nargs, "srq");
+
+	if (recv && srq)	/* the scenario's one SRQ (the reader checked srq=1) */
+		snprintf(req, sizeof(req), "recv srq=%u", x->srq);
+	else if (recv)
 		snprintf(req, sizeof(req), "recv qp=%u", x->qp);
 	else if (!op)
 		return cf_verdict(x, CF_FAIL, st->line, "%s: post needs op=", x->sc->path);
@@ -154,6 +158,11 @@ static int step_completion(struct cf_run *x, const struct cf_step *st)
 	    !strstr(x->s->agent.line, " status=success"))
 		return cf_verdict(x, CF_FAIL, st->line, "completion not successful: %s",
 				  x->s->agent.line);
+	/* qp=NAME: the completion is that QP's (the CQ is shared) */
+	uint64_t qpn;
+	if (*st->qp && (!cf_agent_num(&x->s->agent, "qpn", &qpn) || qpn != x->e.agent_qpn))
+		return cf_verdict(x, CF_FAIL, st->line, "the completion is not QP %s's "
+				  "(qpn %#x): %s", st->qp, x->e.agent_qpn, x->s->agent.line);
 	return wc_field(x, st, "status", "status", false) ||
 	       wc_field(x, st, "opcode", "opcode", false) ||
 	       wc_field(x, st, "len", "byte_len", true) ||
@@ -349,10 +358,12 @@ static int step_event(struct cf_run *x, const struct cf_step *st)
 	if (strcmp(have, st->word))
 		return cf_verdict(x, CF_FAIL, st->line, "the event is %s, not %s", have,
 				  st->word);
-	snprintf(req, sizeof(req), "%u", x->qp);
-	if (!cf_agent_get(&x->s->agent, "qp", qp, sizeof(qp)) || strcmp(qp, req))
-		return cf_verdict(x, CF_FAIL, st->line, "the event %s is not about the QP: %s",
-				  have, x->s->agent.line);
+	/* an SRQ's event is about the scenario's SRQ, any other its QP */
+	bool srq = !strncmp(have, "SRQ_", 4);
+	snprintf(req, sizeof(req), "%u", srq ? x->srq : x->qp);
+	if (!cf_agent_get(&x->s->agent, srq ? "srq" : "qp", qp, sizeof(qp)) || strcmp(qp, req))
+		return cf_verdict(x, CF_FAIL, st->line, "the event %s is not about the %s: %s",
+				  have, srq ? "SRQ" : "QP", x->s->agent.line);
 	return 0;
 }
 

@@ -13,7 +13,7 @@ static const char *const *const kind_keys[CF_KIND_COUNT] = {
 	[CF_SILENCE] = (const char *const[]){ NULL },
 	[CF_DRAIN] = (const char *const[]){ NULL },
 	[CF_WAIT] = (const char *const[]){ NULL },
-	[CF_RECV] = (const char *const[]){ "mr", "off", "len", "id", NULL },
+	[CF_RECV] = (const char *const[]){ "mr", "off", "len", "id", "srq", NULL },
 	[CF_POST] = (const char *const[]){ "op", "mr", "off", "len", "id", "raddr",
 		"rkey", "imm", "inv_rkey", "compare", "swap", "add", "inline", "fence",
 		"se", "qkey", "flush_len", "type", "level", NULL },
@@ -217,7 +217,9 @@ static int packet_value(const struct cf_scenario *s, const struct cf_env *env,
 	} else if (!strcmp(a->key, "timer")) {
 		char what[120];
 		unsigned timeout = 12;
-		const char *t = cf_arg_get(s->qp, s->nqp, "timeout");
+		int q = cf_qp_index(s, st->qp);
+		const struct cf_qpdecl *d = &s->qps[q < 0 ? 0 : q];
+		const char *t = cf_arg_get(d->args, d->nargs, "timeout");
 		if (t)
 			timeout = (unsigned)strtoul(t, NULL, 0);
 		return cf_timer_parse(a->val, timeout, &v, what, sizeof(what)) ?
@@ -241,6 +243,9 @@ int cf_step_lint(const struct cf_scenario *s, const struct cf_step *st,
 	char why[160];
 
 	memcpy(env.mrs, s->mrs, sizeof(s->mrs));
+	env.nqps = s->nqps;
+	for (unsigned i = 0; i < s->nqps && i < CF_MAX_QPS; i++)
+		strcpy(env.qps[i].name, s->qps[i].name);
 	const char *mr = st->kind == CF_MEMORY ? st->word :
 			 cf_arg_get(st->args, st->nargs, "mr");
 	if (mr && !cf_mr_named(&env, mr, strlen(mr)))

@@ -20,6 +20,28 @@ const struct cf_mr *cf_mr_named(const struct cf_env *e, const char *name,
 	return NULL;
 }
 
+/* NAME.qpn, NAME.myqpn or NAME.psn of the scenario's QP called NAME;
+ * -1 if there is none. */
+static int qp_value(const struct cf_env *e, const char *name, size_t n,
+		    const char *field, size_t fn, uint64_t *v)
+{
+	for (unsigned i = 0; i < e->nqps; i++) {
+		const struct cf_env_qp *q = &e->qps[i];
+		if (!*q->name || strlen(q->name) != n || strncmp(q->name, name, n))
+			continue;
+		if (fn == 3 && !strncmp(field, "qpn", 3))
+			*v = q->agent_qpn;
+		else if (fn == 5 && !strncmp(field, "myqpn", 5))
+			*v = q->my_qpn;
+		else if (fn == 3 && !strncmp(field, "psn", 3))
+			*v = q->psn;
+		else
+			return -1;
+		return 0;
+	}
+	return -1;
+}
+
 /* The value of NAME[.FIELD]; -1 if there is none. */
 static int name_value(const struct cf_env *e, const char *name, size_t n,
 		      const char *field, size_t fn, uint64_t *v)
@@ -45,6 +67,8 @@ static int name_value(const struct cf_env *e, const char *name, size_t n,
 		*v = e->repsn;
 	else if (!fn && IS(name, n, "tid"))
 		*v = e->tid;
+	else if (fn && qp_value(e, name, n, field, fn, v) == 0)
+		;
 	else {
 		const struct cf_mr *m = cf_mr_named(e, name, n);
 		if (!m)
@@ -81,7 +105,8 @@ int cf_eval(const struct cf_env *e, const char *expr, uint64_t *v,
 		const char *field = p[n] == '.' ? p + n + 1 : "";
 		size_t fn = *field ? strcspn(field, "+-") : 0;
 		if (name_value(e, p, n, field, fn, v)) {
-			snprintf(err, errlen, "'%s': no such name (an MR's name, qpn, myqpn, psn, mtu, mw, comm, "
+			snprintf(err, errlen, "'%s': no such name (an MR's name, a QP's "
+				 "NAME.qpn .myqpn .psn, qpn, myqpn, psn, mtu, mw, comm, "
 				 "peercomm, rtid, repsn, tid)",
 				 expr);
 			return -1;

@@ -117,8 +117,9 @@ static bool stale(const struct cf_run *x, const struct cf_packet *p)
 {
 	uint32_t q = p->f.ib.bth.dqpn;
 
-	return (p->parse_rc == 0 && q != x->e.my_qpn && q >= x->s->first_qpn &&
-		q < x->e.my_qpn) || cf_cm_foreign(&x->e, p);
+	/* the scenario's QPs are numbered from its first one's up */
+	return (p->parse_rc == 0 && q >= x->s->first_qpn && q < x->e.qps[0].my_qpn) ||
+	       cf_cm_foreign(&x->e, p);
 }
 
 /* The next packet for this scenario within timeout_ms: 1, 0 on timeout,
@@ -152,10 +153,11 @@ static int left_ms(const struct cf_run *x, unsigned ms)
 	return now >= end ? 0 : (int)((end - now + 999999) / 1000000u);
 }
 
-/* The QP's timeout= (the set-up's default 12). */
-static unsigned qp_timeout(const struct cf_scenario *sc)
+/* The step's QP's timeout= (the set-up's default 12). */
+static unsigned qp_timeout(const struct cf_run *x)
 {
-	const char *t = cf_arg_get(sc->qp, sc->nqp, "timeout");
+	const struct cf_qpdecl *d = &x->sc->qps[x->cur];
+	const char *t = cf_arg_get(d->args, d->nargs, "timeout");
 	return t ? (unsigned)strtoul(t, NULL, 0) : 12;
 }
 
@@ -167,7 +169,7 @@ static int step_timer(const struct cf_run *x, const struct cf_step *a, uint64_t 
 	const char *v = cf_arg_get(a->args, a->nargs, "timer");
 	uint64_t us;
 
-	if (!v || cf_timer_parse(v, qp_timeout(x->sc), &us, what, whatlen))
+	if (!v || cf_timer_parse(v, qp_timeout(x), &us, what, whatlen))
 		return 0;
 	cf_timer_bounds(us, lo, hi);
 	size_t l = strlen(what);
@@ -343,6 +345,8 @@ static int play(struct cf_run *x, const struct cf_step *st)
 		return 0;	/* played with the first of its group */
 	x->st = st;
 	x->step_end = 0;
+	if (x->sc->role != CF_CM)	/* there the CM's REP names the QP */
+		cf_use_qp(x, (unsigned)cf_qp_index(x->sc, st->qp));
 	int rc = play_step(x, st);
 	x->last_ns = x->step_end ? x->step_end : cf_wire_now_ns(&x->s->wire);
 	return rc;
@@ -398,7 +402,13 @@ void cf_run(struct cf_session *s, const struct cf_scenario *sc,
 	x.r = r;
 	x.e.nmr = sc->nmr;
 	memcpy(x.e.mrs, sc->mrs, sizeof(sc->mrs));
-	x.e.my_qpn = ++s->my_qpn & 0xffffff;
+	/* conform plays one QP per agent QP, numbered up from the first */
+	x.e.nqps = sc->nqps;
+	for (unsigned i = 0; i < sc->nqps; i++) {
+		strcpy(x.e.qps[i].name, sc->qps[i].name);
+		x.e.qps[i].my_qpn = ++s->my_qpn & 0xffffff;
+	}
+	x.e.my_qpn = x.e.qps[0].my_qpn;
 	x.e.cm = sc->role == CF_CM;
 	x.e.comm = next_comm(s);
 	flush_wire(s);

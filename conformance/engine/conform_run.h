@@ -10,7 +10,11 @@ struct cf_run {
 	const struct cf_scenario *sc;
 	struct cf_result *r;
 	struct cf_env e;
-	unsigned pd, pd2, cq, qp, ah, mw;	/* the agent's numbers */
+	unsigned pd, pd2, cq, qp, ah, mw;	/* the agent's numbers; qp the
+						 * step's QP's */
+	unsigned qpno[CF_MAX_QPS];	/* each QP's (the scenario's order) */
+	unsigned srq;			/* the agent's SRQ, 0: none */
+	unsigned cur;			/* the step's QP, an index */
 	unsigned conn;			/* the agent's CM connection, from cm-event */
 	const struct cf_step *st;	/* the step being played */
 	uint64_t last_ns;		/* when the step before ended */
@@ -29,6 +33,10 @@ struct cf_run {
  */
 int cf_verdict(struct cf_run *x, enum cf_verdict v, unsigned line,
 	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Makes QP i (the scenario's order) the one the next steps concern:
+ * x->qp and the expressions' qpn, myqpn, psn, mtu. */
+void cf_use_qp(struct cf_run *x, unsigned i);
 
 /* Makes the scenario's objects on the agent; 0, or -1 after a verdict. */
 int cf_setup(struct cf_run *x);

@@ -113,6 +113,9 @@ static int read_mr(struct reader *r, struct cf_scenario *s, char *rest)
 	if (!*name || !isalpha((unsigned char)*name) ||
 	    put(r, m->name, sizeof(m->name), name, "MR name"))
 		return *name ? -1 : fail(r, "mr needs a name (mr NAME size=...)");
+	for (unsigned i = 0; i < s->nqps; i++)
+		if (!strcmp(s->qps[i].name, name))
+			return fail(r, "mr %s has a QP's name", name);
 	const char *size = cf_arg_get(args, n, "size");
 	const char *acc = cf_arg_get(args, n, "access");
 	const char *fill = cf_arg_get(args, n, "fill");
@@ -156,6 +159,21 @@ static int take_rule(struct reader *r, struct cf_step *st)
 	return 0;
 }
 
+/* qp=NAME of any step: the agent QP it concerns, into st->qp (the
+ * loader checks that the scenario declares it). */
+static int take_qp(struct reader *r, struct cf_step *st)
+{
+	for (unsigned i = 0; i < st->nargs; i++) {
+		if (strcmp(st->args[i].key, "qp"))
+			continue;
+		if (put(r, st->qp, sizeof(st->qp), st->args[i].val, "qp"))
+			return -1;
+		st->args[i] = st->args[--st->nargs];
+		return 0;
+	}
+	return 0;
+}
+
 static int read_step(struct reader *r, struct cf_scenario *s, unsigned kind,
 		     char *rest)
 {
@@ -168,7 +186,7 @@ static int read_step(struct reader *r, struct cf_scenario *s, unsigned kind,
 	if (split_args(r, rest, st->args, &st->nargs,
 		       step_kw[kind].word ? st->word : NULL, sizeof(st->word)))
 		return -1;
-	if (take_rule(r, st))
+	if (take_rule(r, st) || take_qp(r, st))
 		return -1;
 	if (step_kw[kind].word == 1 && !*st->word)
 		return fail(r, "%s needs a word after it", step_kw[kind].name);
@@ -221,6 +239,37 @@ static int read_covers(struct reader *r, struct cf_scenario *s, char *rest)
 	return put(r, s->covers, sizeof(s->covers), rest, "covers");
 }
 
+int cf_qp_index(const struct cf_scenario *s, const char *name)
+{
+	for (unsigned i = 0; i < s->nqps; i++)
+		if (!strcmp(s->qps[i].name, name))
+			return (int)i;
+	return !*name ? 0 : -1;
+}
+
+/* qp [NAME] KEY=VALUE...: the first QP may go unnamed, every later one
+ * has a name of its own (steps name it with qp=NAME). */
+static int read_qp(struct reader *r, struct cf_scenario *s, char *rest)
+{
+	if (s->nqps == CF_MAX_QPS)
+		return fail(r, "more than %d QPs", CF_MAX_QPS);
+	struct cf_qpdecl *q = &s->qps[s->nqps];
+	if (split_args(r, rest, q->args, &q->nargs, q->name, sizeof(q->name)))
+		return -1;
+	if (*q->name && !isalpha((unsigned char)*q->name))
+		return fail(r, "qp name '%s' does not start with a letter", q->name);
+	if (s->nqps && !*q->name)
+		return fail(r, "a second qp needs a name (qp NAME KEY=VALUE...)");
+	for (unsigned i = 0; i < s->nqps; i++)
+		if (!strcmp(s->qps[i].name, q->name))
+			return fail(r, "qp %s is declared twice", q->name);
+	for (unsigned i = 0; i < s->nmr; i++)
+		if (!strcmp(s->mrs[i].name, q->name))
+			return fail(r, "qp %s has an MR's name", q->name);
+	s->nqps++;
+	return 0;
+}
+
 /* The header keywords: title, rule, covers, role, transport, needs, qp,
  * mr. */
 static int read_header(struct reader *r, struct cf_scenario *s,
@@ -253,7 +302,13 @@ static int read_header(struct reader *r, struct cf_scenario *s,
 		return 0;
 	}
 	if (!strcmp(kw, "qp"))
-		return split_args(r, rest, s->qp, &s->nqp, NULL, 0);
+		return read_qp(r, s, rest);
+	if (!strcmp(kw, "srq")) {
+		if (s->has_srq)
+			return fail(r, "one srq line per scenario");
+		s->has_srq = true;
+		return split_args(r, rest, s->srq, &s->nsrq, NULL, 0);
+	}
 	if (!strcmp(kw, "mr"))
 		return read_mr(r, s, rest);
 	*done = false;
@@ -338,10 +393,26 @@ int cf_scenario_load(const char *path, struct cf_scenario *s, char *err,
 		return fail(&r, "a scenario needs a title and a rule line");
 	if (!s->nsteps)
 		return fail(&r, "a scenario needs at least one step");
+	if (!s->nqps)
+		s->nqps = 1;	/* the default QP */
+	for (unsigned i = 0; i < s->nqps; i++) {
+		const char *v = cf_arg_get(s->qps[i].args, s->qps[i].nargs, "srq");
+		if (v && (strcmp(v, "1") || !s->has_srq))
+			return fail(&r, "qp%s%s srq=%s: srq=1 names the scenario's srq line%s",
+				    *s->qps[i].name ? " " : "", s->qps[i].name, v,
+				    s->has_srq ? "" : ", which it lacks");
+	}
 	/* after the whole file: a step may name an MR declared below it */
 	for (unsigned i = 0; i < s->nsteps; i++) {
 		char why[300];
 		r.line = s->steps[i].line;
+		if (*s->steps[i].qp && cf_qp_index(s, s->steps[i].qp) < 0)
+			return fail(&r, "qp=%s: the scenario declares no QP of that name",
+				    s->steps[i].qp);
+		const char *v = cf_arg_get(s->steps[i].args, s->steps[i].nargs, "srq");
+		if (v && (strcmp(v, "1") || !s->has_srq))
+			return fail(&r, "recv srq=%s: srq=1 names the scenario's srq line%s", v,
+				    s->has_srq ? "" : ", which it lacks");
 		if (cf_step_lint(s, &s->steps[i], why, sizeof(why)))
 			return fail(&r, "%s %s", step_kw[s->steps[i].kind].name, why);
 	}

@@ -173,6 +173,29 @@ for _ in range(2):
     got[c.get('opcode')] = c
 check('UD recv names the source QP', got.get('recv', {}).get('src_qp') == u1['qpn'], got)
 check('UD recv counts the GRH', got.get('recv', {}).get('byte_len') == '104', got)
+
+# An SRQ armed at 2 under a UD QP: a receive posted to it is taken by
+# that QP; with 1 of 2 left the limit event names the SRQ.
+err(a, 'srq pd=9', 'ENOENT')
+err(a, 'qp pd=1 type=ud scq=2 rcq=2 srq=7', 'ENOENT')
+srq = ok(a, 'srq pd=1 max_wr=8 limit=2')['srq']
+u3 = ok(a, f'qp pd=1 type=ud scq=2 rcq=2 srq={srq}')
+ok(a, f'modify qp={u3["qp"]} state=init qkey=0x42')
+ok(a, f'modify qp={u3["qp"]} state=rtr')
+ok(a, f'modify qp={u3["qp"]} state=rts sq_psn=0')
+err(a, f'recv qp={u3["qp"]} srq={srq} mr=2 off=0 len=64', 'EINVAL')
+ok(a, f'recv srq={srq} mr=2 off=1024 len=1024 id=21')
+ok(a, f'recv srq={srq} mr=2 off=2048 len=1024 id=22')
+ok(a, f'send qp={u1["qp"]} op=send mr=1 off=0 len=32 ah={ah} dqpn={u3["qpn"]} qkey=0x42 id=23')
+got = {}
+for _ in range(2):
+    c = ok(a, 'poll cq=2 wait_ms=3000')
+    got[c.get('opcode')] = c
+check('the SRQ\'s first receive, taken by its QP', got.get('recv', {}).get('id') == '21' and
+      got.get('recv', {}).get('qpn') == u3['qpn'], got)
+evs = [kv(a.do('event wait_ms=2000')) for _ in range(3)]
+check('the SRQ limit event names the SRQ',
+      {'event': 'SRQ_limit_reached', 'srq': srq} in evs, evs)
 check('bye', a.do('bye') == 'ok')
 a.close()
 

@@ -25,11 +25,12 @@ udp_4791_free conform_cli 127.0.0.2 127.0.0.3
 port=18600
 
 # start_agent [ENV=VALUE...]: rocemu-agent on the drop-in, on a new port,
-# with the arguments in agent_args.
+# with the arguments in agent_args; its port's active MTU 4096 (the
+# large-message scenarios need it) unless ENV says ROCEMU_MTU otherwise.
 agent_args=()
 start_agent() {
 	port=$((port + 1))
-	env "$@" ROCEMU_ADDR=127.0.0.2 "$agent" -l 127.0.0.1 -p $port \
+	env ROCEMU_MTU=4096 "$@" ROCEMU_ADDR=127.0.0.2 "$agent" -l 127.0.0.1 -p $port \
 		${agent_args[@]+"${agent_args[@]}"} >"$work/agent.$port.log" 2>&1 &
 	apid=$!
 	wait_listen $port || bad "rocemu-agent did not listen on port $port"
@@ -76,6 +77,16 @@ printf 'title t\nrule r\nwait 1\nexpect RC_ACK rule=NO-SUCH-RULE\n' >"$work/bad/
 printf 'title t\nrule r\nexpect RC_ACK rule=9.7.1\n' >"$work/bad/ruleform.scn"
 printf 'title t\nrule r\nexpect RC_ACK timer=rnr:32\n' >"$work/bad/timer.scn"
 printf 'title t\nrule r\nqp timeout=0\nexpect RC_ACK timer=ack\n' >"$work/bad/timer0.scn"
+# several QPs: every QP after the first has a name of its own, steps name
+# a declared one; one SRQ
+printf 'title t\nrule r\nqp a psn=1\nqp psn=2\nwait 1\n' >"$work/bad/qpname.scn"
+printf 'title t\nrule r\nqp a\nqp a\nwait 1\n' >"$work/bad/qptwice.scn"
+printf 'title t\nrule r\nqp a\nmr a size=64\nwait 1\n' >"$work/bad/qpmr.scn"
+printf 'title t\nrule r\nqp a\nqp b\nexpect RC_ACK qp=c\n' >"$work/bad/qpstep.scn"
+printf 'title t\nrule r\nqp a\nqp b\nexpect RC_ACK psn=c.psn\n' >"$work/bad/qpexpr.scn"
+printf 'title t\nrule r\nsrq\nsrq max_wr=4\nwait 1\n' >"$work/bad/srqtwice.scn"
+printf 'title t\nrule r\nqp srq=1\nwait 1\n' >"$work/bad/srqnone.scn"
+printf 'title t\nrule r\nsrq\n%s\nrecv srq=2 mr=a off=0 len=4\n' "$mra" >"$work/bad/srqtwo.scn"
 for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes no key 'lenght'" \
 	 "statekey.scn:3: state takes no key 'colour'" \
 	 "rethsend.scn:3: send RC_SEND_ONLY has no RETH: va= does not apply" \
@@ -93,6 +104,13 @@ for c in "recvkey.scn:4: recv takes no key 'colour'" "postkey.scn:4: post takes 
 	 "ruleform.scn:3: rule=9.7.1: a rule book ID" \
 	 "timer.scn:3: expect timer=rnr:32: ack (the QP's local ACK timeout, not 0) or rnr:CODE" \
 	 "timer0.scn:4: expect timer=ack: ack (the QP's local ACK timeout, not 0)" \
+	 "qpname.scn:4: a second qp needs a name" "qptwice.scn:4: qp a is declared twice" \
+	 "qpmr.scn:4: mr a has a QP's name" \
+	 "qpstep.scn:5: qp=c: the scenario declares no QP of that name" \
+	 "qpexpr.scn:5: expect psn='c.psn': no such name" \
+	 "srqtwice.scn:4: one srq line per scenario" \
+	 "srqnone.scn:0: qp srq=1: srq=1 names the scenario's srq line, which it lacks" \
+	 "srqtwo.scn:5: recv srq=2: srq=1 names the scenario's srq line" \
 	 "kw.scn:4: unknown keyword 'frobnicate'" "norule.scn:0: a scenario needs a title and a rule" \
 	 "twice.scn:3: key 'psn' given twice" "ms.scn:3: silence takes milliseconds" \
 	 "role.scn:3: role is responder, requester or cm" \
@@ -178,18 +196,27 @@ PY
 	if grep -q ' icrc BAD ' "$work/ttl_dump.txt"; then bad "TTL 9: an ICRC is bad"; else ok; fi
 fi
 # ---- verdicts beside PASS: not applicable, and no agent ----
-# A path MTU above the port's active MTU (rocemu's is 1024) cannot be set
-# up: N/A, which does not fail the run, and a skipped JUnit case.
+# A path MTU above the port's active MTU (the drop-in's default is 1024)
+# cannot be set up: N/A, which does not fail the run, and a skipped JUnit
+# case. So is every scenario that says needs mtu2048 or mtu4096 there.
 printf 'title t\nrule r\nqp mtu=4096\nsend RC_SEND_ONLY\n' >"$work/bad/big_mtu.scn"
-start_agent
+start_agent ROCEMU_MTU=1024
 "$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 --junit "$work/na.xml" \
-	"$work/bad/big_mtu.scn" >"$work/na.txt" 2>&1
+	"$work/bad/big_mtu.scn" $(ls "$scn"/*mtu[24]0[49][68]*.scn) >"$work/na.txt" 2>&1
 rc=$?
 stop_agent
 [ $rc = 0 ] && ok || bad "a not applicable scenario: exit $rc, wanted 0"
 expect_grep "$work/na.txt" "N/A   big_mtu " "big_mtu is not applicable"
 expect_grep "$work/na.txt" "path MTU 4096 is above the port's active MTU 1024" "the N/A's reason"
 expect_grep "$work/na.xml" '<skipped message=' "JUnit: skipped"
+nbig=$(grep -l '^needs .*mtu[24]0[49][68]' "$scn"/*.scn | wc -l)
+[ "$nbig" -ge 8 ] && ok || bad "only $nbig scenarios need MTU 2048 or 4096"
+expect_grep "$work/na.txt" "0 passed, 0 failed, 0 failed as known rocemu deviations, $((nbig + 1)) not applicable" \
+	"every scenario that needs a large MTU is N/A at active MTU 1024"
+expect_grep "$work/na.txt" "it needs an active MTU of 4096 (needs mtu4096), the port's is 1024" \
+	"the N/A's reason for needs mtu4096"
+expect_grep "$work/na.txt" "it needs an active MTU of 2048 (needs mtu2048), the port's is 1024" \
+	"the N/A's reason for needs mtu2048"
 # A device without FLUSH and ATOMIC WRITE (rxe before Linux 6.2): a relay
 # in front of the agent answers hello with caps=none; every scenario that
 # needs them is N/A with its reason, none fails.
@@ -251,6 +278,27 @@ stop_agent
 [ $rc = 1 ] && ok || bad "a memory range that wraps: exit $rc, wanted 1"
 expect_grep "$work/wrap.txt" "wrap.scn: memory needs an MR of the scenario, off=, len= within it" \
 	"a memory range that wraps is refused by conform"
+# Several QPs: a step's qp= is judged. The ACK of QP a's WRITE goes to
+# conform's QP for a, not b's (crossed.scn fails at the expect); a's
+# receive completion is a's, not b's (wrongwc.scn fails at the completion).
+qps='qp a psn=0x10\nqp b psn=0x10\nmr m size=4096 access=lw,rw'
+printf 'title t\nrule r\n%b\n%s\n%s\n' "$qps" \
+	'send RC_RDMA_WRITE_ONLY qp=a va=m rkey=m.rkey len=4' 'expect RC_ACK qp=b psn=0x10' \
+	>"$work/bad/crossed.scn"
+printf 'title t\nrule r\n%b\n%s\n%s\n%s\n%s\n' "$qps" 'recv qp=a mr=m off=0 len=64' \
+	'send RC_SEND_ONLY qp=a len=4' 'expect RC_ACK qp=a psn=0x10' 'completion qp=b opcode=recv' \
+	>"$work/bad/wrongwc.scn"
+start_agent
+"$rocemu" conform --agent 127.0.0.1:$port --local 127.0.0.3 "$work/bad/crossed.scn" \
+	"$work/bad/wrongwc.scn" >"$work/qps.txt" 2>&1
+rc=$?
+stop_agent
+[ $rc = 1 ] && ok || bad "a step on the wrong QP: exit $rc, wanted 1"
+expect_grep "$work/qps.txt" "crossed.scn:7: expected RC_ACK: destination QP 0x" \
+	"an ACK to QP a's peer does not match an expect of QP b"
+expect_grep "$work/qps.txt" "wrongwc.scn:9: the completion is not QP b's" \
+	"QP a's completion does not match a completion step of QP b"
+expect_grep "$work/qps.txt" "2 scenarios on rocemu: 0 passed, 2 failed" "both fail"
 
 # ---- the format's alternatives, optional packets and timing ----
 # maybe: a packet it does not match is left for the next step (held.scn

@@ -43,9 +43,10 @@ ip -6 addr add $me6/128 dev lo nodad
 . "$here/../lib/wait_listen.sh"
 n=$(ls "$scn"/*.scn | wc -l)
 
-# start_agent NAME ADDR PORT: rocemu-agent on a drop-in device at ADDR.
+# start_agent NAME ADDR PORT: rocemu-agent on a drop-in device at ADDR,
+# its port's active MTU 4096 (the large-message scenarios need it).
 start_agent() {
-	ROCEMU_ADDR=$2 "$agent" -l 127.0.0.1 -p "$3" >"$work/agent.$1.log" 2>&1 &
+	ROCEMU_MTU=4096 ROCEMU_ADDR=$2 "$agent" -l 127.0.0.1 -p "$3" >"$work/agent.$1.log" 2>&1 &
 	eval "pid_$1=$!"
 	wait_listen "$3" || bad "rocemu-agent ($1) did not listen on port $3"
 }
