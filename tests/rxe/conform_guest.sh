@@ -23,6 +23,10 @@ mkdir -p "$out"
 
 $ip link set lo up
 peer_veth
+# a jumbo veth gives rxe0 active MTU 4096, for the scenarios that need
+# path MTU 2048 or 4096 (the others set their own path MTU, 1024 mostly)
+$ip link set veth0 mtu 9000
+$ip netns exec peer $ip link set veth1 mtu 9000
 /usr/bin/rdma link add rxe0 type rxe netdev veth0
 i=0
 until ibv_devinfo -v -d rxe0 | grep -q 'GID\[  1\]:.*::ffff:10.0.0.1'; do
