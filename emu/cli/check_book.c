@@ -6,37 +6,37 @@
 
 #include "cli.h"
 
-void cli_json_str(const char *s)
+void cli_json_str(FILE *f, const char *s)
 {
-	putchar('"');
+	fputc('"', f);
 	for (; s && *s; s++) {
 		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
+			fprintf(f, "\\%c", *s);
 		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
+			fprintf(f, "\\u%04x", *s);
 		else
-			putchar(*s);
+			fputc(*s, f);
 	}
-	putchar('"');
+	fputc('"', f);
 }
 
 static void json_rule(const struct roce_rule *r)
 {
 	printf("{\"id\":");
-	cli_json_str(r->id);
+	cli_json_str(stdout, r->id);
 	printf(",\"section\":");
-	cli_json_str(r->section);
+	cli_json_str(stdout, r->section);
 	printf(",\"applies\":");
-	cli_json_str(r->applies);
+	cli_json_str(stdout, r->applies);
 	printf(",\"checked\":%s,\"text\":", r->checked ? "true" : "false");
-	cli_json_str(r->text);
+	cli_json_str(stdout, r->text);
 	if (r->not_yet) {
 		printf(",\"not_yet\":");
-		cli_json_str(r->not_yet);
+		cli_json_str(stdout, r->not_yet);
 	}
 	if (r->no_device) {
 		printf(",\"no_device\":");
-		cli_json_str(r->no_device);
+		cli_json_str(stdout, r->no_device);
 	}
 	printf("}\n");
 }

@@ -4,6 +4,7 @@
 #define ROCEMU_EMU_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 
 /* Exit codes every subcommand uses. */
@@ -25,9 +26,9 @@ int cmd_replay(int argc, char **argv);
 /* rocemu check CAPTURE: judge every packet against the IBTA rules. */
 int cmd_check(int argc, char **argv);
 
-/* Prints s to stdout as a JSON string: quoted, with '"', '\\' and
- * control characters escaped. s may be NULL (printed as ""). */
-void cli_json_str(const char *s);
+/* Prints s to f as a JSON string: quoted, with '"', '\\' and control
+ * characters escaped. s may be NULL (printed as ""). */
+void cli_json_str(FILE *f, const char *s);
 
 /* rocemu check --rules: prints the rule book (rocemu/rules.h) to stdout,
  * a table or, with json, one object per rule. */

@@ -266,19 +266,19 @@ static void print_finding(const struct check_run *run,
 	       (unsigned long long)v->no, cls, v->packets);
 	if (v->flow != ROCE_CHECK_NO_FLOW) {
 		printf("\"flow\":%u,\"dir\":%u,\"path\":", v->flow, v->dir);
-		cli_json_str(ft);
+		cli_json_str(stdout, ft);
 		putchar(',');
 	}
 	if (v->also)
 		printf("\"also\":%llu,", (unsigned long long)v->also);
 	printf("\"rule\":");
-	cli_json_str(v->rule);
+	cli_json_str(stdout, v->rule);
 	if (v->id) {
 		printf(",\"id\":");
-		cli_json_str(v->id);
+		cli_json_str(stdout, v->id);
 	}
 	printf(",\"text\":");
-	cli_json_str(v->text);
+	cli_json_str(stdout, v->text);
 	printf("}\n");
 }
 
@@ -292,7 +292,7 @@ static void print_flow(const struct check_run *run, unsigned id, bool json)
 	flow_text(run, id, 0, "<>", ft, sizeof(ft));
 	if (json) {
 		printf("{\"flow\":%u,\"path\":", id);
-		cli_json_str(ft);
+		cli_json_str(stdout, ft);
 		printf(",\"packets\":%llu,\"mtu\":%u,\"errors\":%llu,"
 		       "\"lost\":%llu,\"retransmitted\":%llu}\n",
 		       (unsigned long long)s.packets, s.mtu,

@@ -2,6 +2,7 @@
 /* rocemu impair's report: what it received, sent and did, per action and per rule, as text or JSON. */
 #include <stdio.h>
 
+#include "cli.h"
 #include "impair.h"
 
 enum { NACT = IMP_ECN + 1 };
@@ -32,22 +33,6 @@ static void text(const struct impair_cfg *c, const struct impair_stats *st,
 			c->rules[i].text);
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped. */
-static void jstr(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
 static void json(const struct impair_cfg *c, const struct impair_stats *st,
 		 FILE *out)
 {
@@ -72,7 +57,7 @@ static void json(const struct impair_cfg *c, const struct impair_stats *st,
 	for (size_t i = 0; i < c->nrules; i++) {
 		const struct impair_rule *r = &c->rules[i];
 		fprintf(out, "%s{\"rule\":", i ? "," : "");
-		jstr(out, r->text);
+		cli_json_str(out, r->text);
 		fprintf(out, ",\"action\":\"%s\",\"matched\":%llu,"
 			     "\"acted\":%llu}",
 			impair_action_name(r->action),
