@@ -8,16 +8,21 @@
 #include "cli.h"
 #include "conform.h"
 
+/* Whether the space-separated words of list include word. */
+static bool covers_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
+			return true;
+	return false;
+}
+
 /* Whether scenario s names id on its covers line. */
 static bool covers(const struct cf_scenario *s, const char *id)
 {
-	size_t n = strlen(id);
-
-	for (const char *p = s->covers; (p = strstr(p, id)); p += n)
-		if ((p == s->covers || p[-1] == ' ') &&
-		    (p[n] == ' ' || p[n] == 0))
-			return true;
-	return false;
+	return covers_word(s->covers, id);
 }
 
 /* One rule's line; returns how many scenarios cover it. */
@@ -58,8 +63,12 @@ int conform_coverage(struct cf_scenario *const *sc, unsigned n)
 				sc[i]->path);
 			bare++;
 		}
-	printf("%zu rules: %u covered by %u scenarios, %u not applicable to "
-	       "a device, %zu not yet\n", nr, covered, n, na,
-	       nr - covered - na);
+	unsigned one = 0;	/* scenarios that hold over one IP version */
+	for (unsigned i = 0; i < n; i++)
+		one += covers_word(sc[i]->needs, "ipv4") ||
+		       covers_word(sc[i]->needs, "ipv6");
+	printf("%zu rules: %u covered by %u scenarios (each over IPv4 and "
+	       "IPv6, but %u over one only), %u not applicable to a device, "
+	       "%zu not yet\n", nr, covered, n, one, na, nr - covered - na);
 	return bare ? -1 : 0;
 }
