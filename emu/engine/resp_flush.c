@@ -61,11 +61,12 @@ uint8_t resp_flush(struct rocemu_qp *qp, const struct roce_ib *ib,
 		return ROCE_AETH_NAK_REM_ACCESS;
 	}
 	/* Everything this QP placed before the FLUSH was stored by the
-	 * engine before it took the FLUSH (requests execute in PSN order);
-	 * the fence makes those stores visible to every other thread before
-	 * the answer goes out. rocemu's memory is never persistent: a
-	 * persistent FLUSH needs the right, which no MR has (mr.c). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	 * engine before it took the FLUSH (requests execute in PSN order,
+	 * under the device's lock, whose release orders those stores before
+	 * whatever another thread does after taking it: no fence of its
+	 * own, which ThreadSanitizer could not follow). rocemu's memory is
+	 * never persistent: a persistent FLUSH needs the right, which no MR
+	 * has (mr.c). */
 	if (!resp_owe_placement(qp, ib->bth.psn)) {
 		*why = "no responder resource free for the FLUSH's answer";
 		return ROCE_AETH_NAK_INV_REQ;
