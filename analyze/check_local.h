@@ -144,6 +144,7 @@ struct chk_dir {
 	uint64_t seqnak_no;	/* a PSN sequence NAK not yet followed */
 	uint64_t seqnak_ts;
 	uint32_t seqnak_psn;
+	uint32_t seqnak_newest;	/* the newest request sent before it */
 	bool ack_msn_set;	/* the newest ACKNOWLEDGE's MSN */
 	uint32_t ack_msn;
 	uint64_t ack_msn_no;

@@ -50,6 +50,7 @@ void chk_seqnak(struct roce_check *c, const struct chk_pkt *p)
 	}
 	d->seqnak_no = p->no;
 	d->seqnak_ts = c->now;
+	d->seqnak_newest = roce_psn_add(d->high_psn, ROCE_PSN_MASK);
 	d->seqnak_psn = p->psn;
 }
 
@@ -75,25 +76,23 @@ static void not_back(struct roce_check *c, unsigned flow, unsigned dir,
 	d->seqnak_no = 0;
 }
 
-/* An answer covering the PSN named while the requester never went back:
- * the responder took PSNs beyond the gap it had NAKed. */
+/* An answer covering the PSN named: it may have come late (reordered on
+ * the way), and PSNs sent after it, still in flight when the NAK left,
+ * may have followed it in order. But the later PSN that showed the gap
+ * was dropped while the responder waited, and it was at most the newest
+ * request sent before the NAK: an answer covering that one with nothing
+ * sent again took a packet the responder had dropped. */
 void chk_seqnak_covered(struct roce_check *c, const struct chk_pkt *p,
 			uint32_t psn)
 {
 	struct chk_dir *d = p->req;
-	char since[96];
+	char since[160];
 
-	if (!d->seqnak_no || roce_psn_cmp(psn, d->seqnak_psn) < 0)
+	if (!d->seqnak_no || roce_psn_cmp(psn, d->seqnak_newest) < 0)
 		return;
-	if (psn == d->seqnak_psn) {
-		/* The PSN named came after all, late (reordered on the
-		 * way): the responder took it, as it may, and nothing
-		 * beyond it. The NAK asked for no more. */
-		d->seqnak_no = 0;
-		return;
-	}
-	snprintf(since, sizeof(since), "frame %llu acknowledges up to "
-		 "0x%06x", (unsigned long long)p->no, psn);
+	snprintf(since, sizeof(since), "frame %llu acknowledges up to 0x%06x, "
+		 "beyond 0x%06x, the newest request before the NAK",
+		 (unsigned long long)p->no, psn, d->seqnak_newest);
 	not_back(c, p->flow, 1 - p->dir, d, p->no, since);
 }
 

@@ -295,7 +295,7 @@ expect_grep "$work/out" "names psn $(hex6 "$p15"), but frame 15 already acknowle
 # frame 16 made a sequence NAK for its own PSN: the requester never goes
 # back, and frame 17 acknowledges past it.
 one_rule "$work/s1.pcap" "a sequence NAK the requester never follows" SEQNAK-GO-BACK 16
-expect_grep "$work/out" "NAK for psn $(hex6 "$p16"), and the requester never went back to it (frame 17 acknowledges up to $(hex6 "$(dump_field "$wb" 17 psn)"))" "sequence NAK not followed: frames named"
+expect_grep "$work/out" "NAK for psn $(hex6 "$p16"), and the requester never went back to it (frame 20 acknowledges up to $(hex6 "$(dump_field "$wb" 20 psn)"), beyond $(hex6 "$(dump_field "$wb" 14 psn)"), the newest request before the NAK)" "sequence NAK not followed: frames named"
 # rxe's loss capture with its sequence NAK (frame 3) sent twice before
 # the requester goes back: one NAK per gap.
 redit pcaps/rxe/loss.pcap "$work/seq_twice.pcap" dup 3
@@ -355,7 +355,7 @@ done <<'EOF3'
 fatal_req 13 6
 fatal_resp 3 2
 seq_none 16 15
-s1 16 17
+s1 16 20
 seq_twice 4 3
 msn_back2 17 16
 jump 14 13

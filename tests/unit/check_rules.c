@@ -1552,7 +1552,9 @@ END_TEST
 /* Reordering on the way: 101 arrives after 102 and 103, which made the
  * NAK for 101; the responder then takes 101 and NAKs 102, whose AETH
  * acknowledges 101. The requester resends from 102: legal, the first
- * NAK's PSN came late. Acknowledging 102 with nothing resent is not. */
+ * NAK's PSN came late. So may 102 have, in flight behind it; but 103,
+ * the newest before the NAK, showed the gap and was dropped: an ACK of
+ * it with nothing resent is not. */
 START_TEST(test_seq_nak_for_a_late_psn)
 {
 	static struct cap c;
@@ -1575,12 +1577,18 @@ START_TEST(test_seq_nak_for_a_late_psn)
 	judge(&c, 0, &r);
 	nothing(&r);
 
-	c.n = 5;			/* 102 acknowledged, never resent */
+	c.n = 5;			/* 102 may have come late too */
 	add(&c, ACK(102, 3));
+	judge(&c, 0, &r);
+	nothing(&r);
+
+	c.n = 5;			/* but 103, which showed the gap, */
+	add(&c, ACK(103, 4));		/* was dropped: never resent */
 	judge(&c, 0, &r);
 	counts(&r, 1, 0);
 	ck_assert_str_eq(r.v[0].id, "SEQNAK-GO-BACK");
 	ck_assert_uint_eq(r.v[0].no, 5);
+	ck_assert_uint_eq(r.v[0].also, 6);
 }
 END_TEST
 
