@@ -64,9 +64,15 @@ static uint64_t held(const struct chk_dir *d)
 
 bool chk_msg_forgotten(struct chk_dir *d, uint32_t psn)
 {
-	if (d->msgs_done <= d->cap)
-		return false;
-	return roce_psn_cmp(psn, slot(d, d->msgs_done - d->cap)->first_psn) < 0;
+	/* The oldest message the ring knows: a slot never filled (a message
+	 * counted but not seen whole, e.g. one begun before the capture or
+	 * redone by a duplicate of its request) knows nothing. */
+	for (uint64_t i = held(d); i >= 1; i--) {
+		const struct chk_msg *m = slot(d, d->msgs_done - i);
+		if (m->no)
+			return roce_psn_cmp(psn, m->first_psn) < 0;
+	}
+	return d->msgs_done > 0;
 }
 
 /*

@@ -1592,8 +1592,42 @@ START_TEST(test_seq_nak_for_a_late_psn)
 }
 END_TEST
 
+/* A READ request duplicated on the way is executed twice (9.7.5.1.1):
+ * its second answer may come after many later READs, when the ring has
+ * long moved on; it answers a READ that was sent (the flow's first). */
+START_TEST(test_duplicated_read_answered_late)
+{
+	static struct cap c;
+	struct found r;
+	struct pk read = { .op = ROCE_OP_RC_RDMA_READ_REQUEST, .psn = 100,
+			   .reth_len = 4096, .ackreq = true };
+	static const unsigned ops[4] = {
+		ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST,
+		ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE,
+		ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE,
+		ROCE_OP_RC_RDMA_READ_RESPONSE_LAST };
+
+	c.n = 0;
+	add(&c, read);
+	add(&c, read);			/* the copy */
+	for (unsigned k = 0; k < 2; k++) {
+		for (unsigned i = 0; i < 4; i++)
+			add(&c, (struct pk){ .op = ops[i], .psn = 100 + i,
+					     .plen = 1024, .msn = 1,
+					     .syndrome = ROCE_AETH_ACK_NO_CREDITS });
+		for (unsigned j = 0; !k && j < 11; j++) {
+			read.psn = 104 + 4 * j;
+			add(&c, read);
+		}
+	}
+	judge(&c, 1024, &r);
+	counts(&r, 0, 0);
+}
+END_TEST
+
 static void add_resp_tests(TCase *tc)
 {
+	tcase_add_test(tc, test_duplicated_read_answered_late);
 	tcase_add_test(tc, test_seq_nak_for_a_late_psn);
 	tcase_add_test(tc, test_write_first_reordered);
 	tcase_add_test(tc, test_uc_psn_goes_back);
