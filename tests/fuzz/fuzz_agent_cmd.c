@@ -48,7 +48,7 @@ STUB(cmd_pd) STUB(cmd_mr) STUB(cmd_cq) STUB(cmd_qp) STUB(cmd_modify)
 STUB(cmd_query) STUB(cmd_ah) STUB(cmd_mw) STUB(cmd_destroy) STUB(cmd_recv)
 STUB(cmd_send) STUB(cmd_bind) STUB(cmd_poll) STUB(cmd_event) STUB(cmd_read)
 STUB(cmd_write) STUB(cmd_cm_listen) STUB(cmd_cm_event) STUB(cmd_cm_accept)
-STUB(cmd_cm_disconnect) STUB(cmd_cm_poll)
+STUB(cmd_cm_disconnect) STUB(cmd_cm_poll) STUB(cmd_srq)
 
 int cmd_hello(struct agent_dev *d, struct agent_objs *o, struct req *r,
 	      struct answer *a)
